@@ -2,11 +2,15 @@
 # Installs the Debian packages memplan needs (only those missing), then configures and
 # builds it in build/ (or $MEMPLAN_BUILD_DIR). A second run rebuilds only what changed.
 # Progress goes to stderr, so a caller's stdout stays clean.
+# MEMPLAN_EXTRA_PACKAGES adds packages; MEMPLAN_PRESET configures from a CMakePresets.json
+# preset (scripts/test-sanitized: clang, its sanitizer runtimes, preset "sanitize").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake make g++ pkg-config libyaml-cpp-dev libfmt-dev libspdlog-dev libcli11-dev
           libeigen3-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev)
+read -r -a extra <<< "${MEMPLAN_EXTRA_PACKAGES:-}"
+packages+=("${extra[@]}")
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -21,6 +25,10 @@ fi
 
 build="${MEMPLAN_BUILD_DIR:-build}"
 if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${MEMPLAN_CMAKE_ARGS:-} >&2
+  if [ -n "${MEMPLAN_PRESET:-}" ]; then
+    cmake --preset "$MEMPLAN_PRESET" -B "$build" ${MEMPLAN_CMAKE_ARGS:-} >&2
+  else
+    cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${MEMPLAN_CMAKE_ARGS:-} >&2
+  fi
 fi
 cmake --build "$build" --parallel "$(nproc)" >&2

@@ -29,8 +29,8 @@ std::string located(const std::string& file, std::size_t line, std::size_t colum
 }  // namespace
 
 ConfigError::ConfigError(std::string file, std::size_t line, std::size_t column, std::string key,
-                         const std::string& message)
-    : Error(ErrorKind::invalid_input, located(file, line, column, message), std::move(key)),
+                         const std::string& message, ErrorKind kind)
+    : Error(kind, located(file, line, column, message), std::move(key)),
       file_(std::move(file)),
       line_(line),
       column_(column),

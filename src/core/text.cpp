@@ -38,10 +38,13 @@ std::vector<std::string> closest_names(std::string_view wanted, const std::vecto
   std::vector<std::pair<std::size_t, std::string>> scored;
   for (const std::string& candidate : candidates) {
     const std::string cand = lowered(candidate);
-    const std::size_t distance = edit_distance(want, cand);
     const std::size_t allowed = std::max<std::size_t>(2, std::max(want.size(), cand.size()) / 3);
     const bool contains = !want.empty() && (cand.find(want) != std::string::npos ||
                                             (want.size() >= 4 && want.find(cand) != std::string::npos));
+    // The length difference bounds the distance from below: a hostile megabyte-long name
+    // costs a scan, not a megabyte-by-name table.
+    const std::size_t gap = want.size() > cand.size() ? want.size() - cand.size() : cand.size() - want.size();
+    const std::size_t distance = gap > allowed ? gap : edit_distance(want, cand);
     if (distance <= allowed || contains) scored.emplace_back(contains ? 0 : distance, candidate);
   }
   std::stable_sort(scored.begin(), scored.end(),

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <set>
 
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
@@ -26,6 +27,17 @@ class HookList {
   std::vector<Hook>& out_;
 };
 
+// A pattern may name at most this many hooks once its braces are expanded: blocks.{0-79}
+// needs 80, and a product of ranges should not exhaust memory.
+constexpr std::size_t kMaxPatternNames = 10000;
+
+[[noreturn]] void too_many_names(std::string_view pattern) {
+  throw Error(ErrorKind::invalid_input,
+              "hook pattern '" + printable(pattern) + "' expands to more than " + group_digits(kMaxPatternNames) +
+                  " names: use a glob such as blocks.*.hook_resid_post",
+              "activation_cache_filter");
+}
+
 std::vector<std::string> expand_braces(std::string_view pattern) {
   const std::size_t open = pattern.find('{');
   if (open == std::string_view::npos) return {std::string(pattern)};
@@ -45,15 +57,22 @@ std::vector<std::string> expand_braces(std::string_view pattern) {
       return ec == std::errc() && end == t.data() + t.size() && !t.empty();
     };
     if (dash != std::string_view::npos && number(item.substr(0, dash), first) &&
-        number(item.substr(dash + 1), last) && first <= last && last - first < 100000) {
-      for (std::uint64_t v = first; v <= last; ++v) alternatives.push_back(std::to_string(v));
+        number(item.substr(dash + 1), last) && first <= last) {
+      if (last - first >= kMaxPatternNames) too_many_names(pattern);
+      for (std::uint64_t v = first;; ++v) {  // stops at last: v <= last would never fail for last = 2^64 - 1
+        alternatives.push_back(std::to_string(v));
+        if (v == last) break;
+      }
     } else {
       alternatives.emplace_back(item);
     }
+    if (alternatives.size() > kMaxPatternNames) too_many_names(pattern);
     start = comma + 1;
   }
+  const std::vector<std::string> tails = expand_braces(pattern.substr(close + 1));
+  if (alternatives.size() * tails.size() > kMaxPatternNames) too_many_names(pattern);  // both <= 10^4: no wrap
   std::vector<std::string> out;
-  for (const std::string& tail : expand_braces(pattern.substr(close + 1))) {
+  for (const std::string& tail : tails) {
     for (const std::string& alt : alternatives) out.push_back(std::string(head) + alt + tail);
   }
   return out;
@@ -79,16 +98,28 @@ bool glob(std::string_view p, std::string_view s) {
   return pi == p.size();
 }
 
-}  // namespace
-
-bool hook_name_matches(std::string_view pattern, std::string_view name) {
-  for (const std::string& p : expand_braces(pattern)) {
-    if (glob(p, name)) return true;
-  }
-  return false;
+bool matches_any(const std::vector<std::string>& globs, std::string_view name) {
+  return std::any_of(globs.begin(), globs.end(), [&](const std::string& g) { return glob(g, name); });
 }
 
+}  // namespace
+
+bool hook_name_matches(std::string_view pattern, std::string_view name) { return matches_any(expand_braces(pattern), name); }
+
 std::vector<Hook> model_hooks(const ModelSpec& s, std::uint64_t batch, std::uint64_t seq, std::uint64_t key_positions) {
+  // Hooks are listed one by one, so their number is bounded before the list is built: at
+  // most 20 per block, plus 3 per expert. DeepSeek-V3 (61 blocks, 256 experts) has ~48,000.
+  constexpr std::uint64_t kMaxHooks = 1000000;
+  const std::uint64_t per_block = checked_add(20, checked_mul(3, s.experts, "expert hooks"), "hooks per block");
+  const std::uint64_t bound = checked_mul(s.n_layers, per_block, "hooks");
+  if (bound > kMaxHooks) {
+    throw Error(ErrorKind::invalid_input,
+                s.name + " has " + group_digits(s.n_layers) + " blocks" +
+                    (s.experts > 0 ? " of " + group_digits(s.experts) + " experts" : std::string()) + ": up to " +
+                    group_digits(bound) + " hooks, more than the " + group_digits(kMaxHooks) +
+                    " memplan lists for a hook cache",
+                s.experts > 0 ? "experts" : "n_layers");
+  }
   const std::uint64_t keys = key_positions ? key_positions : seq;
   std::vector<Hook> out;
   HookList h(out);
@@ -182,8 +213,10 @@ Bytes hook_bytes(const Hook& h, const ActivationCacheOptions& o) {
 
 std::vector<Hook> selected_hooks(const ModelSpec& spec, const ActivationCacheOptions& o) {
   std::vector<Hook> all = model_hooks(spec, o.batch, o.seq, o.key_positions);
+  std::vector<std::vector<std::string>> globs;  // each pattern's braces expanded once, not once per hook
   for (const std::string& pattern : o.filter) {
-    const bool matched = std::any_of(all.begin(), all.end(), [&](const Hook& h) { return hook_name_matches(pattern, h.name); });
+    const std::vector<std::string>& expanded = globs.emplace_back(expand_braces(pattern));
+    const bool matched = std::any_of(all.begin(), all.end(), [&](const Hook& h) { return matches_any(expanded, h.name); });
     if (!matched) {
       std::vector<std::string> names;
       for (const Hook& h : all) {
@@ -210,14 +243,12 @@ std::vector<Hook> selected_hooks(const ModelSpec& spec, const ActivationCacheOpt
                     std::to_string(spec.n_layers) + " blocks)",
                 "stop_at_layer");
   }
+  const std::set<std::uint64_t> layers(o.layers.begin(), o.layers.end());
   std::vector<Hook> out;
   for (Hook& h : all) {
     if (o.stop_at_layer && (!h.layer ? h.name.starts_with("ln_final") : *h.layer >= *o.stop_at_layer)) continue;
-    if (!o.layers.empty() && (!h.layer || std::find(o.layers.begin(), o.layers.end(), *h.layer) == o.layers.end())) {
-      continue;
-    }
-    if (!o.filter.empty() &&
-        std::none_of(o.filter.begin(), o.filter.end(), [&](const std::string& p) { return hook_name_matches(p, h.name); })) {
+    if (!layers.empty() && (!h.layer || layers.count(*h.layer) == 0)) continue;
+    if (!globs.empty() && std::none_of(globs.begin(), globs.end(), [&](const auto& g) { return matches_any(g, h.name); })) {
       continue;
     }
     out.push_back(std::move(h));
@@ -292,20 +323,29 @@ Breakdown estimate_activation_cache(const ModelSpec& spec, const ActivationCache
     full.on_cpu = false;
     Bytes full_bytes;
     std::size_t count = 0;
-    for (const Hook& h : selected_hooks(spec, full)) {
-      full_bytes = full_bytes.plus(hook_bytes(h, full), "full activation cache bytes");
-      ++count;
+    try {
+      for (const Hook& h : selected_hooks(spec, full)) {
+        full_bytes = full_bytes.plus(hook_bytes(h, full), "full activation cache bytes");
+        ++count;
+      }
+      out.alternatives.push_back({"activations",
+                                  {"activations_full_cache", full_bytes,
+                                   "all " + std::to_string(count) + " hooks at " + dtype, std::nullopt,
+                                   "what caching every hook would take", {}}});
+    } catch (const Error& e) {
+      // The comparison is past 2^64 bytes; the selective cache itself is not.
+      if (e.kind() != ErrorKind::overflow) throw;
+      cache.note += std::string(cache.note.empty() ? "" : "; ") + "caching every hook would take more than 2^64 bytes";
     }
-    out.alternatives.push_back({"activations",
-                                {"activations_full_cache", full_bytes, "all " + std::to_string(count) + " hooks at " + dtype,
-                                 std::nullopt, "what caching every hook would take", {}}});
   }
   out.components.push_back(std::move(cache));
   return out;
 }
 
 std::vector<std::uint64_t> parse_layer_selection(std::string_view text) {
+  constexpr std::size_t kMaxSelectedLayers = 1000000;  // far past any model; bounds what a typo can allocate
   std::vector<std::uint64_t> out;
+  std::set<std::uint64_t> seen;
   const auto bad = [&] {
     throw Error(ErrorKind::invalid_input,
                 "invalid layer selection '" + printable(text) + "': expected numbers and ranges such as 3, 0,5,11 or 0-11",
@@ -325,11 +365,13 @@ std::vector<std::uint64_t> parse_layer_selection(std::string_view text) {
       if (!number(item, first)) bad();
       last = first;
     } else if (!number(item.substr(0, dash), first) || !number(item.substr(dash + 1), last) || first > last ||
-               last - first > 1000000) {
+               last - first >= kMaxSelectedLayers) {
       bad();
     }
-    for (std::uint64_t l = first; l <= last; ++l) {
-      if (std::find(out.begin(), out.end(), l) == out.end()) out.push_back(l);
+    for (std::uint64_t l = first;; ++l) {  // stops at last: l <= last would never fail for last = 2^64 - 1
+      if (seen.insert(l).second) out.push_back(l);
+      if (out.size() > kMaxSelectedLayers) bad();
+      if (l == last) break;
     }
     start = comma + 1;
   }

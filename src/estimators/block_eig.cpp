@@ -32,7 +32,7 @@ Breakdown estimate_block_eig(const BlockEigShape& s) {
   }
   item.detail.push_back(row("eigenvalues", checked_mul(count, b, "eigenvalues"), s.dtype, "blocks x b = " + cs + " x " + bs));
   item.detail.push_back(row("solver_matrix", bb, s.dtype, "b x b, tridiagonalised in place"));
-  const std::uint64_t vectors = b > 1 ? 3 * b - 2 : 3;
+  const std::uint64_t vectors = b > 1 ? checked_mul(3, b, "solver vectors") - 2 : 3;
   item.detail.push_back(row("solver_vectors", vectors, s.dtype,
                             "eigenvalues b, off-diagonal and Householder coefficients b-1 each"));
   for (const Item& d : item.detail) item.bytes = item.bytes.plus(d.bytes, "block eigendecomposition bytes");

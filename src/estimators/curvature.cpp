@@ -112,8 +112,13 @@ FullCurvatureSize full_curvature_size(std::uint64_t params, const Precision& dty
   out.params = params;
   const long double element = static_cast<long double>(element_bits(dtype.format)) / 8.0L;
   out.bytes = static_cast<long double>(params) * static_cast<long double>(params) * element;
-  const Wide exact = static_cast<Wide>(params) * params * element_bits(dtype.format) / 8;
-  if (exact <= UINT64_MAX) out.exact = Bytes(static_cast<std::uint64_t>(exact));
+  // n^2 is exact in 128 bits; times the element bits it may not be. Past 2^120 cells the
+  // bytes are far beyond 64 bits anyway.
+  const Wide squared = static_cast<Wide>(params) * params;
+  if (squared <= (static_cast<Wide>(1) << 120)) {
+    const Wide exact = squared * element_bits(dtype.format) / 8;
+    if (exact <= UINT64_MAX) out.exact = Bytes(static_cast<std::uint64_t>(exact));
+  }
   out.message = "the " + what + " of " + model + " (" + group_digits(params) + " parameters) would need " +
                 wide_size_text(out.bytes) + " (n^2 x " + fixed(element, 0) + " B)";
   if (largest) {

@@ -28,7 +28,7 @@ Layout layout(const ModelSpec& spec, const KvCacheOptions& o) {
     note = "capped at the model's " + std::to_string(spec.sliding_window) + "-token sliding window";
   }
   if (o.page_tokens > 0) {
-    const std::uint64_t paged = ceil_div(tokens, o.page_tokens) * o.page_tokens;
+    const std::uint64_t paged = checked_mul(ceil_div(tokens, o.page_tokens), o.page_tokens, "paged tokens");
     if (paged != tokens) how += " rounded up to " + std::to_string(paged) + " (pages of " + std::to_string(o.page_tokens) + ")";
     tokens = paged;
   }

@@ -32,17 +32,18 @@ Breakdown estimate_lanczos(const LanczosShape& s) {
   Item lanczos;
   lanczos.name = "lanczos";
   if (s.reorthogonalize) {
-    lanczos.detail.push_back(row("basis", checked_mul(m + 1, n, "Lanczos basis"), s.dtype,
-                                 "(m+1) x n = " + std::to_string(m + 1) + " x " + ns));
+    const std::uint64_t kept = checked_add(m, 1, "Lanczos basis vectors");
+    lanczos.detail.push_back(row("basis", checked_mul(kept, n, "Lanczos basis"), s.dtype,
+                                 "(m+1) x n = " + std::to_string(kept) + " x " + ns));
     lanczos.detail.push_back(row("work_vector", n, s.dtype, "n"));
-    lanczos.detail.push_back(row("projections", m + 1, s.dtype, "m+1 Gram-Schmidt coefficients"));
+    lanczos.detail.push_back(row("projections", kept, s.dtype, "m+1 Gram-Schmidt coefficients"));
     lanczos.formula = "full reorthogonalisation: every basis vector is kept, (m+1)*n dominates";
   } else {
     lanczos.detail.push_back(row("vectors", checked_mul(3, n, "Lanczos vectors"), s.dtype,
                                  "previous, current and work: 3 x n = 3 x " + ns));
     lanczos.formula = "three-term recurrence without reorthogonalisation: 3 vectors of n";
   }
-  lanczos.detail.push_back(row("tridiagonal", 2 * m, s.dtype, "alpha and beta, 2 x m = 2 x " + ms));
+  lanczos.detail.push_back(row("tridiagonal", checked_mul(2, m, "tridiagonal entries"), s.dtype, "alpha and beta, 2 x m = 2 x " + ms));
   for (const Item& d : lanczos.detail) lanczos.bytes = lanczos.bytes.plus(d.bytes, "Lanczos bytes");
   // The Ritz step (the tridiagonal eigensolver's 2m - 1 copies and the k results) runs
   // after the vectors are freed and needs less than they did (2m - 1 + k < 3n as k, m <= n).

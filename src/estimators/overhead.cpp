@@ -50,15 +50,19 @@ Breakdown estimate_overhead(const OverheadOptions& o, const std::vector<TensorRu
   Item overhead{"overhead", Bytes(0), "", std::nullopt, "", {}};
 
   Item context{"cuda_context", o.cuda_context,
-               "CUDA context and loaded kernel images: assumed, not computed (memplan calibrate measures it)",
+               o.cuda_context_source.empty()
+                   ? "CUDA context and loaded kernel images: assumed, not computed (memplan calibrate measures it)"
+                   : "CUDA context and loaded kernel images: " + o.cuda_context_source,
                std::nullopt, "", {}};
+  if (!o.cuda_context_source.empty()) context.note = o.cuda_context_source;
   context.low = o.cuda_context_low;
   context.high = o.cuda_context_high;
 
   // PyTorch's default CUBLAS_WORKSPACE_CONFIG: ":4096:8" on Hopper, ":4096:2:16:8" before.
   const Bytes default_workspace(o.hopper_or_newer ? 8 * (4ULL << 20) : 2 * (4ULL << 20) + 8 * (16ULL << 10));
   Item workspace{"cublas_workspace", o.cublas_workspace.value_or(default_workspace),
-                 o.cublas_workspace ? "given" : o.hopper_or_newer ? "8 x 4 MiB (PyTorch default, compute capability 9.0+)"
+                 o.cublas_workspace ? (o.cublas_workspace_source.empty() ? "given" : o.cublas_workspace_source)
+                 : o.hopper_or_newer ? "8 x 4 MiB (PyTorch default, compute capability 9.0+)"
                                                                    : "2 x 4 MiB + 8 x 16 KiB (PyTorch default before 9.0)",
                  std::nullopt, "", {}};
 

@@ -109,7 +109,7 @@ Breakdown estimate_superposition(const ModelSpec& s, const RepresentationOptions
 
 Breakdown estimate_cka(const ModelSpec& s, const RepresentationOptions& o) {
   check(o);
-  const std::uint64_t N = o.samples, d = s.d_model, reps = s.n_layers + 1;
+  const std::uint64_t N = o.samples, d = s.d_model, reps = checked_add(s.n_layers, 1, "layers + 1");
   const Item stream = at("representations", {{"layers+1", reps}, {"N", N}, {"d", d}}, o.dtype);
   const Item grams = at("centred_grams", {{"layers+1", reps}, {"N", N}, {"N", N}}, o.dtype);
   const Item cross = at("cross_covariances", {{"3", 3}, {"d", d}, {"d", d}}, o.dtype);

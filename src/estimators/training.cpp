@@ -260,6 +260,11 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape) {
   const Dims sbh{{"s", seq}, {"b", b}, {"h", h}};
   std::vector<Item> rows;
   if (s.norms_per_layer > 0) rows.push_back(at("norm_inputs", {{"norms", s.norms_per_layer}, {"s", seq}, {"b", b}, {"h", h}}, e));
+  // LlamaRMSNorm: x.to(fp32), then x * rsqrt(mean(x^2)) kept for the weight's product:
+  // 4 bytes per element more than a fused norm keeps, in any compute dtype.
+  if (s.norms_per_layer > 0 && s.norm == NormKind::rmsnorm && shape.hf_unfused_ops) {
+    rows.push_back(at("rmsnorm_fp32_copies", {{"norms", s.norms_per_layer}, {"s", seq}, {"b", b}, {"h", h}}, precisions::fp32));
+  }
   rows.push_back(at("qkv_input", sbh, e));
   rows.push_back(at("q", {{"s", seq}, {"b", b}, {"a*d_head", q_width}}, e));
   rows.push_back(at("k", {{"s", seq}, {"b", b}, {"a_kv*d_head", kv_width}}, e));
@@ -298,6 +303,9 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape) {
     const Dims sbf{{"s", seq}, {"b", b}, {"f", f}};
     rows.push_back(at("activation_input", sbf, e));
     rows.push_back(at("activation_output", sbf, e));
+    // NewGELUActivation, 0.5x(1 + tanh(...)) in PyTorch ops: tanh's output, 0.5x and
+    // 1 + tanh are kept besides the input.
+    if (s.activation == "gelu_new" && shape.hf_unfused_ops) rows.push_back(at("gelu_new_intermediates", {{"3", 3}, {"s", seq}, {"b", b}, {"f", f}}, e));
   }
   if (shape.dropout) rows.push_back(mask("mlp_dropout_mask", sbh));
   return group("layer_activations", std::move(rows),
@@ -444,6 +452,9 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
   std::vector<Item> tail;
   if (shape.dropout) tail.push_back(mask("embedding_dropout_mask", {{"s", seq}, {"b", b}, {"h", h}}));
   if (s.final_norm) tail.push_back(at("final_norm_input", {{"s", seq}, {"b", b}, {"h", h}}, e));
+  if (s.final_norm && s.norm == NormKind::rmsnorm && shape.hf_unfused_ops) {
+    tail.push_back(at("final_rmsnorm_fp32_copy", {{"s", seq}, {"b", b}, {"h", h}}, precisions::fp32));
+  }
   const bool head = s.lm_head != LmHead::none;
   if (head) tail.push_back(at("lm_head_input", {{"s", seq}, {"b", b}, {"h", h}}, e));
   const auto activations = [&](std::uint64_t stored_count, bool working, bool with_tail, const std::string& what) {
@@ -461,11 +472,13 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
     loss_fwd.push_back(at("logits", sbv, e));
     if (upcast) loss_fwd.push_back(at("logits_fp32", sbv, precisions::fp32));
     loss_fwd.push_back(at("log_probs", sbv, precisions::fp32));
-    loss_bwd.push_back(at("logits", sbv, e));
+    // The logits themselves are gone by now: only the log-softmax is saved, and a loop that
+    // drops the model's output before backward (Trainer does) frees them.
     loss_bwd.push_back(at("log_probs", sbv, precisions::fp32));
     loss_bwd.push_back(at("grad_log_probs", sbv, precisions::fp32));
     loss_bwd.push_back(at("grad_logits_fp32", sbv, precisions::fp32));
     loss_hvp = loss_bwd;
+    loss_hvp.insert(loss_hvp.begin(), at("logits", sbv, e));  // the graph kept for the second backward holds them
     if (upcast) loss_hvp.push_back(at("grad_logits", sbv, e));
     loss_hvp.push_back(at("second_backward_logits", {{"2", 2}, {"s", seq}, {"b", b}, {"V", s.vocab_size}}, precisions::fp32));
   }
@@ -479,7 +492,7 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
     if (shape.flash_attention) {
       const std::uint64_t qkv = checked_mul(checked_add(s.n_heads, checked_mul(2, s.n_kv_heads, "kv"), "qkv heads"), s.d_head, "qkv");
       attn_ws.push_back(at("grad_qkv", {{"s", seq}, {"b", b}, {"(a+2a_kv)*d_head", qkv}}, e));
-      attn_ws.push_back(at("grad_q_accumulator", {{"s", seq}, {"b", b}, {"a*d_head", s.n_heads * s.d_head}}, precisions::fp32));
+      attn_ws.push_back(at("grad_q_accumulator", {{"s", seq}, {"b", b}, {"a*d_head", checked_mul(s.n_heads, s.d_head, "n_heads * d_head")}}, precisions::fp32));
     } else {
       const Dims scores{{"b", b}, {"a", s.n_heads}, {"s", seq}, {"s", seq}};
       attn_ws.push_back(at("grad_probabilities", scores, e));
@@ -533,7 +546,7 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
                     "large as the forward's saved activations";
     graph.detail.clear();
     graph.low = Bytes(graph.bytes.count() / 2);
-    graph.high = Bytes(graph.bytes.count() + graph.bytes.count() / 2);
+    graph.high = graph.bytes.plus(Bytes(graph.bytes.count() / 2), "first backward graph, high");
     graph.note = "an approximation: each backward op saves its inputs for the second backward";
     Item g = all_grads;
     g.formula = "the first backward's gradients, part of the graph; " + g.formula;

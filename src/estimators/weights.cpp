@@ -56,6 +56,10 @@ std::uint64_t tensor_bytes(const TensorGroup& g, const WeightsOptions& o) {
 
 }  // namespace
 
+std::uint64_t weight_tensor_bytes(const TensorGroup& group, const WeightsOptions& options) {
+  return tensor_bytes(group, options);
+}
+
 std::vector<TensorRun> weight_allocations(const ModelSpec& spec, const WeightsOptions& options) {
   std::vector<TensorRun> out;
   for (const TensorGroup& g : model_tensors(spec)) out.push_back({tensor_bytes(g, options), g.copies});

@@ -85,7 +85,12 @@ std::vector<GpuSpec> parse_gpu_table(std::string_view text, const std::string& f
   return out;
 }
 
-std::vector<GpuSpec> builtin_gpus() { return parse_gpu_table(detail::embedded_gpu_table, "configs/gpus.yaml"); }
+std::vector<GpuSpec> builtin_gpus() {
+  // Parsed once: a budget, --gpu and a sweep look the table up again and again, and
+  // parsing it costs milliseconds.
+  static const std::vector<GpuSpec> table = parse_gpu_table(detail::embedded_gpu_table, "configs/gpus.yaml");
+  return table;
+}
 
 GpuSpec find_gpu(std::string_view name, const std::vector<GpuSpec>& table) {
   const std::string want = lowered(name);

@@ -4,23 +4,17 @@
 // import says so in a note.
 #include "memplan/io/hf_config.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
-#include <system_error>
 
 #include "json_fields.hpp"
 #include "memplan/core/bytes.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/core/text.hpp"
+#include "text_file.hpp"
 
 namespace memplan {
 
@@ -28,7 +22,6 @@ namespace {
 
 // Sizes beyond 2^40 are not architectures; they are typos (the same bound as model files).
 constexpr std::uint64_t kMaxSize = 1ULL << 40;
-constexpr std::uintmax_t kMaxConfigBytes = 16ULL * 1024 * 1024;
 
 struct FamilyInfo {
   std::string_view model_type;
@@ -393,25 +386,15 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
 
 HfImport load_hf_config(const std::string& path) {
   namespace fs = std::filesystem;
+  const std::string text = detail::read_text_file(path, "a config.json");
   std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    throw ConfigError(path, 0, 0, "", "is a directory, not a config.json");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, 0, 0, "", fs::exists(path, ec) ? "cannot be read" : "no such file");
-  const std::uintmax_t size = fs::file_size(path, ec);
-  if (!ec && size > kMaxConfigBytes) {
-    throw ConfigError(path, 0, 0, "", "is " + group_digits(size) + " bytes: too large for a config.json (at most 16 MiB)");
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
   const fs::path p(path);
   std::string name = p.stem().string();
   if (p.filename() == "config.json") {
     const std::string dir = last_path_part(fs::absolute(p, ec).parent_path().string());
     if (!dir.empty()) name = dir;
   }
-  return parse_hf_config(text.str(), path, name);
+  return parse_hf_config(text, path, name);
 }
 
 std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& comments) {
@@ -455,52 +438,6 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
     out << "published_params_source: " << yaml_quote(entry.published_params_source) << '\n';
   }
   return out.str();
-}
-
-void write_file_atomically(const std::string& path, std::string_view text) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const auto fail = [&](const std::string& why) { throw ConfigError(path, 0, 0, "", "cannot write: " + why); };
-  std::error_code ec;
-  const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  if (!fs::exists(dir, ec)) fail("directory '" + dir.string() + "' does not exist");
-  if (!fs::is_directory(dir, ec)) fail("'" + dir.string() + "' is not a directory");
-  if (fs::is_directory(target, ec)) fail("it is a directory; name a file");
-  if (target.filename().empty()) fail("no file name");
-
-  // A fresh name beside the target (rename is atomic only within one file system).
-  static std::atomic<unsigned> counter{0};
-  std::string temp;
-  int fd = -1;
-  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    temp = (dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                   std::to_string(counter++)))
-               .string();
-    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) {
-      fail("cannot create a file in '" + dir.string() + "': " + std::generic_category().message(errno));
-    }
-  }
-  if (fd < 0) fail("cannot find a free temporary name in '" + dir.string() + "'");
-
-  const auto abandon = [&](const std::string& what) {
-    const int error = errno;
-    if (fd >= 0) ::close(fd);
-    ::unlink(temp.c_str());
-    fail(what + ": " + std::generic_category().message(error));
-  };
-  std::size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) abandon("writing failed");
-    written += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) abandon("flushing to disk failed");
-  const int closed = ::close(fd);
-  fd = -1;
-  if (closed != 0) abandon("closing failed");
-  if (::rename(temp.c_str(), path.c_str()) != 0) abandon("renaming the temporary file failed");
 }
 
 }  // namespace memplan

@@ -109,6 +109,22 @@ nlohmann::json parse_json(std::string_view text, const std::string& file, std::o
       message += " (in the string '" + printable(key) + "')";
     }
     fail_json(text, file, byte_base, offset, key, message);
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number beyond a double (1e400). nlohmann gives the token but no position: the token's
+    // first appearance outside a string is where it stands.
+    const std::string what = e.what();  // "[json.exception.out_of_range.406] number overflow parsing '1e400'"
+    const std::size_t open = what.find('\''), close = what.rfind('\'');
+    const std::string token = open < close ? what.substr(open + 1, close - open - 1) : std::string();
+    std::size_t offset = 0;
+    for (std::size_t at = token.empty() ? std::string_view::npos : text.find(token); at != std::string_view::npos;
+         at = text.find(token, at + 1)) {
+      if (!string_around(text, at)) {
+        offset = at;
+        break;
+      }
+    }
+    fail_json(text, file, byte_base, offset, "",
+              "JSON number " + printable(token) + " is out of range (beyond a 64-bit floating-point number)");
   }
 }
 

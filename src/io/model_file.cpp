@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <map>
+#include <mutex>
 
 #include "embedded_configs.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
 #include "memplan/io/hf_config.hpp"
+#include "text_file.hpp"
 #include "yaml_fields.hpp"
 
 namespace memplan {
@@ -92,21 +93,12 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
 }
 
 ModelEntry load_model_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ConfigError(path, 0, 0, "", "is a directory, not a model file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw ConfigError(path, 0, 0, "", std::filesystem::exists(path, ec) ? "cannot be read" : "no such file");
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
+  const std::string text = detail::read_text_file(path, "a model file");
   std::string name = std::filesystem::path(path).filename().string();
   for (const char* ext : {".yaml", ".yml"}) {
     if (name.ends_with(ext)) name.resize(name.size() - std::string_view(ext).size());
   }
-  return parse_model_yaml(text.str(), path, name);
+  return parse_model_yaml(text, path, name);
 }
 
 std::vector<std::string> builtin_model_names() {
@@ -117,11 +109,16 @@ std::vector<std::string> builtin_model_names() {
 }
 
 ModelEntry load_builtin_model(std::string_view name) {
+  // Each parsed once: `check` over many plans and a sweep name the same models again and again.
+  static std::mutex mutex;
+  static std::map<std::string, ModelEntry, std::less<>> parsed;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (const auto it = parsed.find(name); it != parsed.end()) return it->second;
   for (const detail::EmbeddedFile& f : detail::embedded_model_files()) {
     if (f.name == name) {
       ModelEntry entry = parse_model_yaml(f.text, "configs/models/" + std::string(f.name) + ".yaml", std::string(name));
       entry.origin = "built-in";
-      return entry;
+      return parsed.emplace(std::string(name), std::move(entry)).first->second;
     }
   }
   const std::vector<std::string> close = closest_names(name, builtin_model_names());

@@ -4,14 +4,13 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
 #include "memplan/estimators/training.hpp"
 #include "memplan/io/gpu_table.hpp"
 #include "memplan/resolve/resolver.hpp"
+#include "text_file.hpp"
 #include "yaml_fields.hpp"
 
 namespace memplan {
@@ -19,7 +18,6 @@ namespace memplan {
 namespace {
 
 constexpr std::uint64_t kMaxSize = 1ULL << 40;
-constexpr std::uint64_t kPpm = 1'000'000;
 
 const std::vector<std::string> kPlanKeys = {"model", "workload", "memory", "budget"};
 const std::vector<std::string> kWorkloadKeys = {
@@ -51,12 +49,6 @@ void read_bool(const detail::YamlMap& map, const std::string& key, bool& field) 
 }
 
 }  // namespace
-
-Bytes budget_limit(Bytes budget, double threshold) {
-  const std::uint64_t ppm = std::min(threshold_ppm(threshold), kPpm);
-  const std::uint64_t b = budget.count();
-  return Bytes{(b / kPpm) * ppm + (b % kPpm) * ppm / kPpm};
-}
 
 PlanBudget parse_budget(std::string_view text) {
   PlanBudget b;
@@ -227,33 +219,31 @@ PlanFile parse_plan_yaml(std::string_view text, const std::string& file, const s
   } catch (const ConfigError&) {
     throw;
   } catch (const Error& e) {
-    if (e.kind() != ErrorKind::invalid_input) throw;
+    if (e.kind() == ErrorKind::internal) throw;
+    // invalid_input, or overflow: the plan's sizes take a byte count past 64 bits. Either
+    // way the message names the plan and the key at fault.
+    const ErrorKind kind = e.kind();
     const std::string& key = e.key();
     const auto in_workload = [&](const std::string& yaml_key) {
-      if (work && work->has(yaml_key)) work->fail(yaml_key, e.what());
-      map.fail("workload", e.what());
+      if (work && work->has(yaml_key)) work->fail(yaml_key, e.what(), kind);
+      map.fail("workload", e.what(), kind);
     };
     if (key == "batch" || key == "batch_size") in_workload("batch_size");
     if (key == "seq_len" || key == "new_tokens" || key == "compute" || key == "layers" || key == "attention") {
       in_workload(key);
     }
     if ((key == "streaming_chunk_size" || key == "activation_cache_filter") && memory && memory->has(key)) {
-      memory->fail(key, e.what());
+      memory->fail(key, e.what(), kind);
     }
-    if (work) work->fail("kind", e.what());
-    map.fail("workload", e.what());
+    if (work && kind == ErrorKind::invalid_input) work->fail("kind", e.what(), kind);
+    map.fail("workload", e.what(), kind);
   }
   return plan;
 }
 
 PlanFile load_plan_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw ConfigError(path, 0, 0, "", "is a directory, not a plan file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, 0, 0, "", std::filesystem::exists(path, ec) ? "cannot be read" : "no such file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_plan_yaml(text.str(), path, std::filesystem::path(path).parent_path().string());
+  const std::string text = detail::read_text_file(path, "a plan file");
+  return parse_plan_yaml(text, path, std::filesystem::path(path).parent_path().string());
 }
 
 PlanOutcome evaluate_plan(const PlanFile& plan, const std::optional<GpuSpec>& device, std::optional<Bytes> budget) {

@@ -9,13 +9,13 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "json_fields.hpp"
 #include "memplan/core/bytes.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/core/text.hpp"
+#include "text_file.hpp"
 
 namespace memplan {
 
@@ -182,6 +182,9 @@ std::uint64_t open_input(const std::string& path, std::ifstream& in) {
   if (fs::is_directory(path, ec)) throw ConfigError(path, 0, 0, "", "is a directory, not a checkpoint file");
   in.open(path, std::ios::binary);
   if (!in) throw ConfigError(path, 0, 0, "", fs::exists(path, ec) ? "cannot be read" : "no such file");
+  if (!fs::is_regular_file(path, ec)) {
+    throw ConfigError(path, 0, 0, "", "is not a regular file: a safetensors file is read by its size and offsets");
+  }
   const std::uintmax_t size = fs::file_size(path, ec);
   if (ec) throw ConfigError(path, 0, 0, "", "cannot be read: " + ec.message());
   return size;
@@ -301,14 +304,7 @@ SafetensorsInventory read_safetensors(const std::string& path) {
 }
 
 SafetensorsInventory read_safetensors_index(const std::string& path) {
-  std::ifstream in;
-  const std::uint64_t size = open_input(path, in);
-  if (size > kMaxIndexBytes) {
-    throw ConfigError(path, 0, 0, "", "is " + group_digits(size) + " bytes: too large for a safetensors index (at most 100 MiB)");
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::string text = detail::read_text_file(path, "a safetensors index", kMaxIndexBytes);
   const nlohmann::json root = detail::parse_json(text, path);
   const detail::JsonMap map(root, text, path, "a safetensors index (model.safetensors.index.json)");
 

@@ -17,11 +17,12 @@ YAML::Node parse_yaml(std::string_view text, const std::string& file) {
   }
 }
 
-void fail_at(const YAML::Node& node, const std::string& file, const std::string& key, const std::string& message) {
+void fail_at(const YAML::Node& node, const std::string& file, const std::string& key, const std::string& message,
+             ErrorKind kind) {
   const YAML::Mark mark = node.Mark();
   const bool known = mark.line >= 0;  // yaml-cpp marks nodes it made up, not read, with -1
   throw ConfigError(file, known ? static_cast<std::size_t>(mark.line + 1) : 0,
-                    known ? static_cast<std::size_t>(mark.column + 1) : 0, key, message);
+                    known ? static_cast<std::size_t>(mark.column + 1) : 0, key, message, kind);
 }
 
 YamlMap::YamlMap(const YAML::Node& node, std::string file, std::string what)
@@ -53,10 +54,10 @@ YAML::Node YamlMap::value(const std::string& key) const {
   return v;
 }
 
-void YamlMap::fail(const std::string& key, const std::string& message) const {
+void YamlMap::fail(const std::string& key, const std::string& message, ErrorKind kind) const {
   const YAML::Node v = node_[key];
-  if (v && v.Mark().line >= 0) fail_at(v, file_, key, message);
-  fail_at(node_, file_, key, message);
+  if (v && v.Mark().line >= 0) fail_at(v, file_, key, message, kind);
+  fail_at(node_, file_, key, message, kind);
 }
 
 YAML::Node YamlMap::scalar(const std::string& key) const {

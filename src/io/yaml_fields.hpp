@@ -19,7 +19,7 @@ YAML::Node parse_yaml(std::string_view text, const std::string& file);
 
 // Throws ConfigError at `node`'s position (line and column 1-based).
 [[noreturn]] void fail_at(const YAML::Node& node, const std::string& file, const std::string& key,
-                          const std::string& message);
+                          const std::string& message, ErrorKind kind = ErrorKind::invalid_input);
 
 class YamlMap {
  public:
@@ -41,7 +41,8 @@ class YamlMap {
   YAML::Node value(const std::string& key) const;
 
   // Throws ConfigError at `key`'s value (or at the mapping itself when the key is absent).
-  [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+  [[noreturn]] void fail(const std::string& key, const std::string& message,
+                         ErrorKind kind = ErrorKind::invalid_input) const;
   // Runs `parse` on the key's string value and rethrows its Error at the key's position.
   template <typename Parse>
   auto parsed(const std::string& key, Parse parse) const {

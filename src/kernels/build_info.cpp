@@ -42,9 +42,9 @@ bool attention_cuda_supports(AttentionVariant variant) {
     case AttentionVariant::sdpa:
     case AttentionVariant::chunked:
     case AttentionVariant::linear:
-    case AttentionVariant::causal_linear_naive: return true;
+    case AttentionVariant::causal_linear_naive:
     case AttentionVariant::causal_linear_chunked:
-    case AttentionVariant::recurrent: return false;
+    case AttentionVariant::recurrent: return true;
   }
   return false;
 }

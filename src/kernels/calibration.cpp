@@ -11,6 +11,7 @@
 
 #include "memplan/core/bytes.hpp"
 #include "memplan/core/error.hpp"
+#include "memplan/io/atomic_file.hpp"
 
 namespace memplan {
 
@@ -56,12 +57,15 @@ Calibration default_calibration() {
 }
 
 OverheadOptions apply_calibration(const Calibration& calibration, OverheadOptions options) {
+  const std::string source = "measured by memplan calibrate on " + calibration.gpu + ", CUDA " + calibration.driver;
   for (const CalibrationFigure& f : calibration.figures) {
     if (!f.measured) continue;
     if (f.name == "cuda_context") {
       options.cuda_context = options.cuda_context_low = options.cuda_context_high = Bytes(f.bytes);
+      options.cuda_context_source = source;
     } else if (f.name == "cublas_workspace") {
       options.cublas_workspace = Bytes(f.bytes);
+      options.cublas_workspace_source = source + " (the library's own memory and its workspace)";
     }
   }
   return options;
@@ -93,10 +97,12 @@ void store_calibration(const std::string& path, const Calibration& calibration) 
   std::error_code ec;
   const fs::path parent = fs::path(path).parent_path();
   if (!parent.empty()) fs::create_directories(parent, ec);
-  std::ofstream out(path, std::ios::trunc);
-  if (ec || !out) throw Error(ErrorKind::internal, path + ": cannot write the calibration cache");
-  out << cache.dump(2) << '\n';
-  if (!out) throw Error(ErrorKind::internal, path + ": cannot write the calibration cache");
+  // Atomically: an interrupted store must not leave a cache that no later run can read.
+  try {
+    write_file_atomically(path, cache.dump(2) + '\n');
+  } catch (const Error& e) {
+    throw Error(ErrorKind::internal, std::string(e.what()) + " (the calibration cache)");
+  }
 }
 
 std::optional<Calibration> load_calibration(const std::string& path, const std::string& gpu,

@@ -32,11 +32,10 @@ detail::CudaAttentionKind kind_of(AttentionVariant variant) {
     case AttentionVariant::chunked: return detail::CudaAttentionKind::chunked;
     case AttentionVariant::linear: return detail::CudaAttentionKind::linear;
     case AttentionVariant::causal_linear_naive: return detail::CudaAttentionKind::causal_linear_naive;
-    default: break;
+    case AttentionVariant::causal_linear_chunked: return detail::CudaAttentionKind::causal_linear_chunked;
+    case AttentionVariant::recurrent: return detail::CudaAttentionKind::recurrent;
   }
-  throw Error(ErrorKind::invalid_input,
-              "no CUDA kernel for attention variant '" + to_string(variant) +
-                  "'; CUDA has eager, sdpa, chunked, linear and causal_linear_naive",
+  throw Error(ErrorKind::invalid_input, "no CUDA kernel for attention variant '" + to_string(variant) + "'",
               "variant");
 }
 

@@ -30,6 +30,10 @@ std::string n(std::uint64_t v) { return group_digits(v); }
 
 std::uint64_t per_sample_batch(const Workload& w) { return w.analysis.micro_batch > 0 ? w.analysis.micro_batch : 1; }
 
+}  // namespace
+
+namespace detail {
+
 TrainingShape shape_for(const Workload& w, std::uint64_t batch) {
   TrainingShape t;
   t.batch = batch;
@@ -51,6 +55,12 @@ TrainingShape shape_for(const Workload& w, std::uint64_t batch) {
   }
   return t;
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::shape_for;
 
 TrainingOptions gradient_pass(const Workload& w, std::vector<Item> extra, bool double_backward) {
   TrainingOptions o;
@@ -105,7 +115,7 @@ std::vector<Item> forward_items(const ModelSpec& s, Workload fw, std::vector<Ten
   for (Item& c : f.components) {
     if (c.name == "weights") continue;
     if (c.name == "kv_cache") {
-      const std::uint64_t tensors = 2 * std::max<std::uint64_t>(1, s.n_layers);
+      const std::uint64_t tensors = checked_mul(2, std::max<std::uint64_t>(1, s.n_layers), "KV cache tensors");
       persistent.push_back({c.bytes.count() / tensors, tensors});
     } else {
       transient = transient.plus(c.bytes, "transient bytes");

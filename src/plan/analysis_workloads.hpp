@@ -9,6 +9,11 @@
 
 namespace memplan::detail {
 
+// Returns the shapes and dtypes one forward pass of `workload` runs on, at `batch`
+// sequences per micro-batch (fused attention for sdpa, fp32 softmax for eager). Throws
+// Error(invalid_input, key "attention") for a variant training does not model.
+TrainingShape shape_for(const Workload& workload, std::uint64_t batch);
+
 // Composes a training or analysis workload into `out`, which holds the weights on entry:
 // sets its components (at the peak phase), alternatives and host rows; replaces
 // `persistent` with the allocations kept throughout and adds the peak's transient bytes to

@@ -115,7 +115,8 @@ Item forward_workspace(const ModelSpec& s, const Workload& w, std::uint64_t quer
 
   std::vector<Item> logits = {t("final_hidden", {{"B", B}, {"S", logit_positions}, {"d", d}}, c),
                               t("logits", {{"B", B}, {"S", logit_positions}, {"V", s.vocab_size}}, c)};
-  if (w.logits_fp32) logits.push_back(t("logits_fp32", {{"B", B}, {"S", logit_positions}, {"V", s.vocab_size}}, precisions::fp32));
+  const bool upcast = w.logits_fp32 && element_bits(c.format) != 32;  // .float() on fp32 logits is the same tensor
+  if (upcast) logits.push_back(t("logits_fp32", {{"B", B}, {"S", logit_positions}, {"V", s.vocab_size}}, precisions::fp32));
   if (s.lm_head == LmHead::none) logits.clear();
 
   const Bytes input = sum_rows(block_input), attn = sum_rows(attention), ffn = sum_rows(mlp), head = sum_rows(logits);
@@ -127,7 +128,7 @@ Item forward_workspace(const ModelSpec& s, const Workload& w, std::uint64_t quer
                 " B); one block at a time, its input kept";
   if (head >= attention_phase && head >= mlp_phase) {
     out.detail = logits;
-    out.note = "peak at the logits (" + std::string(w.logits_fp32 ? "upcast to fp32, " : "") + "vocabulary " +
+    out.note = "peak at the logits (" + std::string(upcast ? "upcast to fp32, " : "") + "vocabulary " +
                std::to_string(s.vocab_size) + ")";
   } else {
     out.detail = block_input;
@@ -238,7 +239,7 @@ Breakdown estimate_workload(const ModelSpec& s, const Workload& w) {
       // Two candidate peaks: right after prefill (the prompt's cache, the prompt's
       // activations, last-position logits) and at the last decode step (the full cache,
       // one token's activations). The larger is the job's peak.
-      const std::uint64_t total = w.seq_len + w.new_tokens;
+      const std::uint64_t total = checked_add(w.seq_len, w.new_tokens, "prompt + generated tokens");
       const Item prefill_ws = forward_workspace(s, w, w.seq_len, w.seq_len, 1);
       const Item decode_ws = forward_workspace(s, w, 1, total, 1);
       const Bytes prefill = estimate_kv_cache(s, kv_options(w, w.seq_len)).total().plus(prefill_ws.bytes, "prefill peak");

@@ -393,6 +393,7 @@ void JsonPrinter::fit(const FitReport& r, std::ostream& out) const {
   j["gpu"] = r.gpu;
   j["precision"] = r.precision;
   j["vary"] = r.vary;
+  if (!r.option.empty()) j["option"] = r.option;
   j["fixed"] = r.fixed;
   j["value"] = r.value;
   j["cap"] = r.cap;
@@ -401,6 +402,7 @@ void JsonPrinter::fit(const FitReport& r, std::ostream& out) const {
   j["limit_bytes"] = r.limit.count();
   if (r.value > 0) j["total_bytes"] = r.total.count();
   if (r.next_total) j["next_total_bytes"] = r.next_total->count();
+  if (r.next_overflows) j["next_overflows"] = true;
   if (!r.binding.empty()) j["binding"] = {{"name", r.binding}, {"bytes", r.binding_bytes.count()}};
   out << j.dump(2) << '\n';
 }

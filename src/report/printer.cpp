@@ -8,6 +8,7 @@ std::unique_ptr<Printer> make_printer(OutputFormat format, const PrintOptions& o
   switch (format) {
     case OutputFormat::table: return std::make_unique<detail::TablePrinter>(options);
     case OutputFormat::json: return std::make_unique<detail::JsonPrinter>();
+    case OutputFormat::csv: return std::make_unique<detail::CsvPrinter>();
   }
   return std::make_unique<detail::TablePrinter>(options);
 }

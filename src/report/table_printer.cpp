@@ -430,18 +430,25 @@ void TablePrinter::fit(const FitReport& r, std::ostream& out) const {
                      r.vary, r.fixed);
   out << fmt::format("limit      {} of {} ({:g}%)\n", format_bytes(r.limit, u), format_bytes(r.budget_bytes, u),
                      r.threshold * 100.0);
+  const std::string next = r.next_total ? format_bytes(*r.next_total, u) : std::string("more than 64 bits of bytes");
   if (r.value == 0) {
-    out << fmt::format("result     nothing fits: {} 1 needs {}\n", r.vary, format_bytes(r.next_total.value_or(Bytes{}), u));
+    out << fmt::format("result     nothing fits: {} 1 needs {}\n", r.vary, next);
     return;
   }
   out << fmt::format("result     {} {} fits: {}\n", r.vary, r.value, format_bytes(r.total, u));
-  if (r.next_total) {
-    out << fmt::format("next       {} {} does not: {}\n", r.vary, r.value + 1, format_bytes(*r.next_total, u));
-    out << fmt::format("binds      {} ({} at {} {}, the component that grows the most)\n", r.binding,
-                       format_bytes(r.binding_bytes, u), r.vary, r.value + 1);
+  if (r.next_total || r.next_overflows) {
+    out << fmt::format("next       {} {} does not: {}\n", r.vary, r.value + 1, next);
+    if (!r.binding.empty()) {
+      out << fmt::format("binds      {} ({} at {} {}, the component that grows the most)\n", r.binding,
+                         format_bytes(r.binding_bytes, u), r.vary, r.value + 1);
+    }
   } else {
-    out << fmt::format("note       {} {} is the search's upper end (the model's context for seq)\n", r.vary, r.cap);
+    out << fmt::format("note       {} {} is the search's upper end ({})\n", r.vary, r.cap,
+                       r.vary == "batch" ? "2^24 sequences"
+                       : r.vary == "seq" ? "the model's context"
+                                         : "the sequence length: a longer chunk holds no more");
   }
+  if (!r.option.empty()) out << fmt::format("option     {} {}\n", r.option, r.value);
 }
 
 }  // namespace memplan::detail

@@ -17,7 +17,8 @@ Units parse_units(std::string_view text) {
 OutputFormat parse_output_format(std::string_view text) {
   if (text == "table") return OutputFormat::table;
   if (text == "json") return OutputFormat::json;
-  throw Error(ErrorKind::invalid_input, "unknown format '" + std::string(text) + "'; accepted: 'table' or 'json'",
+  if (text == "csv") return OutputFormat::csv;
+  throw Error(ErrorKind::invalid_input, "unknown format '" + std::string(text) + "'; accepted: 'table', 'json' or 'csv'",
               "format");
 }
 

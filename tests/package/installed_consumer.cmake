@@ -3,6 +3,7 @@
 # CMAKE_PREFIX_PATH=<prefix>, then the same main.cpp with pkg-config's flags.
 # -DBUILD_DIR=<memplan build> -DWORK=<scratch dir> -DCONSUMER=<consumer source>
 # -DGENERATOR=<cmake generator> -DMAKE_PROGRAM=<make/ninja> -DCXX=<compiler> -DCONFIG=<config>
+# [-DSANITIZE_FLAGS=<list>: a sanitized memplan needs its consumer built with the same runtime]
 set(prefix "${WORK}/prefix")
 set(build "${WORK}/consumer-build")
 file(REMOVE_RECURSE "${WORK}")  # nothing stale may stand in for what the install must provide
@@ -69,6 +70,10 @@ set(build_type_args "")
 if(CONFIG)
   set(build_type_args "-DCMAKE_BUILD_TYPE=${CONFIG}")
 endif()
+string(REPLACE ";" " " sanitize_flags "${SANITIZE_FLAGS}")
+if(sanitize_flags)
+  list(APPEND build_type_args "-DCMAKE_CXX_FLAGS=${sanitize_flags}" "-DCMAKE_EXE_LINKER_FLAGS=${sanitize_flags}")
+endif()
 run("configuring the consumer" "${CMAKE_COMMAND}" -S "${CONSUMER}" -B "${build}" ${generator_args}
     "-DCMAKE_CXX_COMPILER=${CXX}" ${build_type_args}
     "-DCMAKE_PREFIX_PATH=${prefix}"
@@ -93,7 +98,7 @@ if(PKG_CONFIG)
   separate_arguments(pc_flags UNIX_COMMAND "${out}")
   run("pkg-config libdir" "${PKG_CONFIG}" --variable=libdir memplan)
   string(STRIP "${out}" libdir)
-  run("building the consumer with pkg-config" "${CXX}" -std=c++20 "${CONSUMER}/main.cpp"
+  run("building the consumer with pkg-config" "${CXX}" -std=c++20 ${SANITIZE_FLAGS} "${CONSUMER}/main.cpp"
       -o "${WORK}/memplan_consumer_pc" ${pc_flags} "-Wl,-rpath,${libdir}")
   run("running the pkg-config consumer" "${WORK}/memplan_consumer_pc")
   expect("the pkg-config consumer" "${out}" ${expected})

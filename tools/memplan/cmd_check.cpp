@@ -7,7 +7,7 @@
 
 #include "commands.hpp"
 #include "memplan/core/error.hpp"
-#include "memplan/io/hf_config.hpp"
+#include "memplan/io/atomic_file.hpp"
 #include "memplan/io/plan_file.hpp"
 #include "memplan/probe/probe.hpp"
 #include "memplan/report/junit.hpp"
@@ -88,10 +88,13 @@ int run_check(const CheckArgs& args) {
       over_budget = over_budget || !report.plans.back().fits;
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::internal) throw;
-      std::cerr << "memplan: error: " << e.what() << '\n';
+      // One of several plans: an error not located in a file (an overflow at the resolved
+      // precision) still names the plan.
+      const std::string message = dynamic_cast<const ConfigError*>(&e) ? e.what() : path + ": " + e.what();
+      std::cerr << "memplan: error: " << message << '\n';
       PlanCheckRow row;
       row.plan = path;
-      row.error = e.what();
+      row.error = message;
       report.plans.push_back(row);
       bad_input = true;
     }

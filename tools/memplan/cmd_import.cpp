@@ -10,6 +10,7 @@
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/core/text.hpp"
+#include "memplan/io/atomic_file.hpp"
 #include "memplan/io/hf_config.hpp"
 #include "memplan/io/model_file.hpp"
 #include "memplan/io/safetensors.hpp"

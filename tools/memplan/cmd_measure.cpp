@@ -15,6 +15,7 @@
 #include "memplan/estimators/attention.hpp"
 #include "memplan/estimators/block_eig.hpp"
 #include "memplan/estimators/lanczos.hpp"
+#include "memplan/io/atomic_file.hpp"
 #include "memplan/kernels/attention.hpp"
 #include "memplan/kernels/block_eig.hpp"
 #include "memplan/kernels/counting_heap.hpp"
@@ -97,7 +98,16 @@ struct AttentionArgs {
   std::string dtype = "fp32";
   std::uint32_t repeats = 3;
   OutputOptions output;
+  std::string svg;  // also write a chart here
 };
+
+// Prints the report, and writes its chart when --svg names a file (atomically: a failure
+// leaves any earlier file as it was).
+void emit(const MeasureReport& report, const Printer& printer, const OutputOptions& output, const std::string& svg) {
+  const std::string chart = svg.empty() ? "" : measure_svg(report, parse_units(output.units));  // fails before printing
+  printer.measurement(report, std::cout);
+  if (!svg.empty()) write_file_atomically(svg, chart);
+}
 
 std::vector<AttentionVariant> parse_variants(const std::vector<std::string>& names) {
   std::vector<AttentionVariant> out;
@@ -204,7 +214,7 @@ int run_attention(const AttentionArgs& a) {
     };
     return rank(x) < rank(y);
   });
-  printer->measurement(report, std::cout);
+  emit(report, *printer, a.output, a.svg);
   return 0;
 }
 
@@ -217,6 +227,7 @@ struct LanczosArgs {
   std::string reorth = "both";
   std::uint32_t repeats = 3;
   OutputOptions output;
+  std::string svg;  // also write a chart here
 };
 
 int run_lanczos(const LanczosArgs& a) {
@@ -274,7 +285,7 @@ int run_lanczos(const LanczosArgs& a) {
       report.rows.push_back(std::move(row));
     }
   }
-  printer->measurement(report, std::cout);
+  emit(report, *printer, a.output, a.svg);
   return 0;
 }
 
@@ -285,6 +296,7 @@ struct BlockEigArgs {
   std::vector<std::uint64_t> sizes{32, 64, 128, 256};
   std::uint32_t repeats = 3;
   OutputOptions output;
+  std::string svg;  // also write a chart here
 };
 
 int run_block_eig(const BlockEigArgs& a) {
@@ -323,7 +335,7 @@ int run_block_eig(const BlockEigArgs& a) {
     record(measured, meter, row);
     report.rows.push_back(std::move(row));
   }
-  printer->measurement(report, std::cout);
+  emit(report, *printer, a.output, a.svg);
   return 0;
 }
 
@@ -353,6 +365,9 @@ void add_measure(CLI::App& app, int& exit_code) {
   attention->add_option("--dtype", at->dtype, "fp32, or fp16 (CUDA only)")->capture_default_str();
   attention->add_option("--repeats", at->repeats, "Runs per point; time is the best and the median")->capture_default_str();
   add_output_options(*attention, at->output);
+  at->output.csv = true;
+  attention->get_option("--format")->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
+  attention->add_option("--svg", at->svg, "Also write a log-log chart here: estimate lines, measured dots (atomically)");
   attention->callback([at, &exit_code] { exit_code = run_attention(*at); });
 
   auto la = std::make_shared<LanczosArgs>();
@@ -363,6 +378,9 @@ void add_measure(CLI::App& app, int& exit_code) {
   lanczos->add_option("--reorth", la->reorth, "both, on or off")->capture_default_str();
   lanczos->add_option("--repeats", la->repeats, "Runs per point")->capture_default_str();
   add_output_options(*lanczos, la->output);
+  la->output.csv = true;
+  lanczos->get_option("--format")->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
+  lanczos->add_option("--svg", la->svg, "Also write a log-log chart here: estimate lines, measured dots (atomically)");
   lanczos->callback([la, &exit_code] { exit_code = run_lanczos(*la); });
 
   auto be = std::make_shared<BlockEigArgs>();
@@ -372,6 +390,9 @@ void add_measure(CLI::App& app, int& exit_code) {
   block->add_option("--block-size", be->sizes, "Block sizes b, comma-separated")->delimiter(',')->capture_default_str();
   block->add_option("--repeats", be->repeats, "Runs per point")->capture_default_str();
   add_output_options(*block, be->output);
+  be->output.csv = true;
+  block->get_option("--format")->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
+  block->add_option("--svg", be->svg, "Also write a log-log chart here: estimate lines, measured dots (atomically)");
   block->callback([be, &exit_code] { exit_code = run_block_eig(*be); });
 }
 

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "memplan/core/error.hpp"
 #include "memplan/report/printer.hpp"
 
 namespace memplan::cli {
@@ -12,9 +13,15 @@ struct OutputOptions {
   std::string format = "table";
   std::string units = "iec";
   bool explain = false;
+  bool csv = false;  // the command prints rows (sweep, measure): --format csv applies
 
   std::unique_ptr<Printer> printer() const {
-    return make_printer(parse_output_format(format), PrintOptions{parse_units(units), explain});
+    const OutputFormat f = parse_output_format(format);
+    if (f == OutputFormat::csv && !csv) {
+      throw Error(ErrorKind::invalid_input, "--format csv applies to 'memplan sweep' and 'memplan measure'; accepted here: 'table' or 'json'",
+                  "format");
+    }
+    return make_printer(f, PrintOptions{parse_units(units), explain});
   }
 };
 
@@ -36,5 +43,7 @@ void add_import(CLI::App& app, int& exit_code);
 void add_check(CLI::App& app, int& exit_code);
 void add_fit(CLI::App& app, int& exit_code);
 void add_budget_table(CLI::App& app, int& exit_code);
+void add_sweep(CLI::App& app, int& exit_code);
+void add_recommend(CLI::App& app, int& exit_code);
 
 }  // namespace memplan::cli

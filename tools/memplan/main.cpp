@@ -54,6 +54,8 @@ int main(int argc, char** argv) {
                "  memplan estimate llama-2-7b                 weights of Llama-2-7B in bf16\n"
                "  memplan estimate mistral-7b-v0.1 --precision int4 --gpu rtx-4090\n"
                "  memplan estimate my-model.yaml --format json\n"
+               "  memplan recommend llama-2-13b --gpu rtx-4090 -w generation   what to change to fit\n"
+               "  memplan sweep llama-2-7b --batch 1,8 --seq 512,2048 -p fp16,int4 --gpu a10\n"
                "  memplan models | memplan gpus               the built-in tables\n"};
   const KernelsBuildInfo kernels = kernels_build_info();
   app.set_version_flag("--version", "memplan " + version() + " (commit " + build_info().commit + "; CUDA kernels: " +
@@ -83,6 +85,8 @@ int main(int argc, char** argv) {
   cli::add_check(app, exit_code);
   cli::add_fit(app, exit_code);
   cli::add_budget_table(app, exit_code);
+  cli::add_sweep(app, exit_code);
+  cli::add_recommend(app, exit_code);
 
   try {
     app.parse(argc, argv);

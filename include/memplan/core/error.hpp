@@ -32,10 +32,11 @@ class Error : public std::runtime_error {
 
 // An error at a place in a file. line and column are 1-based; 0 means unknown.
 // what() reads like a compiler's: "plan.yaml:12:5: unknown key 'n_head' (did you mean 'n_heads'?)".
+// Its kind is invalid_input, or overflow for values whose byte counts exceed 64 bits.
 class ConfigError : public Error {
  public:
   ConfigError(std::string file, std::size_t line, std::size_t column, std::string key,
-              const std::string& message);
+              const std::string& message, ErrorKind kind = ErrorKind::invalid_input);
 
   const std::string& file() const noexcept { return file_; }
   std::size_t line() const noexcept { return line_; }

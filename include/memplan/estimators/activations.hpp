@@ -34,7 +34,8 @@ struct Hook {
 // attn.hook_attn_scores|pattern, attn.hook_z, hook_attn_out, hook_resid_mid (not in
 // parallel blocks), ln2.* (two norms per block), mlp.hook_pre|pre_linear (gated)|post,
 // MoE router and per-expert hooks, hook_mlp_out, hook_resid_post, ln_final.*.
-// Throws Error(overflow).
+// Throws Error(invalid_input, key n_layers or experts) past 1,000,000 possible hooks, and
+// Error(overflow).
 std::vector<Hook> model_hooks(const ModelSpec& spec, std::uint64_t batch, std::uint64_t seq,
                               std::uint64_t key_positions = 0);
 
@@ -73,11 +74,13 @@ Breakdown estimate_activation_cache(const ModelSpec& spec, const ActivationCache
 // incl_bwd), for the caching-allocator model. Throws as selected_hooks.
 std::vector<TensorRun> activation_cache_allocations(const ModelSpec& spec, const ActivationCacheOptions& options);
 
-// Parses a layer selection: "3", "0,5,11", "0-11", "0-3,8". Throws Error(invalid_input, key "layers").
+// Parses a layer selection: "3", "0,5,11", "0-11", "0-3,8" (at most 1,000,000 layers).
+// Throws Error(invalid_input, key "layers").
 std::vector<std::uint64_t> parse_layer_selection(std::string_view text);
 
 // True when `name` matches `pattern`: '*' any run of characters, '?' one character,
-// "{a,b}" alternatives, "{0-11}" a range of integers.
+// "{a,b}" alternatives, "{0-11}" a range of integers. Throws Error(invalid_input, key
+// "activation_cache_filter") when the braces expand to more than 10,000 names.
 bool hook_name_matches(std::string_view pattern, std::string_view name);
 
 }  // namespace memplan

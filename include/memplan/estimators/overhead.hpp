@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "memplan/core/breakdown.hpp"
@@ -29,7 +30,9 @@ struct OverheadOptions {
   Bytes cuda_context{512ULL << 20};          // context + kernel images; measured 300-1000 MiB (docs)
   Bytes cuda_context_low{256ULL << 20};
   Bytes cuda_context_high{1024ULL << 20};
+  std::string cuda_context_source;           // where a given cuda_context comes from; "" = the assumption
   std::optional<Bytes> cublas_workspace;     // unset: PyTorch's default for the device (8.125 or 32 MiB)
+  std::string cublas_workspace_source;       // where a given cublas_workspace comes from; "" = "given"
   bool hopper_or_newer = false;              // compute capability >= 9.0 (PyTorch uses a 32 MiB workspace)
   double fragmentation = 0.10;               // margin on transient tensors (the forward pass's working set)
   double fragmentation_low = 0.0;

@@ -51,6 +51,8 @@ struct TrainingShape {
   bool flash_attention = true;           // fused attention (FlashAttention, SDPA): no a*s^2 tensors kept
   bool softmax_fp32 = false;             // eager attention: softmax in fp32 plus a 16-bit copy (Hugging Face eager)
   bool dropout = false;                  // dropout layers (GPT-3/Megatron): 1-byte masks and dropout outputs
+  bool hf_unfused_ops = true;            // Hugging Face's RMSNorm and gelu_new are written as PyTorch ops and
+                                         //   keep extra tensors for backward (measured: docs/accuracy.md)
 };
 
 struct LoraOptions {

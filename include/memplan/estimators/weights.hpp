@@ -3,6 +3,7 @@
 
 #include "memplan/core/breakdown.hpp"
 #include "memplan/core/model_spec.hpp"
+#include "memplan/core/parameters.hpp"
 #include "memplan/core/precision.hpp"
 #include "memplan/core/tensor_run.hpp"
 
@@ -21,6 +22,11 @@ struct WeightsOptions {
 // with its parameter count and bytes. Sub-byte formats are summed in bits and rounded up
 // once per tensor. Throws Error(overflow) if a count exceeds 64 bits.
 Breakdown estimate_weights(const ModelSpec& spec, const WeightsOptions& options = {});
+
+// Returns the bytes of one tensor of `group` at `options`: ceil(bits / 8), with linear layers
+// at options.precision and the tensors quantisers leave alone at options.unquantized, as
+// estimate_weights counts them. Throws Error(overflow).
+std::uint64_t weight_tensor_bytes(const TensorGroup& group, const WeightsOptions& options);
 
 // Returns each weight tensor as an allocation (bytes per tensor, copies), for the
 // caching-allocator model. Throws Error(overflow).

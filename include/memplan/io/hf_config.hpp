@@ -40,10 +40,4 @@ HfImport load_hf_config(const std::string& path);
 // the top. Parsing the result gives back the same spec.
 std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& comments = {});
 
-// Writes `text` to `path` so that readers see either the old file or the whole new one:
-// a temporary file in the same directory, flushed to disk, then renamed over `path`. On
-// any failure the temporary is removed and `path` is left as it was. Throws ConfigError
-// naming `path` (missing directory, permission denied, a directory in the way, disk full).
-void write_file_atomically(const std::string& path, std::string_view text);
-
 }  // namespace memplan

@@ -11,6 +11,7 @@
 #include "memplan/core/breakdown.hpp"
 #include "memplan/core/gpu_spec.hpp"
 #include "memplan/io/model_file.hpp"
+#include "memplan/plan/fit.hpp"  // budget_limit
 #include "memplan/plan/workload.hpp"
 
 namespace memplan {
@@ -79,8 +80,5 @@ struct PlanOutcome {
 // workload, and compares its total with `budget` x the threshold. Pure. Throws
 // Error(invalid_input) and Error(overflow) as estimate_workload.
 PlanOutcome evaluate_plan(const PlanFile& plan, const std::optional<GpuSpec>& device, std::optional<Bytes> budget);
-
-// Returns floor(budget x threshold) exactly for thresholds in (0, 1].
-Bytes budget_limit(Bytes budget, double threshold);
 
 }  // namespace memplan

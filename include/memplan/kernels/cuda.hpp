@@ -48,8 +48,9 @@ struct CudaDeviceInfo {
 // Returns the state of device 0. Never throws.
 CudaDeviceInfo cuda_device_info();
 
-// True for the variants with a CUDA kernel: eager, sdpa (online softmax), chunked,
-// linear and causal_linear_naive.
+// True for the variants with a CUDA kernel: all seven (eager, sdpa with an online
+// softmax, chunked, linear, causal_linear_naive, causal_linear_chunked, recurrent); kept
+// so that a variant added later can be CPU-only.
 bool attention_cuda_supports(AttentionVariant variant);
 
 struct CudaMeasurement {

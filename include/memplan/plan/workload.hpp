@@ -59,7 +59,8 @@ struct Workload {
   std::uint64_t kv_page_tokens = 0;             // paged KV cache blocks (vLLM: 16); 0 = contiguous
   AttentionVariant attention = AttentionVariant::sdpa;
   std::uint64_t attention_chunk = 512;          // for the chunked variants
-  bool logits_fp32 = true;                      // logits upcast to fp32 (Hugging Face causal LMs)
+  bool logits_fp32 = false;                     // inference logits upcast to fp32 (transformers < 4.45 did;
+                                                //   since then only the loss upcasts). No copy when compute is fp32
   ActivationCacheOptions cache;                 // extraction: which hooks and how (batch, seq, dtype come from here)
   std::uint64_t streaming_chunk = 512;          // streaming_extraction: tokens per chunk
   OverheadOptions overhead;

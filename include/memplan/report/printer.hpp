@@ -15,14 +15,15 @@
 #include "memplan/core/breakdown.hpp"
 #include "memplan/core/gpu_spec.hpp"
 #include "memplan/estimators/compute_time.hpp"
+#include "memplan/estimators/parallelism.hpp"
 #include "memplan/resolve/resolver.hpp"
 
 namespace memplan {
 
 enum class Units { iec, si };            // KiB/MiB/GiB (powers of 1024) or KB/MB/GB (powers of 1000)
-enum class OutputFormat { table, json };
+enum class OutputFormat { table, json, csv };  // csv: memplan sweep only
 
-// Parse the CLI spellings ("iec", "si"; "table", "json"). Throw Error(invalid_input).
+// Parse the CLI spellings ("iec", "si"; "table", "json", "csv"). Throw Error(invalid_input).
 Units parse_units(std::string_view text);
 OutputFormat parse_output_format(std::string_view text);
 
@@ -287,15 +288,17 @@ struct FitReport {
   std::string workload_kind;
   std::string gpu;
   std::string precision;               // resolved for the GPU
-  std::string vary;                    // "batch" or "seq"
-  std::string fixed;                   // the other knob: "seq_len 2048", "batch 1"
+  std::string vary;                    // the knob: "batch", "seq", "attention_chunk" or "streaming_chunk"
+  std::string option;                  // the `memplan estimate` option it sets: "--batch", "--streaming-chunk", ...
+  std::string fixed;                   // the knobs held: "seq_len 2048", "batch 1", "batch 1, seq_len 4096"
   std::uint64_t value = 0;             // the largest value that fits; 0 when none does
   std::uint64_t cap = 0;               // the search's upper end (seq: the model's context)
   double threshold = 0.85;
   Bytes budget_bytes;
   Bytes limit;                         // floor(budget_bytes x threshold)
   Bytes total;                         // at value
-  std::optional<Bytes> next_total;     // at value + 1 (at 1 when none fits); unset at the cap
+  std::optional<Bytes> next_total;     // at value + 1 (at 1 when none fits); unset at the cap or on overflow
+  bool next_overflows = false;         // the total at value + 1 (or 1) does not fit in 64 bits
   std::string binding;                 // the component that grows the most from value to value + 1
   Bytes binding_bytes;                 // its bytes at value + 1
 };
@@ -328,6 +331,85 @@ struct BudgetTableReport {
   std::vector<std::string> notes;
 };
 
+// memplan sweep: a grid of plans (plan/sweep.hpp), one row per point.
+struct SweepReportRow {
+  std::string model;
+  std::string workload;                // "inference", "training", ...
+  std::string precision;               // the weights' precision, resolved: "bf16", "int4-g128"
+  std::uint64_t batch = 0;
+  std::uint64_t seq_len = 0;
+  std::optional<Bytes> total;          // unset when the point cannot be estimated (`error`)
+  Bytes allocated;                     // the tensors: total less CUDA context, workspaces and allocator overhead
+  std::string largest;                 // the largest component
+  Bytes largest_bytes;
+  std::optional<bool> fits;            // total <= limit, with a GPU
+  std::optional<GpuSpec> smallest_gpu; // with --smallest-gpu: the GPU of the table with the least memory that holds it
+  std::string smallest_gpu_precision;  // the precision it runs in there, when the GPU changes it ("fp16" for bf16 on a V100)
+  std::vector<std::string> notes;
+  std::string error;
+};
+
+struct SweepReport {
+  std::size_t models = 0, workloads = 0, precisions = 0, batches = 0, seqs = 0;  // the axes' sizes
+  std::optional<GpuSpec> device;       // with --gpu
+  double threshold = 0.85;
+  std::optional<Bytes> limit;          // floor(device memory x threshold), with --gpu
+  bool smallest_gpu = false;           // rows carry the smallest GPU that fits (--smallest-gpu)
+  std::vector<SweepReportRow> rows;
+  std::vector<std::string> notes;      // precision resolutions
+};
+
+// memplan recommend: one change to the plan, estimated again (plan/recommend.hpp).
+struct MitigationRow {
+  std::string kind;                    // stable snake_case: precision, selective_cache, recompute, smaller_batch, combined, ...
+  std::string change;                  // in words
+  std::vector<std::string> options;    // the `memplan estimate` options that make the change
+  std::vector<std::string> command;    // the whole `memplan estimate` command line of the changed plan
+  std::string tradeoff;
+  Bytes total;
+  Bytes saved;
+  Bytes host;                          // host RAM the changed plan needs (0: none)
+  bool fits = false;
+};
+
+// The plan as given on one GPU of the table.
+struct GpuFitRow {
+  std::string name;
+  Bytes memory;
+  std::string precision;               // resolved for this GPU
+  std::optional<Bytes> total;          // unset when it overflows 64 bits
+  Bytes limit;                         // floor(memory x threshold)
+  bool fits = false;
+  std::vector<std::string> warnings;
+};
+
+struct RecommendReport {
+  std::string model;
+  std::string workload_kind;
+  std::uint64_t batch = 0;             // 0 for the weights alone
+  std::uint64_t seq_len = 0;
+  std::uint64_t new_tokens = 0;
+  std::string precision;               // resolved for the GPU
+  std::string gpu;
+  Bytes gpu_memory;
+  double threshold = 0.85;
+  Bytes total;                         // the plan as given
+  Bytes limit;                         // floor(gpu_memory x threshold)
+  bool fits = false;
+  std::vector<MitigationRow> mitigations;  // most saved first
+  std::optional<MitigationRow> combined;   // when no single change fits
+  std::uint64_t min_devices = 1;       // ceil(total / limit)
+  std::vector<GpuFitRow> gpus;         // every GPU of the table, smallest first
+  std::vector<std::string> notes;      // what memplan does not estimate here (more GPUs, weight offload)
+};
+
+// memplan estimate with a multi-GPU layout (--tp, --pp, --dp, --zero, --fsdp, --serving vllm,
+// --device-map): the memory of every device role.
+struct LayoutReport {
+  EstimateReport header;               // model, workload, precision, warnings (breakdown, device, fits unused)
+  LayoutEstimate layout;               // one Breakdown per device role, checked against its GPU when one is named
+};
+
 struct PrintOptions {
   Units units = Units::iec;
   bool explain = false;  // show each row's formula
@@ -350,8 +432,22 @@ class Printer {
   virtual void check(const CheckReport& report, std::ostream& out) const = 0;
   virtual void fit(const FitReport& report, std::ostream& out) const = 0;
   virtual void budget_table(const BudgetTableReport& report, std::ostream& out) const = 0;
+  virtual void sweep(const SweepReport& report, std::ostream& out) const = 0;
+  virtual void recommend(const RecommendReport& report, std::ostream& out) const = 0;
+  virtual void layout(const LayoutReport& report, std::ostream& out) const = 0;  // layout_printers.cpp
 };
 
 std::unique_ptr<Printer> make_printer(OutputFormat format, const PrintOptions& options);
+
+// Returns a self-contained SVG chart of a sweep: total memory (log scale) against sequence
+// length (or batch, when one sequence length is swept), one line per model x workload x
+// precision x batch (or sequence), and the limit and the GPU's memory as horizontal lines.
+// Points without an estimate are left out. Throws Error(invalid_input) when no point has one.
+std::string sweep_svg(const SweepReport& report, Units units);
+
+// Returns a log-log SVG chart of a measurement: per variant, the estimate as a dashed line
+// over the swept size and the measured peaks as dots (what seed 003 plots with matplotlib).
+// Throws Error(invalid_input) when no row has a size and a byte count to plot.
+std::string measure_svg(const MeasureReport& report, Units units);
 
 }  // namespace memplan

@@ -1,7 +1,9 @@
 // CUDA attention kernels, written for clarity of their memory, not for speed: each
 // variant materialises in global memory exactly what estimate_attention lists, every
 // such tensor comes from a private stream-ordered pool, and the pool's used-memory high
-// watermark is the measurement. Storage is fp32 or fp16; arithmetic is fp32.
+// watermark is the measurement. Storage is fp32 or fp16; arithmetic is fp32. What is not
+// listed stays on chip: sdpa's scores (registers) and causal_linear_chunked's running
+// phi(k) sum (shared memory, D floats per head).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -20,6 +22,7 @@ namespace {
 constexpr int kTile = 16;        // GEMM tile
 constexpr int kThreads = 256;    // 1-D kernels
 constexpr int kMaxHeadDim = 256; // sdpa keeps a row of D accumulators per thread
+constexpr int kMaxSharedHeadDim = 48 * 1024 / 4;  // causal_linear_chunked: D floats of shared memory
 constexpr float kEps = 1e-6f;
 
 void check(cudaError_t status, const char* what) {
@@ -209,6 +212,116 @@ __global__ void read_states(const T* phi_q, const T* states, T* out, long long c
   out[t] = store<T>(s);
 }
 
+// Chunked causal linear attention, one block per (b, h) walking its chunks of c tokens in
+// order; [bh] offsets pick the head in every tensor. Per chunk of cn <= c rows:
+//   1. scores[i][j] = phi(q_i).phi(k_j) for j <= i, else 0            (the C x C buffer)
+//   2. out_i = (phi(q_i) carried + sum_j scores[i][j] v_j) / (phi(q_i).k_sum + sum_j scores[i][j] + eps)
+//   3. chunk_state = sum over the chunk of phi(k_j) v_j^T                (D x D)
+//   4. carried_state += chunk_state, k_sum += sum over the chunk of phi(k_j)
+// so row i sees exactly the tokens up to i, as the CPU kernel. Every phase ends at a
+// __syncthreads(): the next one reads what other threads of the block wrote. The running
+// phi(k) sum k_sum (D floats) lives in shared memory: estimate_attention lists no k_sum
+// for this variant, so it is carried on chip rather than taken from the pool.
+template <typename T>
+__global__ void causal_linear_chunks(const T* phi_q, const T* phi_k, const T* v, T* carried_state, T* chunk_state,
+                                     T* scores, T* out, int n, int d, int c) {
+  extern __shared__ float k_sum[];
+  const long long bh = blockIdx.x;
+  const long long nd = (long long)n * d, dd = (long long)d * d;
+  T* carried = carried_state + bh * dd;
+  T* state = chunk_state + bh * dd;
+  T* s = scores + bh * c * (long long)c;
+  const int t = threadIdx.x, stride = blockDim.x;
+  for (int a = t; a < d; a += stride) k_sum[a] = 0.f;
+  for (long long e = t; e < dd; e += stride) carried[e] = store<T>(0.f);
+  __syncthreads();
+  for (int c0 = 0; c0 < n; c0 += c) {
+    const int cn = min(c, n - c0);
+    const long long first = bh * nd + (long long)c0 * d;  // row c0 of this head
+    const T* cq = phi_q + first;
+    const T* ck = phi_k + first;
+    const T* cv = v + first;
+    T* co = out + first;
+    for (long long e = t; e < (long long)cn * cn; e += stride) {  // 1. causal scores
+      const int i = (int)(e / cn), j = (int)(e % cn);
+      float x = 0.f;
+      if (j <= i) {
+        for (int a = 0; a < d; ++a) x += load(cq[(long long)i * d + a]) * load(ck[(long long)j * d + a]);
+      }
+      s[(long long)i * c + j] = store<T>(x);
+    }
+    __syncthreads();
+    for (long long e = t; e < (long long)cn * d; e += stride) {  // 2. output rows
+      const int i = (int)(e / d), b = (int)(e % d);
+      float numerator = 0.f, normaliser = 0.f;
+      for (int a = 0; a < d; ++a) {
+        const float p = load(cq[(long long)i * d + a]);
+        numerator += p * load(carried[(long long)a * d + b]);
+        normaliser += p * k_sum[a];
+      }
+      for (int j = 0; j <= i; ++j) {
+        const float w = load(s[(long long)i * c + j]);
+        numerator += w * load(cv[(long long)j * d + b]);
+        normaliser += w;
+      }
+      co[e] = store<T>(numerator / (normaliser + kEps));
+    }
+    __syncthreads();
+    for (long long e = t; e < dd; e += stride) {  // 3. this chunk's state
+      const int a = (int)(e / d), b = (int)(e % d);
+      float x = 0.f;
+      for (int j = 0; j < cn; ++j) x += load(ck[(long long)j * d + a]) * load(cv[(long long)j * d + b]);
+      state[e] = store<T>(x);
+    }
+    __syncthreads();
+    for (long long e = t; e < dd; e += stride) carried[e] = store<T>(load(carried[e]) + load(state[e]));  // 4. carry
+    for (int a = t; a < d; a += stride) {
+      float x = 0.f;
+      for (int j = 0; j < cn; ++j) x += load(ck[(long long)j * d + a]);
+      k_sum[a] += x;
+    }
+    __syncthreads();
+  }
+}
+
+// Recurrent linear attention, one block per (b, h) walking its tokens in order: for each
+// n, state += phi(k_n) v_n^T and k_sum += phi(k_n) (both in the pool, as the estimate
+// lists them), then out_n = phi(q_n) state / (phi(q_n).k_sum + eps). The feature map is
+// applied on the fly; no phi(q) or phi(k) tensor exists.
+template <typename T>
+__global__ void recurrent_tokens(const T* q, const T* k, const T* v, T* states, T* k_sums, T* out, int n, int d) {
+  const long long bh = blockIdx.x;
+  const long long dd = (long long)d * d;
+  T* state = states + bh * dd;
+  T* k_sum = k_sums + bh * d;
+  const int t = threadIdx.x, stride = blockDim.x;
+  for (long long e = t; e < dd; e += stride) state[e] = store<T>(0.f);
+  for (int a = t; a < d; a += stride) k_sum[a] = store<T>(0.f);
+  __syncthreads();
+  for (int token = 0; token < n; ++token) {
+    const long long row = (bh * n + token) * d;
+    const T* qn = q + row;
+    const T* kn = k + row;
+    const T* vn = v + row;
+    for (long long e = t; e < dd; e += stride) {  // the update
+      const int a = (int)(e / d), b = (int)(e % d);
+      state[e] = store<T>(load(state[e]) + phi(load(kn[a])) * load(vn[b]));
+    }
+    for (int a = t; a < d; a += stride) k_sum[a] = store<T>(load(k_sum[a]) + phi(load(kn[a])));
+    __syncthreads();
+    for (int b = t; b < d; b += stride) {  // the read-out, one output column per thread
+      float numerator = 0.f, normaliser = 0.f;
+      for (int a = 0; a < d; ++a) {
+        const float p = phi(load(qn[a]));
+        numerator += p * load(state[(long long)a * d + b]);
+        normaliser += p * load(k_sum[a]);
+      }
+      out[row + b] = store<T>(numerator / (normaliser + kEps));
+    }
+    __syncthreads();
+  }
+}
+
 __global__ void fill_uniform(float* x, long long count, unsigned seed) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += (long long)gridDim.x * blockDim.x) {
     unsigned h = (unsigned)i * 2654435761u ^ seed;
@@ -372,6 +485,31 @@ T* run_once(Session& s, CudaAttentionKind kind, const CudaAttentionDims& d, cons
       }
       break;
     }
+    case CudaAttentionKind::causal_linear_chunked: {
+      const long long c = std::min<long long>(d.chunk, n);
+      T* phi_q = s.take<T>(bhnd);
+      T* phi_k = s.take<T>(bhnd);
+      T* carried_state = s.take<T>(bh * hd * hd);
+      T* chunk_state = s.take<T>(bh * hd * hd);
+      T* intra_chunk_scores = s.take<T>(bh * c * c);
+      feature_map<T><<<blocks_for(bhnd), kThreads, 0, s.stream>>>(q, phi_q, bhnd);
+      feature_map<T><<<blocks_for(bhnd), kThreads, 0, s.stream>>>(k, phi_k, bhnd);
+      causal_linear_chunks<T><<<(unsigned)bh, kThreads, hd * sizeof(float), s.stream>>>(
+          phi_q, phi_k, v, carried_state, chunk_state, intra_chunk_scores, out, N, D, (int)c);
+      for (void* p : {(void*)phi_q, (void*)phi_k, (void*)carried_state, (void*)chunk_state,
+                      (void*)intra_chunk_scores}) {
+        s.give(p);
+      }
+      break;
+    }
+    case CudaAttentionKind::recurrent: {
+      T* state = s.take<T>(bh * hd * hd);
+      T* k_sum = s.take<T>(bh * hd);
+      recurrent_tokens<T><<<(unsigned)bh, kThreads, 0, s.stream>>>(q, k, v, state, k_sum, out, N, D);
+      s.give(state);
+      s.give(k_sum);
+      break;
+    }
   }
   check(cudaGetLastError(), "a kernel launch");
   return out;
@@ -382,6 +520,11 @@ CudaRunStats run_typed(CudaAttentionKind kind, const CudaAttentionDims& d, std::
                        const float* k, const float* v, float* output) {
   if (kind == CudaAttentionKind::sdpa && d.head_dim > kMaxHeadDim) {
     throw Error(ErrorKind::invalid_input, "the CUDA sdpa kernel supports head_dim up to 256", "head_dim");
+  }
+  if (kind == CudaAttentionKind::causal_linear_chunked && d.head_dim > kMaxSharedHeadDim) {
+    throw Error(ErrorKind::invalid_input,
+                "the CUDA causal_linear_chunked kernel supports head_dim up to " + std::to_string(kMaxSharedHeadDim),
+                "head_dim");
   }
   const long long count = d.batch_heads * d.seq * d.head_dim;
   Session s;

@@ -7,13 +7,13 @@
 
 namespace memplan::detail {
 
-enum class CudaAttentionKind { eager, sdpa, chunked, linear, causal_linear_naive };
+enum class CudaAttentionKind { eager, sdpa, chunked, linear, causal_linear_naive, causal_linear_chunked, recurrent };
 
 struct CudaAttentionDims {
   std::int64_t batch_heads = 1;  // B*H
   std::int64_t seq = 1;          // N
   std::int64_t head_dim = 64;    // D
-  std::int64_t chunk = 512;      // C, for chunked
+  std::int64_t chunk = 512;      // C, for chunked and causal_linear_chunked
 };
 
 struct CudaRunStats {

@@ -94,3 +94,43 @@ write("bad/overlap.safetensors", [], header_override={
 })
 with open("bad/overlap.safetensors", "ab") as f:
     f.write(bytes(12))
+
+
+def raw(path, header_text, data_size, length=None):
+    """A file whose header is `header_text` as given (hostile JSON included)."""
+    body = header_text.encode() if isinstance(header_text, str) else header_text
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(body) if length is None else length) + body + bytes(data_size))
+
+
+# The header length is 2^63: over the 100 MiB limit, refused before anything is allocated.
+raw("bad/huge-header-length.safetensors", "{}", 0, length=1 << 63)
+# a's data_offsets end past the 8-byte data area.
+raw("bad/out-of-range.safetensors", '{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}', 8)
+# A dtype the format does not define.
+raw("bad/unknown-dtype.safetensors", '{"a":{"dtype":"F12","shape":[2],"data_offsets":[0,4]}}', 4)
+# Two F32 elements need 8 bytes; the offsets hold 4.
+raw("bad/shape-mismatch.safetensors", '{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}', 4)
+# The same tensor twice (JSON parsers keep the last one silently).
+raw("bad/duplicate-tensor.safetensors",
+    '{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}', 8)
+# Shape dimensions whose product passes 2^64 elements.
+raw("bad/huge-shape.safetensors",
+    '{"a":{"dtype":"F32","shape":[4294967296,4294967296,2],"data_offsets":[0,8]}}', 8)
+# The header is a JSON array, not an object of tensors.
+raw("bad/not-an-object.safetensors", '[1,2,3]', 0)
+# Nested 100 levels deep: refused before the parser recurses.
+raw("bad/deep-nesting.safetensors", '{"a":' + "[" * 100 + "]" * 100 + "}", 0)
+# A number beyond a double inside the header.
+raw("bad/number-overflow.safetensors", '{"a":{"dtype":"F32","shape":[1e400],"data_offsets":[0,4]}}', 4)
+# Bytes that are not UTF-8 in a tensor name.
+raw("bad/not-utf8.safetensors", b'{"\xff\xfe":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}', 4)
+# Nothing at all.
+open("bad/empty.safetensors", "wb").close()
+# Fewer than the 8 bytes of the header length.
+with open("bad/too-short.safetensors", "wb") as f:
+    f.write(b"\x10\x00\x00")
+# An index that points a tensor outside its directory.
+os.makedirs("bad/escaping-index", exist_ok=True)
+with open("bad/escaping-index/model.safetensors.index.json", "w") as f:
+    f.write(json.dumps({"weight_map": {"a": "../../tiny-llama/model.safetensors"}}, indent=2) + "\n")

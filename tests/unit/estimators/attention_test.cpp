@@ -27,7 +27,8 @@ std::uint64_t bytes(AttentionVariant v, const AttentionShape& s) {
 }
 
 std::uint64_t row(AttentionVariant v, const AttentionShape& s, const std::string& name) {
-  for (const Item& d : estimate_attention(v, s).components.front().detail) {
+  const Breakdown b = estimate_attention(v, s);  // kept: a loop over a temporary's member reads freed memory
+  for (const Item& d : b.components.front().detail) {
     if (d.name == name) return d.bytes.count();
   }
   ADD_FAILURE() << "no row " << name;

@@ -3,8 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
@@ -294,35 +292,6 @@ TEST(FindModel, ReadsAConfigJsonDirectly) {
   const ModelEntry e = find_model((kHf / "gpt2" / "config.json").string());
   EXPECT_EQ(e.spec.name, "gpt2");
   EXPECT_EQ(count_parameters(e.spec), 124439808ULL);
-}
-
-TEST(WriteFileAtomically, WritesReplacesAndLeavesNothingOnFailure) {
-  const fs::path dir = fs::temp_directory_path() / "memplan_atomic_write_test";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const fs::path file = dir / "model.yaml";
-  const auto read = [](const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  };
-  write_file_atomically(file.string(), "first\n");
-  EXPECT_EQ(read(file), "first\n");
-  write_file_atomically(file.string(), "second\n");
-  EXPECT_EQ(read(file), "second\n");
-
-  try {
-    write_file_atomically((dir / "missing" / "model.yaml").string(), "x");
-    ADD_FAILURE() << "wrote into a missing directory";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(e.message().find("does not exist"), std::string::npos) << e.what();
-  }
-  EXPECT_THROW(write_file_atomically(dir.string(), "x"), ConfigError);  // a directory in the way
-  std::size_t entries = 0;
-  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++entries;
-  EXPECT_EQ(entries, 1U) << "no temporary file is left behind";
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -83,6 +83,8 @@ TEST(Calibration, MeasuredFiguresReplaceTheOverheadAssumptions) {
   EXPECT_EQ(o.cuda_context_low, Bytes(600 * MiB));
   EXPECT_EQ(o.cuda_context_high, Bytes(600 * MiB));
   EXPECT_FALSE(o.cublas_workspace);  // not measured: the estimator's default stays
+  EXPECT_NE(o.cuda_context_source.find("measured by memplan calibrate"), std::string::npos) << o.cuda_context_source;
+  EXPECT_TRUE(o.cublas_workspace_source.empty());
 }
 
 TEST(CudaStatus, AnswersWithoutThrowing) {

@@ -37,16 +37,29 @@ Breakdown checked(const ModelSpec& s, const Workload& w) {
 
 constexpr std::uint64_t kLlamaWeightsBf16 = 13476831232ULL;  // 6,738,415,616 x 2
 
-TEST(Workload, InferencePeaksAtTheLogits) {
-  // Llama-2-7b, 1 x 2048 tokens, bf16, SDPA. The logits phase: final hidden
-  // 2048 x 4096 x 2 = 16,777,216 + logits 2048 x 32000 x 2 = 131,072,000 + their fp32
-  // copy 262,144,000 = 409,993,216, above the MLP phase (block input 2 x 16,777,216 +
-  // 3 x 2048 x 11008 x 2 = 168,820,736) and the attention phase.
+TEST(Workload, InferencePeaksInTheMlp) {
+  // Llama-2-7b, 1 x 2048 tokens, bf16, SDPA. The MLP phase: block input 2 x 2048 x 4096 x 2
+  // = 33,554,432 + 3 x 2048 x 11008 x 2 = 135,266,304 -> 168,820,736, above the logits
+  // phase (final hidden 2048 x 4096 x 2 = 16,777,216 + logits 2048 x 32000 x 2 =
+  // 131,072,000 -> 147,849,216: no fp32 copy, as transformers >= 4.45 runs inference).
   const Breakdown b = checked(llama2_7b(), bare(WorkloadKind::inference, 2048, "bf16"));
   EXPECT_EQ(component(b, "weights").bytes.count(), kLlamaWeightsBf16);
   EXPECT_EQ(component(b, "kv_cache").bytes.count(), 1073741824ULL);
-  EXPECT_EQ(component(b, "forward_workspace").bytes.count(), 409993216ULL);
-  EXPECT_EQ(b.total().count(), kLlamaWeightsBf16 + 1073741824ULL + 409993216ULL);
+  EXPECT_EQ(component(b, "forward_workspace").bytes.count(), 168820736ULL);
+  EXPECT_EQ(b.total().count(), kLlamaWeightsBf16 + 1073741824ULL + 168820736ULL);
+}
+
+TEST(Workload, Fp32LogitsCopyForOlderTransformers) {
+  // logits_fp32 adds the copy 2048 x 32000 x 4 = 262,144,000: 147,849,216 + 262,144,000
+  // = 409,993,216, now above the MLP phase.
+  Workload w = bare(WorkloadKind::inference, 2048, "bf16");
+  w.logits_fp32 = true;
+  EXPECT_EQ(component(checked(llama2_7b(), w), "forward_workspace").bytes.count(), 409993216ULL);
+  // In fp32 the upcast is the same tensor: gpt2 at 1024 keeps 1024 x 768 x 4 = 3,145,728
+  // + 1024 x 50257 x 4 = 205,852,672 -> 208,998,400 either way.
+  Workload fp32 = bare(WorkloadKind::inference, 1024, "fp32");
+  fp32.logits_fp32 = true;
+  EXPECT_EQ(component(checked(gpt2(), fp32), "forward_workspace").bytes.count(), 208998400ULL);
 }
 
 TEST(Workload, EagerAttentionMovesThePeakIntoTheBlock) {
@@ -61,8 +74,8 @@ TEST(Workload, EagerAttentionMovesThePeakIntoTheBlock) {
 
 TEST(Workload, GenerationTakesTheLargerOfPrefillAndDecode) {
   // Prefill: KV for 2048 tokens 1,073,741,824 + the MLP phase 168,820,736 = 1,242,562,560.
-  // Last decode step: KV for 2304 tokens 1,207,959,552 + one token's logits phase
-  // (8,192 + 64,000 + 128,000) = 1,208,159,744. Prefill binds.
+  // Last decode step: KV for 2304 tokens 1,207,959,552 + one token's MLP phase
+  // (2 x 8,192 + 3 x 11,008 x 2 = 82,432) = 1,208,041,984. Prefill binds.
   Workload w = bare(WorkloadKind::generation, 2048, "bf16");
   w.new_tokens = 256;
   const Breakdown b = checked(llama2_7b(), w);
@@ -75,12 +88,12 @@ TEST(Workload, GenerationTakesTheLargerOfPrefillAndDecode) {
 TEST(Workload, SelectiveExtractionOfGpt2) {
   // fp32: weights 124,439,808 x 4 = 497,759,232; KV 2 x 12 x 12 x 64 x 1024 x 4 = 75,497,472;
   // three resid_post hooks 3 x 1024 x 768 x 4 = 9,437,184; logits phase 1024 x 768 x 4
-  // + 2 x 1024 x 50257 x 4 = 414,851,072.
+  // + 1024 x 50257 x 4 = 208,998,400.
   Workload w = bare(WorkloadKind::extraction, 1024, "fp32");
   w.cache.filter = {"blocks.0.hook_resid_post", "blocks.5.hook_resid_post", "blocks.11.hook_resid_post"};
   const Breakdown b = checked(gpt2(), w);
   EXPECT_EQ(component(b, "activations").bytes.count(), 9437184ULL);
-  EXPECT_EQ(b.total().count(), 497759232ULL + 75497472ULL + 9437184ULL + 414851072ULL);
+  EXPECT_EQ(b.total().count(), 497759232ULL + 75497472ULL + 9437184ULL + 208998400ULL);
   ASSERT_EQ(b.alternatives.size(), 1U);  // the full cache beside it
   EXPECT_GT(b.alternatives.front().item.bytes, component(b, "activations").bytes);
 }
@@ -104,7 +117,7 @@ TEST(Workload, OverheadIsItsOwnComponent) {
   EXPECT_LT(*overhead.low, overhead.bytes);
   EXPECT_GT(*overhead.high, overhead.bytes);
   // allocated: the tensors; reserved adds the allocator's rounding and fragmentation rows.
-  EXPECT_EQ(b.allocated().count(), kLlamaWeightsBf16 + 1073741824ULL + 409993216ULL);
+  EXPECT_EQ(b.allocated().count(), kLlamaWeightsBf16 + 1073741824ULL + 168820736ULL);
   EXPECT_EQ(b.reserved().count(), b.allocated().count() + overhead.detail[2].bytes.count() + overhead.detail[3].bytes.count());
   EXPECT_EQ(b.total().count(), b.reserved().count() + overhead.detail[0].bytes.count() + overhead.detail[1].bytes.count());
 }

@@ -1,0 +1,19 @@
+// Reading a config file whole, bounded: a path to /dev/zero, a log or a checkpoint given
+// by mistake must end in a clear error, not exhaust memory. Private to memplan::io.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace memplan::detail {
+
+// Config files (model, plan, config.json, safetensors index) larger than this are refused.
+inline constexpr std::uint64_t kMaxConfigFileBytes = 16ULL * 1024 * 1024;
+
+// Returns the contents of `path`. `what` names the expected kind of file for messages ("a
+// model file"). Throws ConfigError naming `path`: a directory, no such file, unreadable, or
+// more than `limit` bytes (found by reading, so that pipes and devices are bounded too).
+std::string read_text_file(const std::string& path, std::string_view what, std::uint64_t limit = kMaxConfigFileBytes);
+
+}  // namespace memplan::detail

@@ -1,0 +1,169 @@
+#include "memplan/plan/fit.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "memplan/core/error.hpp"
+
+namespace memplan {
+
+namespace {
+
+constexpr std::uint64_t kPpm = 1'000'000;
+constexpr std::uint64_t kBatchCap = 1ULL << 24;
+
+bool chunked_attention(const Workload& w) {
+  return w.attention == AttentionVariant::chunked || w.attention == AttentionVariant::causal_linear_chunked;
+}
+
+// The total at one value, or nothing when it overflows 64 bits.
+std::optional<Breakdown> estimate_at(const ModelSpec& spec, Workload w, FitKnob knob, std::uint64_t value) {
+  set_fit_knob(w, knob, value);
+  try {
+    Breakdown b = estimate_workload(spec, w);
+    b.total();  // throws on overflow
+    return b;
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::overflow) throw;
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+Bytes budget_limit(Bytes budget, double threshold) {
+  const std::uint64_t ppm = std::min(static_cast<std::uint64_t>(std::llround(threshold * 1e6)), kPpm);
+  const std::uint64_t b = budget.count();
+  return Bytes{(b / kPpm) * ppm + (b % kPpm) * ppm / kPpm};
+}
+
+std::string to_string(FitKnob knob) {
+  switch (knob) {
+    case FitKnob::batch: return "batch";
+    case FitKnob::seq: return "seq";
+    case FitKnob::attention_chunk: return "attention_chunk";
+    case FitKnob::streaming_chunk: return "streaming_chunk";
+  }
+  return "batch";
+}
+
+FitKnob choose_fit_knob(std::string_view vary, const Workload& w) {
+  const bool streaming = w.kind == WorkloadKind::streaming_extraction;
+  const std::string chunk_help =
+      "-w streaming_extraction (the --streaming-chunk knob) or --attention chunked|causal_linear_chunked (the "
+      "--attention-chunk knob)";
+  if (vary == "batch") return FitKnob::batch;
+  if (vary == "seq") return FitKnob::seq;
+  if (vary == "chunk") {
+    if (streaming) return FitKnob::streaming_chunk;
+    if (chunked_attention(w)) return FitKnob::attention_chunk;
+    throw Error(ErrorKind::invalid_input,
+                "--vary chunk needs a workload with a chunk: " + chunk_help + "; this plan is " + to_string(w.kind) +
+                    " with --attention " + to_string(w.attention),
+                "vary");
+  }
+  if (vary == "streaming_chunk") {
+    if (!streaming) {
+      throw Error(ErrorKind::invalid_input, "--vary streaming_chunk needs -w streaming_extraction", "vary");
+    }
+    return FitKnob::streaming_chunk;
+  }
+  if (vary == "attention_chunk") {
+    if (!chunked_attention(w)) {
+      throw Error(ErrorKind::invalid_input, "--vary attention_chunk needs --attention chunked or causal_linear_chunked",
+                  "vary");
+    }
+    return FitKnob::attention_chunk;
+  }
+  throw Error(ErrorKind::invalid_input,
+              "--vary must be batch, seq or chunk (or attention_chunk, streaming_chunk), got '" + std::string(vary) + "'",
+              "vary");
+}
+
+std::uint64_t fit_knob_value(const Workload& w, FitKnob knob) {
+  switch (knob) {
+    case FitKnob::batch: return w.batch;
+    case FitKnob::seq: return w.seq_len;
+    case FitKnob::attention_chunk: return w.attention_chunk;
+    case FitKnob::streaming_chunk: return w.streaming_chunk;
+  }
+  return 0;
+}
+
+void set_fit_knob(Workload& w, FitKnob knob, std::uint64_t value) {
+  switch (knob) {
+    case FitKnob::batch: w.batch = value; break;
+    case FitKnob::seq: w.seq_len = value; break;
+    case FitKnob::attention_chunk: w.attention_chunk = value; break;
+    case FitKnob::streaming_chunk: w.streaming_chunk = value; break;
+  }
+}
+
+std::uint64_t fit_knob_cap(const ModelSpec& spec, const Workload& w, FitKnob knob) {
+  switch (knob) {
+    case FitKnob::batch: return kBatchCap;
+    case FitKnob::seq:
+      if (w.new_tokens >= spec.max_seq_len) {
+        throw Error(ErrorKind::invalid_input,
+                    std::to_string(w.new_tokens) + " new tokens leave no room for a prompt in " + spec.name +
+                        "'s context of " + std::to_string(spec.max_seq_len),
+                    "seq_len");
+      }
+      return spec.max_seq_len - w.new_tokens;
+    case FitKnob::attention_chunk:
+    case FitKnob::streaming_chunk: return std::max<std::uint64_t>(w.seq_len, 1);
+  }
+  return 1;
+}
+
+FitResult fit_largest(const ModelSpec& spec, const Workload& workload, FitKnob knob, Bytes limit, std::uint64_t cap) {
+  FitResult r;
+  r.knob = knob;
+  r.cap = cap > 0 ? cap : fit_knob_cap(spec, workload, knob);
+  const auto fits = [&](std::uint64_t value) {
+    const std::optional<Breakdown> b = estimate_at(spec, workload, knob, value);
+    return b && b->total() <= limit;
+  };
+
+  const std::optional<Breakdown> first = estimate_at(spec, workload, knob, 1);
+  if (!first || first->total() > limit) {
+    if (first) r.next_total = first->total();
+    r.next_overflows = !first;
+    return r;
+  }
+  // Double until a value does not fit (or the cap), then bisect, keeping fits(lo), !fits(hi).
+  std::uint64_t lo = 1, hi = 0;
+  while (hi == 0 && lo < r.cap) {
+    const std::uint64_t next = lo > r.cap / 2 ? r.cap : lo * 2;
+    (fits(next) ? lo : hi) = next;
+  }
+  while (hi != 0 && hi - lo > 1) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  r.value = lo;
+  r.breakdown = estimate_at(spec, workload, knob, lo);
+  if (hi == 0) return r;  // the cap fits
+
+  const std::optional<Breakdown> over = estimate_at(spec, workload, knob, lo + 1);
+  if (!over) {
+    r.next_overflows = true;
+    return r;
+  }
+  r.next_total = over->total();
+  // The component that grows the most from the value to the next one binds.
+  std::uint64_t most = 0;
+  for (const Item& c : over->components) {
+    const Item* before = r.breakdown->find(c.name);
+    const std::uint64_t was = before ? before->bytes.count() : 0;
+    const std::uint64_t grew = c.bytes.count() > was ? c.bytes.count() - was : 0;
+    if (grew > most || r.binding.empty()) {
+      most = grew;
+      r.binding = c.name;
+      r.binding_bytes = c.bytes;
+    }
+  }
+  return r;
+}
+
+}  // namespace memplan

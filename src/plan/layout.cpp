@@ -1,0 +1,510 @@
+#include "memplan/plan/layout.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <utility>
+
+#include "memplan/core/error.hpp"
+#include "memplan/core/parameters.hpp"
+#include "memplan/core/text.hpp"
+#include "memplan/estimators/activations.hpp"
+#include "memplan/estimators/kv_cache.hpp"
+
+#include "analysis_workloads.hpp"
+
+namespace memplan {
+
+namespace {
+
+[[noreturn]] void invalid(const char* key, const std::string& message) {
+  throw Error(ErrorKind::invalid_input, message, key);
+}
+
+std::string n(std::uint64_t v) { return group_digits(v); }
+std::string s(std::uint64_t v) { return std::to_string(v); }
+
+// Returns the shortest text that reads back as `v`: 0.9, 0.85.
+std::string fraction_text(double v) {
+  std::array<char, 32> buffer{};
+  const auto r = std::to_chars(buffer.data(), buffer.data() + buffer.size(), v);
+  return std::string(buffer.data(), r.ptr);
+}
+
+Item row(std::string name, Bytes bytes, std::string formula, std::string note = {}) {
+  return {std::move(name), bytes, std::move(formula), std::nullopt, std::move(note), {}};
+}
+
+bool inference_like(WorkloadKind kind) {
+  return kind == WorkloadKind::weights || kind == WorkloadKind::inference || kind == WorkloadKind::generation ||
+         kind == WorkloadKind::extraction || kind == WorkloadKind::streaming_extraction;
+}
+
+// The first option that only a training layout takes, as the CLI spells it ("" = none).
+std::string training_only_option(const ParallelTrainingOptions& p) {
+  const ParallelTrainingOptions defaults;
+  if (p.pipeline != 1) return "--pp";
+  if (p.data != 1) return "--dp";
+  if (p.sharding == Sharding::zero1 || p.sharding == Sharding::zero2 || p.sharding == Sharding::zero3) return "--zero";
+  if (p.sharding != Sharding::none) return "--fsdp";
+  if (p.offload_optimizer || p.offload_params) return "--offload";
+  if (p.sequence_parallel) return "--sequence-parallel";
+  if (p.micro_batches != 1) return "--micro-batches";
+  if (!p.stage_layers.empty()) return "--stage-layers";
+  if (p.shard_group != 0) return "--shard-group";
+  if (p.schedule != defaults.schedule) return "--schedule";
+  return "";
+}
+
+void check_against(DeviceMemory& d, const GpuSpec& gpu) {
+  d.gpu = gpu.name;
+  d.capacity = gpu.memory;
+}
+
+std::string tensor_text(std::uint64_t t) {
+  return t > 1 ? "1/" + s(t) + " of each attention and MLP matrix and of the vocabulary" : "the whole model";
+}
+
+void shard_notes(const ModelSpec& spec, const TensorShard& shard, std::uint64_t multiple, std::vector<std::string>& notes) {
+  if (shard.padded_vocab != spec.vocab_size) {
+    notes.push_back("vocabulary padded from " + n(spec.vocab_size) + " to " + n(shard.padded_vocab) +
+                    " rows (a multiple of " + s(multiple) + ", as vLLM's VocabParallelEmbedding pads it)");
+  }
+  if (shard.kv_replicas > 1) {
+    notes.push_back(spec.name + " has " + s(spec.n_kv_heads) + " key/value heads for " + s(shard.degree) +
+                    " ranks: each rank keeps one, replicated on " + s(shard.kv_replicas) +
+                    " ranks (its k and v weights and its KV cache)");
+  }
+}
+
+// --------------------------------------------------------------------- tensor parallel
+
+LayoutEstimate tensor_parallel_layout(const ModelSpec& spec, const Workload& w, const LayoutOptions& o) {
+  constexpr std::uint64_t kVocabMultiple = 64;  // vLLM DEFAULT_VOCAB_PADDING_SIZE
+  const std::uint64_t t = o.parallel.tensor;
+  const TensorShard shard = tensor_parallel_shard(spec, {t, kVocabMultiple, true});
+  LayoutEstimate out;
+  out.engine = "tensor_parallel";
+  out.tensor = t;
+  out.world_size = t;
+  out.description = "t=" + s(t) + " = " + s(t) + " GPU" + (t == 1 ? "" : "s") +
+                    ": Megatron-style tensor parallelism (attention heads, MLP and vocabulary split " + s(t) +
+                    " ways; norms and position tables replicated)";
+  DeviceMemory d;
+  d.role = t == 1 ? "every GPU" : "every rank";
+  d.count = t;
+  d.holds = tensor_text(t) + "; " + s(shard.spec.n_heads) + " query heads and " + s(shard.spec.n_kv_heads) +
+            " KV head" + (shard.spec.n_kv_heads == 1 ? "" : "s") + " per rank";
+  d.breakdown = estimate_workload(shard.spec, w);
+  if (o.gpus.size() == 1) check_against(d, o.gpus.front());
+  out.devices.push_back(std::move(d));
+  shard_notes(spec, shard, kVocabMultiple, out.notes);
+  if (w.kind == WorkloadKind::extraction || w.kind == WorkloadKind::streaming_extraction) {
+    out.notes.push_back("hooks as each rank holds them: per-head and MLP hooks split " + s(t) +
+                        " ways, residual-stream hooks whole on every rank");
+  }
+  return out;
+}
+
+// --------------------------------------------------------------------- vLLM
+
+LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const LayoutOptions& o) {
+  constexpr std::uint64_t kVocabMultiple = 64;  // vLLM DEFAULT_VOCAB_PADDING_SIZE
+  const ServingOptions& so = *o.vllm;
+  if (o.gpus.size() != 1) invalid("gpu", "vLLM's KV cache is what gpu_memory_utilization leaves of a GPU: name it with --gpu");
+  const GpuSpec& gpu = o.gpus.front();
+  if (spec.lm_head == LmHead::none) invalid("serving", "vLLM serving plans decoder models; " + spec.name + " has no LM head");
+  const std::uint64_t t = o.parallel.tensor;
+  const std::uint64_t max_len = so.max_model_len ? so.max_model_len : spec.max_seq_len;
+  if (max_len > spec.max_seq_len) {
+    invalid("max_model_len", "--max-model-len " + n(max_len) + " exceeds " + spec.name + "'s context of " +
+                                 n(spec.max_seq_len) + " (vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set)");
+  }
+  if (so.max_num_batched_tokens == 0) invalid("max_num_batched_tokens", "--max-num-batched-tokens must be at least 1");
+  if (so.max_num_seqs == 0) invalid("max_num_seqs", "--max-num-seqs must be at least 1");
+  const TensorShard shard = tensor_parallel_shard(spec, {t, kVocabMultiple, true});
+  const ModelSpec& ss = shard.spec;
+  const Precision compute = compute_precision(w);
+  const Precision kv_dtype = w.kv_precision.value_or(compute);
+  if (is_quantized(kv_dtype) && kv_dtype.format != Format::fp8_e4m3 && kv_dtype.format != Format::fp8_e5m2) {
+    invalid("kv_precision", "vLLM's KV cache is fp16, bf16, fp32 or fp8 (kv_cache_dtype), not " + to_string(kv_dtype));
+  }
+
+  Item weights = std::move(estimate_weights(ss, w.weights).components.front());
+
+  // The profile run: one forward over max_num_batched_tokens tokens, and the sampler.
+  const std::uint64_t T = so.max_num_batched_tokens;
+  const std::uint64_t seq = std::min(T, max_len);
+  Workload profile = w;
+  profile.kind = WorkloadKind::inference;
+  profile.batch = ceil_div(T, seq);
+  profile.seq_len = seq;
+  profile.new_tokens = 0;
+  profile.kv_cache = false;
+  profile.include_overhead = false;
+  profile.attention = AttentionVariant::sdpa;  // vLLM runs fused (flash) attention
+  profile.cache = {};
+  ModelSpec body = ss;
+  body.lm_head = LmHead::none;  // the LM head runs in the sampler step, on max_num_seqs rows
+  body.lm_head_bias = false;
+  const Breakdown forward = estimate_workload(body, profile);
+  Item block = *forward.find("forward_workspace");
+  block.name = "forward";
+  block.formula = s(profile.batch) + " x " + s(seq) + " tokens (max_num_batched_tokens " + n(T) + "): " + block.formula;
+  const std::uint64_t rows = so.max_num_seqs;
+  std::vector<Item> sampler_rows;
+  const auto logits_row = [&](const std::string& name, const Precision& p) {
+    return row(name, Bytes(ceil_div(checked_mul(checked_mul(rows, shard.padded_vocab, "logits"), element_bits(p.format), "logits"), 8)),
+               "max_num_seqs=" + s(rows) + " x V=" + n(shard.padded_vocab) + " at " + to_string(p));
+  };
+  sampler_rows.push_back(logits_row("logits", compute));
+  if (element_bits(compute.format) != 32) sampler_rows.push_back(logits_row("logits_fp32", precisions::fp32));
+  Item sampler = row("sampler", Bytes(0), "the LM head's output for one token of each of max_num_seqs sequences, gathered to the "
+                                          "whole vocabulary, and the sampler's fp32 copy");
+  for (const Item& r : sampler_rows) sampler.bytes = sampler.bytes.plus(r.bytes, "sampler");
+  sampler.detail = sampler_rows;
+  const bool forward_binds = block.bytes >= sampler.bytes;
+  Item peak = row("activation_peak", forward_binds ? block.bytes : sampler.bytes,
+                  "max(forward " + n(block.bytes.count()) + " B, sampler " + n(sampler.bytes.count()) +
+                      " B): the peak of vLLM's profile_run, which vLLM measures at start-up",
+                  forward_binds ? "the forward over max_num_batched_tokens binds" : "the sampler's logits bind");
+  peak.detail.push_back(forward_binds ? block : sampler);
+
+  const Breakdown runtime = estimate_overhead(w.overhead, {}, Bytes(0));
+  const Item& overhead_rows = runtime.components.front();
+  std::vector<Item> kept;
+  Bytes cublas;
+  for (const Item& r : overhead_rows.detail) {
+    if (r.name == "cuda_context" || r.name == "cublas_workspace") kept.push_back(r);
+    if (r.name == "cublas_workspace") cublas = r.bytes;
+  }
+  Item overhead = row("overhead", Bytes(0),
+                      "the CUDA context (outside vLLM's budget: it exists before vLLM's memory snapshot) and the cuBLAS "
+                      "workspace (non-torch memory, inside it)");
+  Bytes low, high;
+  for (const Item& r : kept) {
+    overhead.bytes = overhead.bytes.plus(r.bytes, "overhead");
+    low = low.plus(r.low.value_or(r.bytes), "overhead");
+    high = high.plus(r.high.value_or(r.bytes), "overhead");
+  }
+  overhead.detail = kept;
+  if (low != overhead.bytes || high != overhead.bytes) {
+    overhead.low = low;
+    overhead.high = high;
+  }
+
+  KvCacheOptions block_options;
+  block_options.batch = 1;
+  block_options.tokens = so.block_size == 0 ? 1 : so.block_size;
+  block_options.precision = kv_dtype;
+  block_options.honor_sliding_window = false;
+  const Bytes block_bytes = estimate_kv_cache(ss, block_options).total();
+  const Bytes non_kv = weights.bytes.plus(peak.bytes, "non-KV memory").plus(cublas, "non-KV memory");
+  const ServingCapacity cap = vllm_kv_capacity(gpu.memory, so.gpu_memory_utilization, non_kv, block_bytes, so.block_size, max_len);
+
+  Item kv = row("kv_cache", block_bytes.times(cap.blocks, "KV cache"),
+                n(cap.blocks) + " blocks x " + n(block_bytes.count()) + " B (" + s(so.block_size) + " tokens x 2 x " +
+                    s(ss.n_layers) + " layers x " + s(ss.n_kv_heads) + " kv_heads x " + s(ss.d_head) + " d_head at " +
+                    to_string(kv_dtype) + "); blocks = floor((ceil(" + fraction_text(so.gpu_memory_utilization) +
+                    " x " + n(gpu.memory.count()) + ") - " + n(non_kv.count()) + ") / " + n(block_bytes.count()) + ")",
+                n(cap.tokens) + " tokens: " + n(cap.full_sequences) + " sequences of " + n(max_len));
+
+  DeviceMemory d;
+  d.role = t == 1 ? "every GPU" : "every rank";
+  d.count = t;
+  d.holds = tensor_text(t) + "; a KV cache of " + n(cap.tokens) + " tokens";
+  d.breakdown.components = {weights, kv, peak, overhead};
+  check_against(d, gpu);
+
+  LayoutEstimate out;
+  out.engine = "vllm";
+  out.tensor = t;
+  out.world_size = t;
+  out.description = "vLLM, tensor_parallel_size " + s(t) + " on " + s(t) + " x " + gpu.name + ", gpu_memory_utilization " +
+                    fraction_text(so.gpu_memory_utilization) + ", max_model_len " + n(max_len) + ", max_num_seqs " +
+                    n(so.max_num_seqs);
+  out.devices.push_back(std::move(d));
+  out.serving = cap;
+  shard_notes(spec, shard, kVocabMultiple, out.notes);
+  if (cap.shortfall.count() > 0) {
+    out.notes.push_back("no room for the KV cache: weights, activation peak and workspace need " + n(cap.shortfall.count()) +
+                        " B more than gpu_memory_utilization leaves (vLLM: 'No available memory for the cache blocks')");
+  } else if (!cap.holds_a_sequence()) {
+    out.notes.push_back("the KV cache holds " + n(cap.tokens) + " tokens, fewer than max_model_len " + n(max_len) +
+                        ": vLLM refuses to start (raise --gpu-memory-utilization or --tp, or lower --max-model-len)");
+  }
+  out.notes.push_back("vLLM measures the activation peak at start-up (profile_run); memplan estimates it as the larger of "
+                      "one forward over max_num_batched_tokens tokens and the sampler's logits for max_num_seqs sequences");
+  out.notes.push_back("not counted: CUDA graphs (captured after the KV cache is allocated; --enforce-eager skips them) and, "
+                      "with t > 1, NCCL's buffers");
+  return out;
+}
+
+// --------------------------------------------------------------------- device_map
+
+std::string unit_ranges(const std::vector<PlacementUnit>& units, const std::vector<std::size_t>& indices) {
+  std::vector<std::string> parts;
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    const PlacementUnit& u = units[indices[k]];
+    if (!u.layer) {
+      parts.push_back(u.name);
+      continue;
+    }
+    std::size_t end = k;
+    while (end + 1 < indices.size() && units[indices[end + 1]].layer && *units[indices[end + 1]].layer == *units[indices[end]].layer + 1) ++end;
+    const std::uint64_t a = *u.layer, b = *units[indices[end]].layer;
+    parts.push_back(a == b ? "layer " + s(a) : "layers " + s(a) + "-" + s(b));
+    k = end;
+  }
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+// Weight rows of the units at `indices`: one row per run of consecutive blocks, one per other unit.
+Item placed_weights(const std::vector<PlacementUnit>& units, const std::vector<std::size_t>& indices, const std::string& name) {
+  Item w = row(name, Bytes(0), "");
+  w.params = 0;
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    const PlacementUnit& u = units[indices[k]];
+    std::size_t end = k;
+    if (u.layer) {
+      while (end + 1 < indices.size() && units[indices[end + 1]].layer && *units[indices[end + 1]].layer == *units[indices[end]].layer + 1) ++end;
+    }
+    const std::uint64_t count = end - k + 1;
+    Item r = row(u.layer ? (count == 1 ? "layer " + s(*u.layer) : "layers " + s(*u.layer) + "-" + s(*units[indices[end]].layer)) : u.name,
+                 u.bytes.times(count, "placed weights"),
+                 u.layer ? s(count) + " block" + (count == 1 ? "" : "s") + " x " + n(u.bytes.count()) + " B" : n(u.bytes.count()) + " B");
+    r.params = checked_mul(u.params, count, "parameters");
+    w.bytes = w.bytes.plus(r.bytes, "placed weights");
+    w.params = checked_add(*w.params, *r.params, "parameters");
+    w.detail.push_back(std::move(r));
+    k = end;
+  }
+  w.formula = n(*w.params) + " params placed here whole (no module is split across GPUs)";
+  return w;
+}
+
+LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const LayoutOptions& o) {
+  const std::size_t gpus = o.gpus.size();
+  if (gpus == 0) invalid("gpus", "--device-map places the model over GPUs: list them with --gpus, e.g. a100-80gb,a100-80gb");
+  std::vector<Bytes> max_memory = o.max_memory;
+  const bool user = !max_memory.empty();
+  if (user && max_memory.size() != gpus) {
+    invalid("max_memory", "--max-memory lists " + s(max_memory.size()) + " sizes for " + s(gpus) + " GPUs");
+  }
+  if (!user) {
+    for (const GpuSpec& g : o.gpus) {
+      const Bytes context = w.overhead.cuda_context;
+      max_memory.push_back(g.memory > context ? Bytes(g.memory.count() - context.count()) : Bytes(0));
+    }
+  }
+  const std::vector<PlacementUnit> units = placement_units(spec, w.weights);
+  const Placement placement = place_units(units, {*o.device_map, max_memory, user, o.cpu_memory});
+
+  // Where each unit runs: its GPU, or GPU 0 for what is offloaded (accelerate's execution device).
+  std::vector<std::size_t> runs_on(units.size(), 0);
+  std::vector<std::vector<std::size_t>> on_gpu(gpus);
+  std::vector<std::size_t> offloaded;
+  std::optional<std::size_t> embed_gpu, head_gpu;
+  std::vector<std::size_t> layer_gpu(spec.n_layers, 0);
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    const int dev = placement.device[i];
+    if (dev >= 0) {
+      runs_on[i] = static_cast<std::size_t>(dev);
+      on_gpu[runs_on[i]].push_back(i);
+    } else {
+      offloaded.push_back(i);
+    }
+    const PlacementUnit& u = units[i];
+    if (u.layer) layer_gpu[*u.layer] = runs_on[i];
+    if (u.name == "token_embedding") embed_gpu = runs_on[i];
+    if (u.name == "lm_head" || u.name == "pooler") head_gpu = runs_on[i];
+  }
+  if (!head_gpu) {
+    // A tied LM head runs where the token table is (accelerate keeps tied weights together).
+    head_gpu = spec.lm_head == LmHead::tied && embed_gpu ? *embed_gpu : layer_gpu.empty() ? 0 : layer_gpu.back();
+  }
+  if (!embed_gpu) embed_gpu = 0;
+
+  // The single-device plan supplies the per-layer runtime: KV cache, hooks, working set.
+  const Breakdown whole = estimate_workload(spec, w);
+  const Item* kv = whole.find("kv_cache");
+  const Item* ws_head = whole.find("forward_workspace");
+  std::optional<Item> ws_body;
+  if (ws_head != nullptr && spec.lm_head != LmHead::none) {
+    ModelSpec body = spec;
+    body.lm_head = LmHead::none;
+    body.lm_head_bias = false;
+    Workload wb = w;
+    wb.include_overhead = false;
+    wb.cache.filter.clear();
+    if (wb.kind == WorkloadKind::extraction) wb.kind = WorkloadKind::inference;  // same working set, no hooks
+    const Breakdown b = estimate_workload(body, wb);
+    if (const Item* f = b.find("forward_workspace")) ws_body = *f;
+  } else if (ws_head != nullptr) {
+    ws_body = *ws_head;
+  }
+  std::vector<std::uint64_t> layers_on(gpus, 0);
+  for (std::uint64_t l = 0; l < spec.n_layers; ++l) ++layers_on[layer_gpu[l]];
+
+  // Hooks of an extraction, by the GPU whose layer produces them.
+  const bool hooks = (w.kind == WorkloadKind::extraction || w.kind == WorkloadKind::streaming_extraction) && !w.cache.on_cpu;
+  std::vector<Bytes> hook_bytes_on(gpus, Bytes(0));
+  std::vector<std::vector<TensorRun>> hook_runs(gpus);
+  std::vector<std::uint64_t> hook_count(gpus, 0);
+  if (hooks) {
+    ActivationCacheOptions cache = w.cache;
+    const bool streaming = w.kind == WorkloadKind::streaming_extraction;
+    cache.batch = w.batch;
+    cache.seq = streaming ? std::min(w.streaming_chunk, w.seq_len) : w.seq_len;
+    cache.key_positions = w.seq_len;
+    cache.precision = compute_precision(w);
+    for (const Hook& h : selected_hooks(spec, cache)) {
+      const std::size_t g = h.layer ? layer_gpu[*h.layer]
+                            : (h.name.rfind("hook_embed", 0) == 0 || h.name.rfind("hook_pos_embed", 0) == 0 ||
+                               h.name.rfind("hook_tokens", 0) == 0)
+                                ? *embed_gpu
+                                : *head_gpu;
+      const Bytes b = hook_bytes(h, cache);
+      hook_bytes_on[g] = hook_bytes_on[g].plus(b, "hooks");
+      const bool gradient = cache.incl_bwd && h.element_bits == 0;
+      hook_runs[g].push_back(gradient ? TensorRun{b.count() / 2, 2} : TensorRun{b.count(), 1});
+      ++hook_count[g];
+    }
+  }
+
+  LayoutEstimate out;
+  out.engine = "accelerate";
+  out.world_size = gpus;
+  std::string names;
+  for (const GpuSpec& g : o.gpus) names += (names.empty() ? "" : ", ") + g.name;
+  out.description = "device_map=\"" + std::string(*o.device_map == PlacementPolicy::balanced ? "auto" : to_string(*o.device_map)) +
+                    "\" over " + s(gpus) + " GPU" + (gpus == 1 ? "" : "s") + " (" + names + ")";
+  const std::uint64_t L = spec.n_layers;
+  for (std::size_t g = 0; g < gpus; ++g) {
+    DeviceMemory d;
+    d.role = "gpu " + s(g);
+    d.holds = on_gpu[g].empty() ? "nothing" : unit_ranges(units, on_gpu[g]);
+    Breakdown& b = d.breakdown;
+    Item weights = placed_weights(units, on_gpu[g], "weights");
+    std::vector<TensorRun> persistent;
+    for (const std::size_t i : on_gpu[g]) persistent.insert(persistent.end(), units[i].tensors.begin(), units[i].tensors.end());
+    b.components.push_back(std::move(weights));
+    if (g == 0 && !offloaded.empty()) {
+      Bytes largest;
+      for (const std::size_t i : offloaded) largest = std::max(largest, units[i].bytes);
+      b.components.push_back(row("offload_buffer", largest,
+                                 "the largest offloaded unit (" + n(largest.count()) +
+                                     " B): accelerate brings each offloaded module to GPU 0 to run it"));
+    }
+    if (kv != nullptr && layers_on[g] > 0) {
+      const Bytes per_layer(kv->bytes.count() / L);
+      Item k = row("kv_cache", per_layer.times(layers_on[g], "KV cache"),
+                   s(layers_on[g]) + " of " + s(L) + " layers x " + n(per_layer.count()) + " B (" + kv->formula + ")", kv->note);
+      persistent.push_back({per_layer.count() / 2, checked_mul(2, layers_on[g], "KV tensors")});
+      b.components.push_back(std::move(k));
+    }
+    if (hooks && hook_bytes_on[g].count() > 0) {
+      b.components.push_back(row("activations", hook_bytes_on[g],
+                                 s(hook_count[g]) + " cached hooks produced by the modules that run here (" +
+                                     to_string(compute_precision(w)) + ")"));
+      persistent.insert(persistent.end(), hook_runs[g].begin(), hook_runs[g].end());
+    }
+    Bytes transient;
+    if (ws_head != nullptr && g == *head_gpu) {
+      b.components.push_back(*ws_head);
+      transient = ws_head->bytes;
+    } else if (ws_body && layers_on[g] > 0) {
+      b.components.push_back(*ws_body);
+      transient = ws_body->bytes;
+    }
+    if (w.include_overhead && w.kind != WorkloadKind::weights) {
+      OverheadOptions oo = w.overhead;
+      oo.hopper_or_newer = o.gpus[g].compute_capability >= ComputeCapability{9, 0};
+      b.components.push_back(std::move(estimate_overhead(oo, persistent, transient).components.front()));
+    }
+    if (g == 0) {
+      for (const std::size_t i : offloaded) {
+        b.host.push_back(row(units[i].name, units[i].bytes,
+                             n(units[i].bytes.count()) + " B of weights on the " +
+                                 (placement.device[i] == -1 ? std::string("CPU") : std::string("disk")),
+                             "offloaded: streamed to GPU 0 for every forward"));
+      }
+    }
+    check_against(d, o.gpus[g]);
+    out.devices.push_back(std::move(d));
+  }
+  for (std::size_t k = 0; k < offloaded.size();) {  // runs of blocks on the same device as one entry
+    std::size_t end = k;
+    const int where = placement.device[offloaded[k]];
+    while (end + 1 < offloaded.size() && placement.device[offloaded[end + 1]] == where && units[offloaded[k]].layer &&
+           units[offloaded[end + 1]].layer && *units[offloaded[end + 1]].layer == *units[offloaded[end]].layer + 1) {
+      ++end;
+    }
+    const std::vector<std::size_t> run(offloaded.begin() + static_cast<std::ptrdiff_t>(k),
+                                       offloaded.begin() + static_cast<std::ptrdiff_t>(end) + 1);
+    out.offloaded.push_back(unit_ranges(units, run) + (where == -1 ? " (cpu)" : " (disk)"));
+    k = end + 1;
+  }
+  if (!offloaded.empty()) {
+    out.notes.push_back("does not fit on the GPUs: " + unit_ranges(units, offloaded) +
+                        " offloaded (accelerate runs them from host memory, far slower)");
+  }
+  std::string budgets;
+  for (std::size_t g = 0; g < gpus; ++g) budgets += (budgets.empty() ? "" : ", ") + n(placement.max_memory[g].count());
+  out.notes.push_back("max_memory per GPU after balancing: " + budgets + " B; GPU 0 keeps " +
+                      n(placement.largest_unit.count()) + " B (the largest unit) free for offloaded modules");
+  out.notes.push_back("device_map places weights only; memplan adds each GPU's KV cache, hooks and working set, which "
+                      "accelerate does not budget for");
+  return out;
+}
+
+}  // namespace
+
+LayoutEstimate estimate_layout(const ModelSpec& spec, const Workload& w, const LayoutOptions& o) {
+  const std::string training_option = training_only_option(o.parallel);
+  if (o.vllm && o.device_map) invalid("device_map", "--serving vllm and --device-map are two engines: choose one");
+  if (o.device_map) {
+    if (!inference_like(w.kind)) {
+      invalid("device_map", "device_map places a model for inference (weights, inference, generation, extraction); "
+                            "training layouts take --tp/--pp/--dp/--zero/--fsdp");
+    }
+    if (o.parallel.tensor != 1 || !training_option.empty()) {
+      invalid("device_map", "device_map places whole layers on one GPU after another; it does not combine with " +
+                                (o.parallel.tensor != 1 ? std::string("--tp") : training_option));
+    }
+    return device_map_layout(spec, w, o);
+  }
+  if (!o.max_memory.empty() || o.cpu_memory) invalid("max_memory", "--max-memory and --cpu-memory apply to --device-map");
+  if (o.gpus.size() > 1) {
+    invalid("gpus", "a list of GPUs (--gpus) is for --device-map; the other layouts take one GPU type with --gpu");
+  }
+  if (o.vllm) {
+    if (w.kind != WorkloadKind::inference) {
+      invalid("serving", "--serving vllm plans a server (its KV cache is what the GPU has left), not -w " + to_string(w.kind));
+    }
+    if (!training_option.empty()) invalid("serving", training_option + " plans training; vLLM serving takes --tp");
+    return vllm_layout(spec, w, o);
+  }
+  if (w.kind == WorkloadKind::training) {
+    const std::optional<OverheadOptions> overhead = w.include_overhead ? std::optional(w.overhead) : std::nullopt;
+    LayoutEstimate out =
+        estimate_parallel_training(spec, detail::shape_for(w, w.batch), w.analysis.training, o.parallel, overhead);
+    if (o.gpus.size() == 1) {
+      for (DeviceMemory& d : out.devices) check_against(d, o.gpus.front());
+    }
+    return out;
+  }
+  if (!inference_like(w.kind)) {
+    invalid("workload", "multi-GPU layouts plan training and inference workloads; -w " + to_string(w.kind) +
+                            " is planned on one GPU");
+  }
+  if (!training_option.empty()) {
+    invalid("workload", training_option + " lays out a training step: use -w training (inference over several GPUs: "
+                                          "--tp, --serving vllm or --device-map)");
+  }
+  return tensor_parallel_layout(spec, w, o);
+}
+
+}  // namespace memplan

@@ -1,0 +1,63 @@
+# The issue's test for memplan recommend: on a plan that does not fit, recommend names a change
+# that makes it fit, and the changed plan, run through `memplan estimate` exactly as recommend
+# prints the command, gives the same total, under the limit.
+# -DMEMPLAN=<memplan binary> -DARGS=<recommend arguments joined by @@>
+string(REPLACE "@@" ";" ARGS "${ARGS}")
+
+function(run_json out_var)
+  execute_process(COMMAND "${MEMPLAN}" ${ARGN} --format json RESULT_VARIABLE code OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err TIMEOUT 120)
+  if(NOT code EQUAL 0)
+    message(FATAL_ERROR "memplan ${ARGN}: exit ${code}\n${out}\n${err}")
+  endif()
+  set(${out_var} "${out}" PARENT_SCOPE)
+endfunction()
+
+run_json(rec recommend ${ARGS})
+string(JSON fits GET "${rec}" fits)
+string(JSON limit GET "${rec}" limit_bytes)
+if(fits)
+  message(FATAL_ERROR "the plan was meant not to fit:\n${rec}")
+endif()
+
+# The first change that fits; else the combination, which must fit.
+set(change "")
+string(JSON n LENGTH "${rec}" mitigations)
+if(n GREATER 0)
+  math(EXPR last "${n} - 1")
+  foreach(i RANGE ${last})
+    string(JSON ok GET "${rec}" mitigations ${i} fits)
+    if(ok)
+      string(JSON change GET "${rec}" mitigations ${i})
+      break()
+    endif()
+  endforeach()
+endif()
+if(change STREQUAL "")
+  string(JSON change ERROR_VARIABLE none GET "${rec}" combined)
+  if(none)
+    message(FATAL_ERROR "recommend names no change that fits:\n${rec}")
+  endif()
+  string(JSON ok GET "${change}" fits)
+  if(NOT ok)
+    message(FATAL_ERROR "recommend's combination does not fit:\n${change}")
+  endif()
+endif()
+
+string(JSON total GET "${change}" total_bytes)
+string(JSON length LENGTH "${change}" command)
+set(command "")
+math(EXPR last "${length} - 1")
+foreach(i RANGE 1 ${last})  # element 0 is "memplan"
+  string(JSON word GET "${change}" command ${i})
+  list(APPEND command "${word}")
+endforeach()
+run_json(est ${command})
+string(JSON est_total GET "${est}" total_bytes)
+if(NOT est_total STREQUAL total)
+  message(FATAL_ERROR "recommend says ${total} B for '${command}', estimate says ${est_total} B")
+endif()
+if(est_total GREATER limit)
+  message(FATAL_ERROR "'${command}' needs ${est_total} B, over the limit of ${limit} B")
+endif()
+message(STATUS "${command}: ${est_total} <= ${limit}")

@@ -1,0 +1,206 @@
+#include "memplan/plan/layout.hpp"
+
+#include <gtest/gtest.h>
+
+#include "breakdown_check.hpp"
+#include "memplan/core/error.hpp"
+#include "reference_models.hpp"
+
+namespace memplan {
+namespace {
+
+using testing::llama2_7b;
+
+// meta-llama/Llama-2-70b-hf config.json (as in parallelism_test.cpp).
+ModelSpec llama2_70b() {
+  ModelSpec s = family_defaults(Family::llama);
+  s.name = "llama-2-70b";
+  s.d_model = 8192;
+  s.n_layers = 80;
+  s.n_heads = 64;
+  s.n_kv_heads = 8;
+  s.d_head = 128;
+  s.d_mlp = 28672;
+  s.vocab_size = 32000;
+  s.max_seq_len = 4096;
+  return s;
+}
+
+// nvidia-smi reports an A100-SXM4-80GB as 81920 MiB (configs/gpus.yaml).
+GpuSpec a100_80gb() {
+  GpuSpec g;
+  g.name = "a100-sxm4-80gb";
+  g.memory = Bytes(81920ULL << 20);
+  g.compute_capability = {8, 0};
+  return g;
+}
+
+Workload bf16(WorkloadKind kind, std::uint64_t seq = 2048) {
+  Workload w;
+  w.kind = kind;
+  w.seq_len = seq;
+  w.weights.precision = precisions::bf16;
+  return w;
+}
+
+std::uint64_t bytes_of(const Breakdown& b, const std::string& name) {
+  const Item* item = b.find(name);
+  EXPECT_NE(item, nullptr) << "no component " << name;
+  return item == nullptr ? 0 : item->bytes.count();
+}
+
+template <typename F>
+void expect_invalid(F&& f, const std::string& key) {
+  try {
+    f();
+    ADD_FAILURE() << "expected Error(invalid_input, " << key << ")";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::invalid_input);
+    EXPECT_EQ(e.key(), key) << e.what();
+  }
+}
+
+TEST(Layout, TensorParallelInferenceRunsEachRanksShard) {
+  Workload w = bf16(WorkloadKind::inference);
+  w.include_overhead = false;
+  LayoutOptions o;
+  o.parallel.tensor = 4;
+  const LayoutEstimate l = estimate_layout(llama2_7b(), w, o);
+  ASSERT_EQ(l.devices.size(), 1u);
+  EXPECT_EQ(l.devices[0].count, 4u);
+  const Breakdown& b = l.devices[0].breakdown;
+  testing::expect_consistent(b);
+  // Per rank: q, k, v, o 4096x1024 and gate, up, down 4096x2752 in each of 32 layers; 65
+  // RMSNorm weights of 4096 (whole); token table and LM head 8000x4096. bf16.
+  const std::uint64_t params = 32ULL * (4 * 4096 * 1024 + 3 * 4096 * 2752) + 65 * 4096 + 2 * 8000 * 4096;
+  EXPECT_EQ(bytes_of(b, "weights"), 2 * params);
+  // The KV cache of 8 of the 32 heads: a quarter of Llama-2-7b's 1 GiB at 2048 tokens.
+  EXPECT_EQ(bytes_of(b, "kv_cache"), (1ULL << 30) / 4);
+  EXPECT_FALSE(l.fits().has_value());  // no GPU named
+}
+
+TEST(Layout, VllmFillsWhatUtilizationLeavesWithKvBlocks) {
+  Workload w = bf16(WorkloadKind::inference);
+  LayoutOptions o;
+  o.parallel.tensor = 4;
+  o.vllm = ServingOptions{};
+  o.gpus = {a100_80gb()};
+  const LayoutEstimate l = estimate_layout(llama2_70b(), w, o);
+  ASSERT_TRUE(l.serving.has_value());
+  const ServingCapacity& c = *l.serving;
+  const Breakdown& b = l.devices[0].breakdown;
+  testing::expect_consistent(b);
+  // Per rank: q 8192x2048, k and v 8192x256, o 2048x8192, gate/up/down 8192x7168 per layer
+  // x 80; 161 norms of 8192; token table and LM head 8000x8192; bf16.
+  const std::uint64_t params = 80ULL * (2 * 8192 * 2048 + 2 * 8192 * 256 + 3 * 8192 * 7168) + 161 * 8192 + 2 * 8000 * 8192;
+  EXPECT_EQ(bytes_of(b, "weights"), 2 * params);
+  EXPECT_EQ(2 * params, 34490302464ULL);
+  // One block: 16 tokens x keys and values x 80 layers x 2 KV heads x 128 x 2 B.
+  EXPECT_EQ(c.block_bytes.count(), 16ULL * 2 * 80 * 2 * 128 * 2);
+  // vLLM: non-KV = weights + the profile's activation peak + the cuBLAS workspace (8.125 MiB on an A100).
+  const std::uint64_t cublas = (8ULL << 20) + (128ULL << 10);
+  EXPECT_EQ(c.non_kv.count(), 2 * params + bytes_of(b, "activation_peak") + cublas);
+  EXPECT_EQ(c.requested.count(), 77309411328ULL);  // ceil(0.9 x 85,899,345,920)
+  EXPECT_EQ(c.blocks, (77309411328ULL - c.non_kv.count()) / c.block_bytes.count());
+  EXPECT_EQ(bytes_of(b, "kv_cache"), c.blocks * c.block_bytes.count());
+  EXPECT_EQ(c.max_model_len, 4096u);
+  EXPECT_TRUE(c.holds_a_sequence());
+  EXPECT_EQ(l.fits(), std::optional<bool>(true));
+
+  // On one A100 the bf16 weights alone exceed 0.9 x 80 GiB: no KV cache, vLLM would not start.
+  o.parallel.tensor = 1;
+  const LayoutEstimate one = estimate_layout(llama2_70b(), w, o);
+  EXPECT_EQ(one.serving->blocks, 0u);
+  EXPECT_GT(one.serving->shortfall.count(), 0u);
+  EXPECT_EQ(one.fits(), std::optional<bool>(false));
+}
+
+TEST(Layout, DeviceMapPlacesLlama70bOverThreeA100sWithEachGpusRuntime) {
+  Workload w = bf16(WorkloadKind::extraction);
+  LayoutOptions o;
+  o.device_map = PlacementPolicy::balanced;
+  o.gpus = {a100_80gb(), a100_80gb(), a100_80gb()};
+  const LayoutEstimate l = estimate_layout(llama2_70b(), w, o);
+  ASSERT_EQ(l.devices.size(), 3u);
+  for (const DeviceMemory& d : l.devices) testing::expect_consistent(d.breakdown);
+  EXPECT_EQ(l.devices[0].holds, "token_embedding, layers 0-25");
+  EXPECT_EQ(l.devices[1].holds, "layers 26-53");
+  EXPECT_EQ(l.devices[2].holds, "layers 54-79, final_norm, lm_head");
+  // Weights: the token table (32000x8192) and 26 blocks of 855,654,400 params, bf16.
+  EXPECT_EQ(bytes_of(l.devices[0].breakdown, "weights"), 2 * (262144000ULL + 26 * 855654400ULL));
+  // KV cache of the layers each GPU runs: per layer 2 x 8 heads x 128 x 2048 tokens x 2 B.
+  EXPECT_EQ(bytes_of(l.devices[0].breakdown, "kv_cache"), 26 * 8388608ULL);
+  EXPECT_EQ(bytes_of(l.devices[1].breakdown, "kv_cache"), 28 * 8388608ULL);
+  // The cached hooks, split by the GPU whose layers produce them, add up to the single-GPU cache.
+  const Breakdown whole = estimate_workload(llama2_70b(), w);
+  std::uint64_t hooks = 0;
+  for (const DeviceMemory& d : l.devices) hooks += bytes_of(d.breakdown, "activations");
+  EXPECT_EQ(hooks, bytes_of(whole, "activations"));
+  // The logits are computed on the GPU with the LM head: its working set is the single-GPU one.
+  EXPECT_EQ(bytes_of(l.devices[2].breakdown, "forward_workspace"), bytes_of(whole, "forward_workspace"));
+  EXPECT_TRUE(l.offloaded.empty());
+}
+
+TEST(Layout, DeviceMapOffloadsWhatDoesNotFit) {
+  Workload w = bf16(WorkloadKind::inference);
+  LayoutOptions o;
+  o.device_map = PlacementPolicy::balanced;
+  GpuSpec small = a100_80gb();
+  small.name = "rtx-4090";
+  small.memory = Bytes(24564ULL << 20);
+  o.gpus = {small, small};
+  const LayoutEstimate l = estimate_layout(llama2_70b(), w, o);
+  EXPECT_FALSE(l.offloaded.empty());
+  EXPECT_EQ(l.offloaded.back(), "lm_head (cpu)");
+  EXPECT_EQ(l.fits(), std::optional<bool>(false));
+  EXPECT_GT(l.devices[0].breakdown.host_total().count(), 0u);  // offloaded weights, streamed through GPU 0
+}
+
+TEST(Layout, TrainingLayoutsAreCheckedAgainstTheGpu) {
+  Workload w = bf16(WorkloadKind::training, 4096);
+  LayoutOptions o;
+  o.parallel.tensor = 8;
+  o.parallel.pipeline = 4;
+  o.parallel.data = 2;
+  o.parallel.sharding = Sharding::zero1;
+  o.gpus = {a100_80gb()};
+  const LayoutEstimate l = estimate_layout(llama2_70b(), w, o);
+  ASSERT_EQ(l.devices.size(), 4u);
+  for (const DeviceMemory& d : l.devices) {
+    EXPECT_EQ(d.gpu, "a100-sxm4-80gb");
+    EXPECT_TRUE(d.capacity.has_value());
+  }
+  EXPECT_TRUE(l.fits().has_value());
+}
+
+TEST(Layout, LayoutsThatDoNotApplyAreTypedErrors) {
+  LayoutOptions map;
+  map.device_map = PlacementPolicy::balanced;
+  map.gpus = {a100_80gb()};
+  expect_invalid([&] { estimate_layout(llama2_7b(), bf16(WorkloadKind::training), map); }, "device_map");
+  map.parallel.tensor = 2;
+  expect_invalid([&] { estimate_layout(llama2_7b(), bf16(WorkloadKind::inference), map); }, "device_map");
+
+  LayoutOptions pp;
+  pp.parallel.pipeline = 2;
+  expect_invalid([&] { estimate_layout(llama2_7b(), bf16(WorkloadKind::inference), pp); }, "workload");
+
+  LayoutOptions vllm;
+  vllm.vllm = ServingOptions{};
+  expect_invalid([&] { estimate_layout(llama2_7b(), bf16(WorkloadKind::inference), vllm); }, "gpu");
+  vllm.gpus = {a100_80gb()};
+  expect_invalid([&] { estimate_layout(llama2_7b(), bf16(WorkloadKind::training), vllm); }, "serving");
+  vllm.vllm->max_model_len = 8192;  // Llama-2's context is 4096
+  expect_invalid([&] { estimate_layout(llama2_7b(), bf16(WorkloadKind::inference), vllm); }, "max_model_len");
+
+  LayoutOptions two;
+  two.gpus = {a100_80gb(), a100_80gb()};
+  expect_invalid([&] { estimate_layout(llama2_7b(), bf16(WorkloadKind::inference), two); }, "gpus");
+
+  LayoutOptions sae;
+  sae.parallel.tensor = 2;
+  expect_invalid([&] { estimate_layout(llama2_7b(), bf16(WorkloadKind::sae), sae); }, "workload");
+}
+
+}  // namespace
+}  // namespace memplan
