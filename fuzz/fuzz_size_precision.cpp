@@ -35,7 +35,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   PlanBudget budget;
   if (parses([&] { budget = parse_budget(text); })) {
-    if (budget.kind == BudgetKind::bytes && budget.bytes.count() == 0) fuzz::finding("a budget of 0 bytes", std::string(text));
+    if (budget.kind == BudgetKind::bytes && budget.bytes.count() == 0) {
+      fuzz::finding("a budget of 0 bytes", std::string(text));
+    }
   }
   return 0;
 }

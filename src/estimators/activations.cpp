@@ -104,7 +104,9 @@ bool matches_any(const std::vector<std::string>& globs, std::string_view name) {
 
 }  // namespace
 
-bool hook_name_matches(std::string_view pattern, std::string_view name) { return matches_any(expand_braces(pattern), name); }
+bool hook_name_matches(std::string_view pattern, std::string_view name) {
+  return matches_any(expand_braces(pattern), name);
+}
 
 std::vector<Hook> model_hooks(const ModelSpec& s, std::uint64_t batch, std::uint64_t seq, std::uint64_t key_positions) {
   // Hooks are listed one by one, so their number is bounded before the list is built: at
@@ -216,7 +218,8 @@ std::vector<Hook> selected_hooks(const ModelSpec& spec, const ActivationCacheOpt
   std::vector<std::vector<std::string>> globs;  // each pattern's braces expanded once, not once per hook
   for (const std::string& pattern : o.filter) {
     const std::vector<std::string>& expanded = globs.emplace_back(expand_braces(pattern));
-    const bool matched = std::any_of(all.begin(), all.end(), [&](const Hook& h) { return matches_any(expanded, h.name); });
+    const bool matched =
+        std::any_of(all.begin(), all.end(), [&](const Hook& h) { return matches_any(expanded, h.name); });
     if (!matched) {
       std::vector<std::string> names;
       for (const Hook& h : all) {
@@ -248,7 +251,8 @@ std::vector<Hook> selected_hooks(const ModelSpec& spec, const ActivationCacheOpt
   for (Hook& h : all) {
     if (o.stop_at_layer && (!h.layer ? h.name.starts_with("ln_final") : *h.layer >= *o.stop_at_layer)) continue;
     if (!layers.empty() && (!h.layer || layers.count(*h.layer) == 0)) continue;
-    if (!globs.empty() && std::none_of(globs.begin(), globs.end(), [&](const auto& g) { return matches_any(g, h.name); })) {
+    if (!globs.empty() &&
+        std::none_of(globs.begin(), globs.end(), [&](const auto& g) { return matches_any(g, h.name); })) {
       continue;
     }
     out.push_back(std::move(h));
@@ -351,6 +355,12 @@ std::vector<std::uint64_t> parse_layer_selection(std::string_view text) {
                 "invalid layer selection '" + printable(text) + "': expected numbers and ranges such as 3, 0,5,11 or 0-11",
                 "layers");
   };
+  const auto too_many = [&] {
+    throw Error(ErrorKind::invalid_input,
+                "layer selection '" + printable(text.substr(0, 100)) + "' names more than " +
+                    group_digits(kMaxSelectedLayers) + " layers",
+                "layers");
+  };
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
@@ -364,13 +374,13 @@ std::vector<std::uint64_t> parse_layer_selection(std::string_view text) {
     if (dash == std::string_view::npos) {
       if (!number(item, first)) bad();
       last = first;
-    } else if (!number(item.substr(0, dash), first) || !number(item.substr(dash + 1), last) || first > last ||
-               last - first >= kMaxSelectedLayers) {
+    } else if (!number(item.substr(0, dash), first) || !number(item.substr(dash + 1), last) || first > last) {
       bad();
     }
+    if (last - first >= kMaxSelectedLayers) too_many();
     for (std::uint64_t l = first;; ++l) {  // stops at last: l <= last would never fail for last = 2^64 - 1
       if (seen.insert(l).second) out.push_back(l);
-      if (out.size() > kMaxSelectedLayers) bad();
+      if (out.size() > kMaxSelectedLayers) too_many();
       if (l == last) break;
     }
     start = comma + 1;
