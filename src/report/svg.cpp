@@ -41,6 +41,65 @@ std::string tick_label(Bytes b, Units u) {
   return s;
 }
 
+// The frame both charts share: log2 scales on both axes, the title, the plot's border,
+// grid lines with tick labels, and the x axis' name. Series are drawn with px/py.
+class LogLogFrame {
+ public:
+  LogLogFrame(const std::set<std::uint64_t>& xs, double lo, double hi, std::size_t series, std::size_t longest_label)
+      : xs_(xs) {
+    y0_ = std::floor(std::log2(lo));
+    y1_ = std::ceil(std::log2(hi));
+    if (y1_ <= y0_) y1_ = y0_ + 1;
+    step_ = std::max(1.0, std::ceil((y1_ - y0_) / 8));  // at most ~8 ticks
+    y0_ = std::floor(y0_ / step_) * step_;
+    y1_ = std::max(y0_ + step_, std::ceil(y1_ / step_) * step_);
+    legend_x = left + plot_w + 20;
+    height = std::max(top + plot_h + 70, top + 20.0 * static_cast<double>(series + 4));
+    width = legend_x + 40 + 7.0 * static_cast<double>(longest_label);  // ~7 px per character at 12 px
+    x_min_ = std::log2(static_cast<double>(*xs.begin()));
+    x_max_ = std::log2(static_cast<double>(*xs.rbegin()));
+  }
+
+  double px(std::uint64_t x) const {
+    if (x_max_ <= x_min_) return left + plot_w / 2;
+    return left + (std::log2(static_cast<double>(x)) - x_min_) / (x_max_ - x_min_) * plot_w;
+  }
+  double py(double bytes) const { return top + plot_h - (std::log2(bytes) - y0_) / (y1_ - y0_) * plot_h; }
+
+  // Returns the opening of the document: title, border, grid and ticks, the x axis' name.
+  std::string open(const std::string& title, const std::string& x_name, Units units) const {
+    std::string s;
+    s += fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" viewBox="0 0 {:.0f} {:.0f}" font-family="sans-serif" font-size="12">)"
+                     "\n",
+                     width, height, width, height);
+    s += R"(<rect width="100%" height="100%" fill="white"/>)" "\n";
+    s += fmt::format(R"(<text x="{:.0f}" y="24" font-size="15">{}</text>)" "\n", left, xml(title));
+    s += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="none" stroke="#333"/>)" "\n", left,
+                     top, plot_w, plot_h);
+    for (double e = y0_; e <= y1_ + 1e-9; e += step_) {
+      const double y = py(std::exp2(e));
+      s += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/>)" "\n", left, y, left + plot_w, y);
+      s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end">{}</text>)" "\n", left - 6, y + 4,
+                       xml(tick_label(Bytes(static_cast<std::uint64_t>(std::exp2(e))), units)));
+    }
+    for (const std::uint64_t x : xs_) {
+      s += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#eee"/>)" "\n", px(x), top, px(x),
+                       top + plot_h);
+      s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)" "\n", px(x), top + plot_h + 18, x);
+    }
+    s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)" "\n", left + plot_w / 2,
+                     top + plot_h + 40, xml(x_name));
+    return s;
+  }
+
+  static constexpr double left = 90, plot_w = 560, top = 50, plot_h = 360;
+  double legend_x = 0, width = 0, height = 0;
+
+ private:
+  const std::set<std::uint64_t>& xs_;
+  double y0_ = 0, y1_ = 0, step_ = 1, x_min_ = 0, x_max_ = 0;
+};
+
 }  // namespace
 
 std::string sweep_svg(const SweepReport& r, Units units) {
@@ -79,48 +138,15 @@ std::string sweep_svg(const SweepReport& r, Units units) {
   if (r.limit && r.limit->count() > 0) extend(static_cast<double>(r.limit->count()));
   if (r.device && r.device->memory.count() > 0) extend(static_cast<double>(r.device->memory.count()));
 
-  // y: log2 scale between powers of two around the data, at most ~8 ticks.
-  double y0 = std::floor(std::log2(lo)), y1 = std::ceil(std::log2(hi));
-  if (y1 <= y0) y1 = y0 + 1;
-  const double step = std::max(1.0, std::ceil((y1 - y0) / 8));
-  y0 = std::floor(y0 / step) * step;
-  y1 = std::max(y0 + step, std::ceil(y1 / step) * step);
-
-  const double left = 90, plot_w = 560, top = 50, plot_h = 360;
-  const double legend_x = left + plot_w + 20;
-  const double height = std::max(top + plot_h + 70, top + 20.0 * static_cast<double>(series.size() + 3));
   std::size_t longest = 0;
   for (const Series& sr : series) longest = std::max(longest, sr.label.size());
-  const double width = legend_x + 40 + 7.0 * static_cast<double>(longest);  // ~7 px per character at 12 px
-  const double x_min = std::log2(static_cast<double>(*xs.begin())), x_max = std::log2(static_cast<double>(*xs.rbegin()));
-  const auto px = [&](std::uint64_t x) {
-    if (x_max <= x_min) return left + plot_w / 2;
-    return left + (std::log2(static_cast<double>(x)) - x_min) / (x_max - x_min) * plot_w;
-  };
-  const auto py = [&](double bytes) { return top + plot_h - (std::log2(bytes) - y0) / (y1 - y0) * plot_h; };
+  const LogLogFrame f(xs, lo, hi, series.size(), longest);
+  const double left = LogLogFrame::left, plot_w = LogLogFrame::plot_w, top = LogLogFrame::top, legend_x = f.legend_x;
+  const auto px = [&](std::uint64_t x) { return f.px(x); };
+  const auto py = [&](double bytes) { return f.py(bytes); };
 
-  std::string s;
-  s += fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" viewBox="0 0 {:.0f} {:.0f}" font-family="sans-serif" font-size="12">)"
-                   "\n",
-                   width, height, width, height);
-  s += fmt::format(R"(<rect width="100%" height="100%" fill="white"/>)" "\n");
-  s += fmt::format(R"(<text x="{:.0f}" y="24" font-size="15">{}</text>)" "\n", left,
-                   xml(fmt::format("memplan sweep: total memory against {} (log scales)", by_seq ? "sequence length" : "batch size")));
-  // Axes, grid and ticks.
-  s += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="none" stroke="#333"/>)" "\n", left,
-                   top, plot_w, plot_h);
-  for (double e = y0; e <= y1 + 1e-9; e += step) {
-    const double y = py(std::exp2(e));
-    s += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/>)" "\n", left, y, left + plot_w, y);
-    s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end">{}</text>)" "\n", left - 6, y + 4,
-                     xml(tick_label(Bytes(static_cast<std::uint64_t>(std::exp2(e))), units)));
-  }
-  for (const std::uint64_t x : xs) {
-    s += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#eee"/>)" "\n", px(x), top, px(x), top + plot_h);
-    s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)" "\n", px(x), top + plot_h + 18, x);
-  }
-  s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)" "\n", left + plot_w / 2,
-                   top + plot_h + 40, by_seq ? "sequence length (tokens)" : "batch size (sequences)");
+  std::string s = f.open(fmt::format("memplan sweep: total memory against {} (log scales)", by_seq ? "sequence length" : "batch size"),
+                         by_seq ? "sequence length (tokens)" : "batch size (sequences)", units);
   // The device's memory and the limit.
   const auto hline = [&](Bytes b, const char* colour, const char* dash, const std::string& label) {
     const double y = py(static_cast<double>(b.count()));
@@ -187,46 +213,16 @@ std::string measure_svg(const MeasureReport& r, Units units) {
   }
   if (xs.empty() || hi == 0) throw Error(ErrorKind::invalid_input, "no measured point to plot", "svg");
 
-  double y0 = std::floor(std::log2(lo)), y1 = std::ceil(std::log2(hi));
-  if (y1 <= y0) y1 = y0 + 1;
-  const double step = std::max(1.0, std::ceil((y1 - y0) / 8));
-  y0 = std::floor(y0 / step) * step;
-  y1 = std::max(y0 + step, std::ceil(y1 / step) * step);
-
-  const double left = 90, plot_w = 560, top = 50, plot_h = 360, legend_x = left + plot_w + 20;
-  std::size_t longest = 0;
+  std::size_t longest = 22;  // "estimate; dots: measured"
   for (const Series& sr : series) longest = std::max(longest, sr.label.size());
-  const double width = legend_x + 40 + 7.0 * static_cast<double>(std::max<std::size_t>(longest, 22));
-  const double height = std::max(top + plot_h + 70, top + 20.0 * static_cast<double>(series.size() + 4));
-  const double x_min = std::log2(static_cast<double>(*xs.begin())), x_max = std::log2(static_cast<double>(*xs.rbegin()));
-  const auto px = [&](std::uint64_t x) {
-    if (x_max <= x_min) return left + plot_w / 2;
-    return left + (std::log2(static_cast<double>(x)) - x_min) / (x_max - x_min) * plot_w;
-  };
-  const auto py = [&](double bytes) { return top + plot_h - (std::log2(bytes) - y0) / (y1 - y0) * plot_h; };
+  const LogLogFrame f(xs, lo, hi, series.size(), longest);
+  const double top = LogLogFrame::top, legend_x = f.legend_x;
+  const auto px = [&](std::uint64_t x) { return f.px(x); };
+  const auto py = [&](double bytes) { return f.py(bytes); };
 
-  std::string s;
-  s += fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" viewBox="0 0 {:.0f} {:.0f}" font-family="sans-serif" font-size="12">)"
-                   "\n",
-                   width, height, width, height);
-  s += R"(<rect width="100%" height="100%" fill="white"/>)" "\n";
-  s += fmt::format(R"(<text x="{:.0f}" y="24" font-size="15">{}</text>)" "\n", left,
-                   xml(fmt::format("memplan measure {} on {}, {} {}: peak memory (log-log)", r.kernel, r.device, r.dtype,
-                                   r.parameters)));
-  s += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="none" stroke="#333"/>)" "\n", left,
-                   top, plot_w, plot_h);
-  for (double e = y0; e <= y1 + 1e-9; e += step) {
-    const double y = py(std::exp2(e));
-    s += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/>)" "\n", left, y, left + plot_w, y);
-    s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end">{}</text>)" "\n", left - 6, y + 4,
-                     xml(tick_label(Bytes(static_cast<std::uint64_t>(std::exp2(e))), units)));
-  }
-  for (const std::uint64_t x : xs) {
-    s += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#eee"/>)" "\n", px(x), top, px(x), top + plot_h);
-    s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)" "\n", px(x), top + plot_h + 18, x);
-  }
-  s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)" "\n", left + plot_w / 2,
-                   top + plot_h + 40, xml(r.size_label));
+  std::string s = f.open(fmt::format("memplan measure {} on {}, {} {}: peak memory (log-log)", r.kernel, r.device, r.dtype,
+                                     r.parameters),
+                         r.size_label, units);
   for (std::size_t i = 0; i < series.size(); ++i) {
     Series& sr = series[i];
     const char* colour = kColours[i % kColours.size()];
