@@ -101,8 +101,12 @@ TEST(Sweep, MoreBatchOrSequenceNeverCostsLess) {
   const std::vector<SweepRow> rows = run_sweep({gpt2()}, Workload{}, a, std::nullopt);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     ASSERT_TRUE(rows[i].total) << rows[i].error;
-    if (i % 3 != 0) EXPECT_GE(*rows[i].total, *rows[i - 1].total) << "seq " << rows[i].point.seq;
-    if (i % 9 >= 3) EXPECT_GE(*rows[i].total, *rows[i - 3].total) << "batch " << rows[i].point.batch;
+    if (i % 3 != 0) {
+      EXPECT_GE(*rows[i].total, *rows[i - 1].total) << "seq " << rows[i].point.seq;
+    }
+    if (i % 9 >= 3) {
+      EXPECT_GE(*rows[i].total, *rows[i - 3].total) << "batch " << rows[i].point.batch;
+    }
   }
 }
 
