@@ -5,8 +5,6 @@
 
 namespace memplan::detail {
 
-namespace {
-
 using nlohmann::ordered_json;
 
 ordered_json item_json(const Item& item) {
@@ -27,6 +25,8 @@ ordered_json item_json(const Item& item) {
   }
   return j;
 }
+
+namespace {
 
 ordered_json tflops_json(const GpuSpec& g) {
   ordered_json j = ordered_json::object();

@@ -14,25 +14,6 @@ namespace {
 
 using nlohmann::ordered_json;
 
-ordered_json item_json(const Item& item) {
-  ordered_json j;
-  j["name"] = item.name;
-  j["bytes"] = item.bytes.count();
-  if (item.params) j["params"] = *item.params;
-  j["formula"] = item.formula;
-  if (!item.note.empty()) j["note"] = item.note;
-  if (item.low && item.high) {
-    j["bytes_low"] = item.low->count();
-    j["bytes_high"] = item.high->count();
-  }
-  if (!item.detail.empty()) {
-    ordered_json detail = ordered_json::array();
-    for (const Item& d : item.detail) detail.push_back(item_json(d));
-    j["detail"] = detail;
-  }
-  return j;
-}
-
 ordered_json header_json(const EstimateReport& r) {
   ordered_json j;
   j["schema_version"] = json_schema_version;

@@ -1,9 +1,15 @@
 // The concrete printers; private to memplan::report.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include "memplan/report/printer.hpp"
 
 namespace memplan::detail {
+
+// One breakdown row and its detail as JSON (json_printer.cpp); the layout printer's
+// per-device rows use it too.
+nlohmann::ordered_json item_json(const Item& item);
 
 class TablePrinter final : public Printer {
  public:

@@ -8,8 +8,6 @@
 
 namespace memplan::cli {
 
-namespace {
-
 Precision float_option(const std::string& text, const char* option) {
   const Precision p = parse_precision(text);
   if (is_quantized(p)) {
@@ -18,8 +16,6 @@ Precision float_option(const std::string& text, const char* option) {
   }
   return p;
 }
-
-}  // namespace
 
 void add_analysis_options(CLI::App& cmd, AnalysisArgs& a) {
   const std::string g = "Training and analyses (--workload training, sae, fisher_spectrum, ...)";

@@ -77,6 +77,10 @@ struct AnalysisArgs {
 };
 
 // Registers the options above on `cmd` (grouped under "Training and analyses").
+// Returns `text` parsed as a float precision; Error(invalid_input) naming `option` when it
+// is a quantised one.
+Precision float_option(const std::string& text, const char* option);
+
 void add_analysis_options(CLI::App& cmd, AnalysisArgs& args);
 
 // Sets workload.analysis from `args` (and the largest GPU of the built-in table, for the

@@ -8,19 +8,6 @@
 
 namespace memplan::cli {
 
-namespace {
-
-Precision float_precision(const std::string& text, const char* option) {
-  const Precision p = parse_precision(text);
-  if (is_quantized(p)) {
-    throw Error(ErrorKind::invalid_input,
-                std::string(option) + " must be a float precision (fp32, tf32, bf16, fp16), got '" + text + "'", option);
-  }
-  return p;
-}
-
-}  // namespace
-
 void add_workload_shape_options(CLI::App& cmd, WorkloadArgs& a) {
   cmd.add_option("-w,--workload", a.workload,
                  "weights, inference, generation, extraction, streaming_extraction, or a training /\n"
@@ -70,9 +57,9 @@ Workload build_workload(const WorkloadArgs& a, const ModelSpec& spec, const CLI:
   w.seq_len = a.seq ? a.seq : std::min<std::uint64_t>(2048, spec.max_seq_len);
   w.new_tokens = a.new_tokens;
   if (w.kind == WorkloadKind::generation && w.new_tokens == 0 && cmd.count("--new-tokens") == 0) w.new_tokens = 256;
-  w.weights.unquantized = float_precision(a.unquantized, "--unquantized");
+  w.weights.unquantized = float_option(a.unquantized, "--unquantized");
   w.weights.quantize_lm_head = a.quantize_lm_head;
-  if (!a.compute.empty()) w.compute = float_precision(a.compute, "--compute");
+  if (!a.compute.empty()) w.compute = float_option(a.compute, "--compute");
   if (!a.kv_precision.empty()) w.kv_precision = parse_precision(a.kv_precision);
   w.kv_page_tokens = a.kv_page;
   w.kv_cache = !a.no_kv_cache;
