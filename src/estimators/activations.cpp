@@ -102,6 +102,36 @@ bool matches_any(const std::vector<std::string>& globs, std::string_view name) {
   return std::any_of(globs.begin(), globs.end(), [&](const std::string& g) { return glob(g, name); });
 }
 
+// One filter pattern, braces expanded. Exact names are found in a set and globs by their
+// literal prefix, so blocks.{0-9999}.* against DeepSeek-V3's ~48,000 hooks costs a few
+// lookups per hook, not 10,000 glob matches (which made selection quadratic).
+class PatternMatcher {
+ public:
+  explicit PatternMatcher(const std::vector<std::string>& names) {
+    for (const std::string& n : names) {
+      const std::size_t wildcard = n.find_first_of("*?");
+      if (wildcard == std::string::npos) {
+        exact_.insert(n);
+      } else {
+        globs_by_prefix_[n.substr(0, wildcard)].push_back(n);
+      }
+    }
+  }
+
+  bool matches(std::string_view name) const {
+    if (exact_.find(name) != exact_.end()) return true;
+    for (std::size_t length = 0; length <= name.size(); ++length) {
+      const auto it = globs_by_prefix_.find(name.substr(0, length));
+      if (it != globs_by_prefix_.end() && matches_any(it->second, name)) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::set<std::string, std::less<>> exact_;
+  std::map<std::string, std::vector<std::string>, std::less<>> globs_by_prefix_;
+};
+
 }  // namespace
 
 bool hook_name_matches(std::string_view pattern, std::string_view name) {
@@ -215,11 +245,10 @@ Bytes hook_bytes(const Hook& h, const ActivationCacheOptions& o) {
 
 std::vector<Hook> selected_hooks(const ModelSpec& spec, const ActivationCacheOptions& o) {
   std::vector<Hook> all = model_hooks(spec, o.batch, o.seq, o.key_positions);
-  std::vector<std::vector<std::string>> globs;  // each pattern's braces expanded once, not once per hook
+  std::vector<PatternMatcher> patterns;  // each pattern's braces expanded once, not once per hook
   for (const std::string& pattern : o.filter) {
-    const std::vector<std::string>& expanded = globs.emplace_back(expand_braces(pattern));
-    const bool matched =
-        std::any_of(all.begin(), all.end(), [&](const Hook& h) { return matches_any(expanded, h.name); });
+    const PatternMatcher& matcher = patterns.emplace_back(expand_braces(pattern));
+    const bool matched = std::any_of(all.begin(), all.end(), [&](const Hook& h) { return matcher.matches(h.name); });
     if (!matched) {
       std::vector<std::string> names;
       for (const Hook& h : all) {
@@ -251,8 +280,8 @@ std::vector<Hook> selected_hooks(const ModelSpec& spec, const ActivationCacheOpt
   for (Hook& h : all) {
     if (o.stop_at_layer && (!h.layer ? h.name.starts_with("ln_final") : *h.layer >= *o.stop_at_layer)) continue;
     if (!layers.empty() && (!h.layer || layers.count(*h.layer) == 0)) continue;
-    if (!globs.empty() &&
-        std::none_of(globs.begin(), globs.end(), [&](const auto& g) { return matches_any(g, h.name); })) {
+    if (!patterns.empty() &&
+        std::none_of(patterns.begin(), patterns.end(), [&](const auto& p) { return p.matches(h.name); })) {
       continue;
     }
     out.push_back(std::move(h));

@@ -74,6 +74,20 @@ TEST(Activations, GlobsBracesAndLayerLists) {
   EXPECT_FALSE(hook_name_matches("blocks.{1,3}.attn.hook_?", "blocks.2.attn.hook_q"));
 }
 
+TEST(Activations, ExactNamesAndGlobsInOnePatternSelectTheirUnion) {
+  // blocks.{0-2}.hook_resid_post names 3 hooks exactly; blocks.1{,0,1}.attn.hook_? is a glob
+  // per block 1, 10 and 11 matching hook_q, hook_k, hook_v and hook_z (hook_attn_scores and
+  // hook_pattern are longer): 3 + 3 x 4 = 15 hooks, in the model's order.
+  ActivationCacheOptions o = fp32_1024();
+  o.filter = {"blocks.{0-2}.hook_resid_post", "blocks.1{,0,1}.attn.hook_?"};
+  const std::vector<Hook> hooks = selected_hooks(gpt2(), o);
+  ASSERT_EQ(hooks.size(), 15U);
+  EXPECT_EQ(hooks[0].name, "blocks.0.hook_resid_post");
+  EXPECT_EQ(hooks[1].name, "blocks.1.attn.hook_q");
+  EXPECT_EQ(hooks[5].name, "blocks.1.hook_resid_post");
+  EXPECT_EQ(hooks.back().name, "blocks.11.attn.hook_z");
+}
+
 TEST(Activations, TransformerLensOptionsChangeTheFigure) {
   ActivationCacheOptions o = fp32_1024();
   o.filter = {"blocks.*.hook_resid_post"};
