@@ -22,10 +22,14 @@ void run_7b(benchmark::State& state, Estimate estimate) {
 void BM_weights_estimate_7b(benchmark::State& state) { run_7b(state, weights); }
 void BM_weights_kv_cache_estimate_7b(benchmark::State& state) { run_7b(state, weights_kv_cache); }
 void BM_full_estimate_7b(benchmark::State& state) { run_7b(state, full); }
+void BM_weights_totals_7b(benchmark::State& state) { run_7b(state, weights_totals); }
+void BM_full_totals_7b(benchmark::State& state) { run_7b(state, full_totals); }
 
 BENCHMARK(BM_weights_estimate_7b);
 BENCHMARK(BM_weights_kv_cache_estimate_7b);
 BENCHMARK(BM_full_estimate_7b);
+BENCHMARK(BM_weights_totals_7b);
+BENCHMARK(BM_full_totals_7b);
 
 // Where the weights estimate's time goes (docs/performance.md): enumerating the tensors
 // (strings for every group), and the checked arithmetic alone over tensors enumerated once.

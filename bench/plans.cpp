@@ -24,13 +24,27 @@ Bytes weights_kv_cache(const Plan& plan) {
   return weights(plan) + estimate_kv_cache(*plan.model, kv).total();
 }
 
-Bytes full(const Plan& plan) {
+namespace {
+
+Workload workload_of(const Plan& plan, WorkloadKind kind) {
   Workload workload;
-  workload.kind = WorkloadKind::inference;
+  workload.kind = kind;
   workload.batch = plan.batch;
   workload.seq_len = plan.seq;
   workload.weights.precision = plan.precision;
-  return estimate_workload(*plan.model, workload).total();
+  return workload;
+}
+
+}  // namespace
+
+Bytes full(const Plan& plan) { return estimate_workload(*plan.model, workload_of(plan, WorkloadKind::inference)).total(); }
+
+Bytes weights_totals(const Plan& plan) {
+  return estimate_workload_bytes(*plan.model, workload_of(plan, WorkloadKind::weights)).total;
+}
+
+Bytes full_totals(const Plan& plan) {
+  return estimate_workload_bytes(*plan.model, workload_of(plan, WorkloadKind::inference)).total;
 }
 
 const Plan& llama_2_7b_plan() {

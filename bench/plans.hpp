@@ -32,6 +32,9 @@ Bytes weights_kv_cache(const Plan& plan);
 // The full estimate: an inference workload (estimate_workload): weights, KV cache, the
 // forward pass's working set (activations) and overhead.
 Bytes full(const Plan& plan);
+// The same two through the totals-only path (estimate_workload_bytes): no breakdown built.
+Bytes weights_totals(const Plan& plan);
+Bytes full_totals(const Plan& plan);
 
 // llama-2-7b in bf16, batch 1, 4096 tokens. The model is loaded once, outside any timing.
 const Plan& llama_2_7b_plan();

@@ -35,10 +35,14 @@ void sweep(benchmark::State& state, Estimate estimate) {
 void BM_sweep_million_plans(benchmark::State& state) { sweep(state, weights); }
 void BM_sweep_million_plans_kv_cache(benchmark::State& state) { sweep(state, weights_kv_cache); }
 void BM_sweep_million_plans_full(benchmark::State& state) { sweep(state, full); }
+void BM_sweep_million_plans_weights_totals(benchmark::State& state) { sweep(state, weights_totals); }
+void BM_sweep_million_plans_full_totals(benchmark::State& state) { sweep(state, full_totals); }
 
 BENCHMARK(BM_sweep_million_plans)->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
 BENCHMARK(BM_sweep_million_plans_kv_cache)->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
 BENCHMARK(BM_sweep_million_plans_full)->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
+BENCHMARK(BM_sweep_million_plans_weights_totals)->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
+BENCHMARK(BM_sweep_million_plans_full_totals)->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
 
 }  // namespace
 }  // namespace memplan::bench

@@ -11,32 +11,13 @@ namespace memplan {
 namespace {
 // Wide enough for a 64-bit mantissa times 2^50; __extension__ keeps -Wpedantic quiet.
 __extension__ typedef unsigned __int128 Wide;
-
-[[noreturn]] void overflow(std::string_view what, std::uint64_t a, char op, std::uint64_t b) {
-  throw Error(ErrorKind::overflow, "arithmetic overflow computing " + std::string(what) + ": " +
-                                       std::to_string(a) + ' ' + op + ' ' + std::to_string(b) +
-                                       " exceeds 2^64 - 1");
-}
 }  // namespace
 
-std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, std::string_view what) {
-  std::uint64_t sum = 0;
-  if (__builtin_add_overflow(a, b, &sum)) overflow(what, a, '+', b);
-  return sum;
-}
-
-std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, std::string_view what) {
-  std::uint64_t product = 0;
-  if (__builtin_mul_overflow(a, b, &product)) overflow(what, a, '*', b);
-  return product;
-}
-
-Bytes Bytes::plus(Bytes other, std::string_view what) const {
-  return Bytes(checked_add(count_, other.count_, what));
-}
-
-Bytes Bytes::times(std::uint64_t factor, std::string_view what) const {
-  return Bytes(checked_mul(count_, factor, what));
+void detail::throw_overflow(std::string_view what, std::string_view subject, std::uint64_t a, char op,
+                            std::uint64_t b) {
+  const std::string quantity = subject.empty() ? std::string(what) : std::string(what) + " " + std::string(subject);
+  throw Error(ErrorKind::overflow, "arithmetic overflow computing " + quantity + ": " + std::to_string(a) + ' ' + op +
+                                       ' ' + std::to_string(b) + " exceeds 2^64 - 1");
 }
 
 namespace {

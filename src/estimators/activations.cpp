@@ -27,27 +27,62 @@ class HookList {
   std::vector<Hook>& out_;
 };
 
-// A pattern may name at most this many hooks once its braces are expanded: blocks.{0-79}
-// needs 80, and a product of ranges should not exhaust memory.
-constexpr std::size_t kMaxPatternNames = 10000;
+// A pattern's comma lists may multiply out to at most this many alternatives: {a,b}{c,d}
+// is 4, and twenty such lists would be a million. Ranges ({0-79}) do not count: they are
+// matched as numbers, not listed.
+constexpr std::size_t kMaxPatternAlternatives = 10000;
 
-[[noreturn]] void too_many_names(std::string_view pattern) {
+[[noreturn]] void too_many_alternatives(std::string_view pattern) {
   throw Error(ErrorKind::invalid_input,
-              "hook pattern '" + printable(pattern) + "' expands to more than " + group_digits(kMaxPatternNames) +
-                  " names: use a glob such as blocks.*.hook_resid_post",
+              "hook pattern '" + printable(pattern) + "' expands to more than " + group_digits(kMaxPatternAlternatives) +
+                  " names: use a glob such as blocks.*.hook_resid_post or a range such as blocks.{0-79}",
               "activation_cache_filter");
 }
 
-std::vector<std::string> expand_braces(std::string_view pattern) {
+// One step of a pattern: literal text, '?' (one character), '*' (any run), or an integer
+// range {first-last} that matches a number written without leading zeros.
+struct Token {
+  enum Kind { literal, one, run, range } kind = literal;
+  std::string text;
+  std::uint64_t first = 0, last = 0;
+};
+using Tokens = std::vector<Token>;
+
+void append_glob_text(Tokens& out, std::string_view text) {
+  for (const char c : text) {
+    if (c == '*' || c == '?') {
+      out.push_back({c == '*' ? Token::run : Token::one, "", 0, 0});
+    } else if (!out.empty() && out.back().kind == Token::literal) {
+      out.back().text += c;
+    } else {
+      out.push_back({Token::literal, std::string(1, c), 0, 0});
+    }
+  }
+}
+
+void append(Tokens& out, const Tokens& more) {
+  for (const Token& t : more) {
+    if (t.kind == Token::literal && !out.empty() && out.back().kind == Token::literal) {
+      out.back().text += t.text;
+    } else {
+      out.push_back(t);
+    }
+  }
+}
+
+// Expands the comma lists of `pattern` ({0,5,11}) into token sequences; a range item stays
+// one token. An unclosed '{' is literal, as a shell leaves it.
+std::vector<Tokens> expand_pattern(std::string_view pattern, std::string_view whole) {
   const std::size_t open = pattern.find('{');
-  if (open == std::string_view::npos) return {std::string(pattern)};
-  const std::size_t close = pattern.find('}', open);
-  if (close == std::string_view::npos) return {std::string(pattern)};
-  const std::string_view head = pattern.substr(0, open);
+  const std::size_t close = open == std::string_view::npos ? open : pattern.find('}', open);
+  if (close == std::string_view::npos) {
+    Tokens all;
+    append_glob_text(all, pattern);
+    return {all};
+  }
   const std::string_view body = pattern.substr(open + 1, close - open - 1);
-  std::vector<std::string> alternatives;
-  std::size_t start = 0;
-  while (start <= body.size()) {
+  std::vector<Tokens> items;
+  for (std::size_t start = 0; start <= body.size();) {
     const std::size_t comma = std::min(body.find(',', start), body.size());
     const std::string_view item = body.substr(start, comma - start);
     std::uint64_t first = 0, last = 0;
@@ -56,64 +91,86 @@ std::vector<std::string> expand_braces(std::string_view pattern) {
       const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
       return ec == std::errc() && end == t.data() + t.size() && !t.empty();
     };
+    Tokens tokens;
     if (dash != std::string_view::npos && number(item.substr(0, dash), first) &&
         number(item.substr(dash + 1), last) && first <= last) {
-      if (last - first >= kMaxPatternNames) too_many_names(pattern);
-      for (std::uint64_t v = first;; ++v) {  // stops at last: v <= last would never fail for last = 2^64 - 1
-        alternatives.push_back(std::to_string(v));
-        if (v == last) break;
-      }
+      tokens.push_back({Token::range, "", first, last});
     } else {
-      alternatives.emplace_back(item);
+      append_glob_text(tokens, item);
     }
-    if (alternatives.size() > kMaxPatternNames) too_many_names(pattern);
+    items.push_back(std::move(tokens));
+    if (items.size() > kMaxPatternAlternatives) too_many_alternatives(whole);
     start = comma + 1;
   }
-  const std::vector<std::string> tails = expand_braces(pattern.substr(close + 1));
-  if (alternatives.size() * tails.size() > kMaxPatternNames) too_many_names(pattern);  // both <= 10^4: no wrap
-  std::vector<std::string> out;
-  for (const std::string& tail : tails) {
-    for (const std::string& alt : alternatives) out.push_back(std::string(head) + alt + tail);
+  const std::vector<Tokens> tails = expand_pattern(pattern.substr(close + 1), whole);
+  if (items.size() * tails.size() > kMaxPatternAlternatives) too_many_alternatives(whole);  // both <= 10^4: no wrap
+  Tokens head;
+  append_glob_text(head, pattern.substr(0, open));
+  std::vector<Tokens> out;
+  for (const Tokens& tail : tails) {
+    for (const Tokens& item : items) {
+      Tokens& t = out.emplace_back(head);
+      append(t, item);
+      append(t, tail);
+    }
   }
   return out;
 }
 
-bool glob(std::string_view p, std::string_view s) {
-  std::size_t pi = 0, si = 0, star = std::string_view::npos, mark = 0;
-  while (si < s.size()) {
-    if (pi < p.size() && (p[pi] == '?' || p[pi] == s[si])) {
-      ++pi;
-      ++si;
-    } else if (pi < p.size() && p[pi] == '*') {
-      star = pi++;
-      mark = si;
-    } else if (star != std::string_view::npos) {
-      pi = star + 1;
-      si = ++mark;
-    } else {
-      return false;
+// Whether `tokens` match all of `name`: the set of positions reachable after each token,
+// so '*' and ranges never backtrack (tokens x length x at most 20 digits).
+bool matches_tokens(const Tokens& tokens, std::string_view name) {
+  std::vector<char> at(name.size() + 1, 0), next(name.size() + 1, 0);
+  at[0] = 1;
+  for (const Token& t : tokens) {
+    std::fill(next.begin(), next.end(), 0);
+    bool any = false;
+    for (std::size_t pos = 0; pos <= name.size(); ++pos) {
+      if (!at[pos]) continue;
+      any = true;
+      switch (t.kind) {
+        case Token::literal:
+          if (name.substr(pos).starts_with(t.text)) next[pos + t.text.size()] = 1;
+          break;
+        case Token::one:
+          if (pos < name.size()) next[pos + 1] = 1;
+          break;
+        case Token::run:
+          std::fill(next.begin() + static_cast<std::ptrdiff_t>(pos), next.end(), 1);
+          break;
+        case Token::range: {
+          std::uint64_t value = 0;
+          for (std::size_t end = pos; end < name.size() && name[end] >= '0' && name[end] <= '9'; ++end) {
+            if (end > pos && name[pos] == '0') break;  // "07" is not how a layer number is written
+            if (__builtin_mul_overflow(value, 10, &value) ||
+                __builtin_add_overflow(value, static_cast<std::uint64_t>(name[end] - '0'), &value)) {
+              break;
+            }
+            if (value > t.last) break;
+            if (value >= t.first) next[end + 1] = 1;
+          }
+          break;
+        }
+      }
     }
+    if (!any) return false;
+    at.swap(next);
   }
-  while (pi < p.size() && p[pi] == '*') ++pi;
-  return pi == p.size();
+  return at[name.size()] != 0;
 }
 
-bool matches_any(const std::vector<std::string>& globs, std::string_view name) {
-  return std::any_of(globs.begin(), globs.end(), [&](const std::string& g) { return glob(g, name); });
-}
-
-// One filter pattern, braces expanded. Exact names are found in a set and globs by their
-// literal prefix, so blocks.{0-9999}.* against DeepSeek-V3's ~48,000 hooks costs a few
-// lookups per hook, not 10,000 glob matches (which made selection quadratic).
+// One filter pattern. Alternatives that are plain names are found in a set; the others
+// (globs and ranges) are tried only on names that start with their literal prefix, so
+// neither blocks.{0-9999}.* nor {a,b,...} lists make selection hooks x alternatives.
 class PatternMatcher {
  public:
-  explicit PatternMatcher(const std::vector<std::string>& names) {
-    for (const std::string& n : names) {
-      const std::size_t wildcard = n.find_first_of("*?");
-      if (wildcard == std::string::npos) {
-        exact_.insert(n);
+  explicit PatternMatcher(std::string_view pattern) {
+    for (Tokens& t : expand_pattern(pattern, pattern)) {
+      if (t.empty() || (t.size() == 1 && t.front().kind == Token::literal)) {
+        exact_.insert(t.empty() ? std::string() : t.front().text);
       } else {
-        globs_by_prefix_[n.substr(0, wildcard)].push_back(n);
+        const std::string prefix = t.front().kind == Token::literal ? t.front().text : std::string();
+        by_prefix_[prefix].push_back(std::move(t));
       }
     }
   }
@@ -121,21 +178,24 @@ class PatternMatcher {
   bool matches(std::string_view name) const {
     if (exact_.find(name) != exact_.end()) return true;
     for (std::size_t length = 0; length <= name.size(); ++length) {
-      const auto it = globs_by_prefix_.find(name.substr(0, length));
-      if (it != globs_by_prefix_.end() && matches_any(it->second, name)) return true;
+      const auto it = by_prefix_.find(name.substr(0, length));
+      if (it == by_prefix_.end()) continue;
+      for (const Tokens& t : it->second) {
+        if (matches_tokens(t, name)) return true;
+      }
     }
     return false;
   }
 
  private:
   std::set<std::string, std::less<>> exact_;
-  std::map<std::string, std::vector<std::string>, std::less<>> globs_by_prefix_;
+  std::map<std::string, std::vector<Tokens>, std::less<>> by_prefix_;
 };
 
 }  // namespace
 
 bool hook_name_matches(std::string_view pattern, std::string_view name) {
-  return matches_any(expand_braces(pattern), name);
+  return PatternMatcher(pattern).matches(name);
 }
 
 std::vector<Hook> model_hooks(const ModelSpec& s, std::uint64_t batch, std::uint64_t seq, std::uint64_t key_positions) {
@@ -235,10 +295,10 @@ Bytes hook_bytes(const Hook& h, const ActivationCacheOptions& o) {
       size = std::min(size, o.pos_slice);
       sliced = true;
     }
-    elements = checked_mul(elements, size, "elements of " + h.name);
+    elements = checked_mul(elements, size, "elements of", h.name);
   }
   const std::uint64_t bits = h.element_bits ? h.element_bits : element_bits(o.precision.format);
-  Bytes bytes(ceil_div(checked_mul(elements, bits, "bits of " + h.name), 8));
+  Bytes bytes(ceil_div(checked_mul(elements, bits, "bits of", h.name), 8));
   if (o.incl_bwd && h.element_bits == 0) bytes = bytes.times(2, "bytes of " + h.name + " and its gradient");
   return bytes;
 }
@@ -247,7 +307,7 @@ std::vector<Hook> selected_hooks(const ModelSpec& spec, const ActivationCacheOpt
   std::vector<Hook> all = model_hooks(spec, o.batch, o.seq, o.key_positions);
   std::vector<PatternMatcher> patterns;  // each pattern's braces expanded once, not once per hook
   for (const std::string& pattern : o.filter) {
-    const PatternMatcher& matcher = patterns.emplace_back(expand_braces(pattern));
+    const PatternMatcher& matcher = patterns.emplace_back(pattern);
     const bool matched = std::any_of(all.begin(), all.end(), [&](const Hook& h) { return matcher.matches(h.name); });
     if (!matched) {
       std::vector<std::string> names;
@@ -323,7 +383,7 @@ Breakdown estimate_activation_cache(const ModelSpec& spec, const ActivationCache
       example.push_back(&h);
     }
     Item& row = cache.detail[it->second];
-    row.bytes = row.bytes.plus(hook_bytes(h, o), "bytes of " + h.kind);
+    row.bytes = row.bytes.plus(hook_bytes(h, o), "bytes of", h.kind);
     ++hook_count[it->second];
   }
   const std::string dtype = to_string(o.precision) + (o.incl_bwd ? ", x 2 with gradients" : "");

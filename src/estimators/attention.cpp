@@ -1,6 +1,8 @@
 #include "memplan/estimators/attention.hpp"
 
+#include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <utility>
 
 #include "memplan/core/error.hpp"
@@ -20,26 +22,29 @@ constexpr std::array<std::pair<AttentionVariant, std::string_view>, 7> kVariants
     {AttentionVariant::recurrent, "recurrent"},
 }};
 
-// Accumulates named tensors of a given element count.
-class Tensors {
- public:
-  Tensors(const Precision& dtype) : dtype_(dtype) {}
+using Dims = std::initializer_list<std::pair<const char*, std::uint64_t>>;
 
-  void add(const std::string& name, const std::vector<std::pair<const char*, std::uint64_t>>& dims,
-           const Precision& dtype) {
-    std::uint64_t elements = 1;
+Bytes tensor_bytes(const char* name, Dims dims, const Precision& dtype) {
+  std::uint64_t elements = 1;
+  for (const auto& dim : dims) elements = checked_mul(elements, dim.second, "elements of", name);
+  return Bytes(ceil_div(matrix_bits(dtype, 1, elements), 8));
+}
+
+// Receive every tensor a variant holds at its peak: ItemSink lists them with their shapes
+// (estimate_attention), ByteSink only adds them up (attention_bytes). One list of tensors,
+// attention_tensors below, feeds both, so the two cannot disagree.
+class ItemSink {
+ public:
+  explicit ItemSink(const Precision& dtype) : dtype_(dtype) {}
+
+  void add(const char* name, Dims dims, const Precision& dtype) {
     std::string shape;
-    for (const auto& [label, size] : dims) {
-      elements = checked_mul(elements, size, "elements of " + name);
-      shape += (shape.empty() ? "" : " x ") + std::string(label) + "=" + std::to_string(size);
-    }
-    const Bytes bytes(ceil_div(matrix_bits(dtype, 1, elements), 8));
+    for (const auto& [label, size] : dims) shape += (shape.empty() ? "" : " x ") + std::string(label) + "=" + std::to_string(size);
+    const Bytes bytes = tensor_bytes(name, dims, dtype);
     item_.detail.push_back({name, bytes, shape + " at " + to_string(dtype), std::nullopt, "", {}});
     item_.bytes = item_.bytes.plus(bytes, "attention bytes");
   }
-  void add(const std::string& name, const std::vector<std::pair<const char*, std::uint64_t>>& dims) {
-    add(name, dims, dtype_);
-  }
+  void add(const char* name, Dims dims) { add(name, dims, dtype_); }
   Item take(std::string formula) {
     item_.name = "attention";
     item_.formula = std::move(formula);
@@ -50,6 +55,87 @@ class Tensors {
   Precision dtype_;
   Item item_;
 };
+
+class ByteSink {
+ public:
+  explicit ByteSink(const Precision& dtype) : dtype_(dtype) {}
+
+  void add(const char* name, Dims dims, const Precision& dtype) {
+    total_ = total_.plus(tensor_bytes(name, dims, dtype), "attention bytes");
+  }
+  void add(const char* name, Dims dims) { add(name, dims, dtype_); }
+  Bytes total() const { return total_; }
+
+ private:
+  Precision dtype_;
+  Bytes total_;
+};
+
+// Feeds `t` every tensor of `variant` at its peak; returns the formula in words.
+template <typename Sink>
+const char* attention_tensors(AttentionVariant variant, const AttentionShape& s, Sink& t) {
+  const std::uint64_t B = s.batch, H = s.heads, N = s.seq, M = s.kv_seq ? s.kv_seq : s.seq, D = s.head_dim;
+  for (const auto& [value, key] : {std::pair{B, "batch"}, {H, "heads"}, {N, "seq"}, {D, "head_dim"}}) {
+    if (value == 0) throw Error(ErrorKind::invalid_input, std::string(key) + " must be at least 1", key);
+  }
+  const bool chunked = variant == AttentionVariant::chunked || variant == AttentionVariant::causal_linear_chunked;
+  if (chunked && s.chunk == 0) throw Error(ErrorKind::invalid_input, "chunk must be at least 1", "chunk");
+  const std::uint64_t C = std::min(s.chunk, N);
+  const Precision fp32 = precisions::fp32;
+
+  if (s.include_inputs) {
+    t.add("q", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
+    t.add("k", {{"B", B}, {"H", H}, {"M", M}, {"D", D}});
+    t.add("v", {{"B", B}, {"H", H}, {"M", M}, {"D", D}});
+  }
+  switch (variant) {
+    case AttentionVariant::eager:
+      t.add("scores", {{"B", B}, {"H", H}, {"N", N}, {"M", M}});
+      t.add("probabilities", {{"B", B}, {"H", H}, {"N", N}, {"M", M}}, s.softmax_fp32 ? fp32 : s.dtype);
+      t.add("output", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
+      return "scores and probabilities B*H*N*M each, held together through softmax, plus the output";
+    case AttentionVariant::sdpa:
+      t.add("output", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
+      t.add("logsumexp", {{"B", B}, {"H", H}, {"N", N}}, fp32);
+      return "tiles stay in on-chip memory; only the output and the fp32 log-sum-exp per row reach HBM";
+    case AttentionVariant::chunked:
+      t.add("chunk_scores", {{"B", B}, {"H", H}, {"C", C}, {"M", M}});
+      t.add("chunk_probabilities", {{"B", B}, {"H", H}, {"C", C}, {"M", M}});
+      t.add("output", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
+      return "queries in chunks of C: one chunk's C*M scores and probabilities at a time, plus the output";
+    case AttentionVariant::linear:
+      t.add("phi_q", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
+      t.add("phi_k", {{"B", B}, {"H", H}, {"M", M}, {"D", D}});
+      t.add("kv_state", {{"B", B}, {"H", H}, {"D", D}, {"D", D}});
+      t.add("k_sum", {{"B", B}, {"H", H}, {"D", D}});
+      t.add("output", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
+      t.add("normaliser", {{"B", B}, {"H", H}, {"N", N}});
+      return "feature maps phi(q), phi(k), the B*H*D*D state sum_n phi(k_n) v_n^T, and the output: O(N*D + D^2)";
+    case AttentionVariant::causal_linear_naive:
+      t.add("phi_q", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
+      t.add("phi_k", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
+      t.add("kv_outer", {{"B", B}, {"H", H}, {"N", N}, {"D", D}, {"D", D}});
+      t.add("kv_cumsum", {{"B", B}, {"H", H}, {"N", N}, {"D", D}, {"D", D}});
+      t.add("k_cumsum", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
+      t.add("output", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
+      t.add("normaliser", {{"B", B}, {"H", H}, {"N", N}});
+      return "the outer products phi(k_n) v_n^T and their cumulative sum, B*H*N*D*D each, are both alive";
+    case AttentionVariant::causal_linear_chunked:
+      t.add("phi_q", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
+      t.add("phi_k", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
+      t.add("carried_state", {{"B", B}, {"H", H}, {"D", D}, {"D", D}});
+      t.add("chunk_state", {{"B", B}, {"H", H}, {"D", D}, {"D", D}});
+      t.add("intra_chunk_scores", {{"B", B}, {"H", H}, {"C", C}, {"C", C}});
+      t.add("output", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
+      return "state carried between chunks of C, one chunk's state and its C*C causal scores, plus the output";
+    case AttentionVariant::recurrent:
+      t.add("state", {{"B", B}, {"H", H}, {"D", D}, {"D", D}});
+      t.add("k_sum", {{"B", B}, {"H", H}, {"D", D}});
+      t.add("output", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
+      return "one token at a time: the B*H*D*D state and the output";
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -79,76 +165,15 @@ AttentionVariant parse_attention_variant(std::string_view text) {
 }
 
 Breakdown estimate_attention(AttentionVariant variant, const AttentionShape& s) {
-  const std::uint64_t B = s.batch, H = s.heads, N = s.seq, M = s.kv_seq ? s.kv_seq : s.seq, D = s.head_dim;
-  for (const auto& [value, key] : {std::pair{B, "batch"}, {H, "heads"}, {N, "seq"}, {D, "head_dim"}}) {
-    if (value == 0) throw Error(ErrorKind::invalid_input, std::string(key) + " must be at least 1", key);
-  }
-  const bool chunked = variant == AttentionVariant::chunked || variant == AttentionVariant::causal_linear_chunked;
-  if (chunked && s.chunk == 0) throw Error(ErrorKind::invalid_input, "chunk must be at least 1", "chunk");
-  const std::uint64_t C = std::min(s.chunk, N);
-  const Precision fp32 = precisions::fp32;
-
-  Tensors t(s.dtype);
-  if (s.include_inputs) {
-    t.add("q", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
-    t.add("k", {{"B", B}, {"H", H}, {"M", M}, {"D", D}});
-    t.add("v", {{"B", B}, {"H", H}, {"M", M}, {"D", D}});
-  }
-  std::string formula;
-  switch (variant) {
-    case AttentionVariant::eager:
-      t.add("scores", {{"B", B}, {"H", H}, {"N", N}, {"M", M}});
-      t.add("probabilities", {{"B", B}, {"H", H}, {"N", N}, {"M", M}}, s.softmax_fp32 ? fp32 : s.dtype);
-      t.add("output", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
-      formula = "scores and probabilities B*H*N*M each, held together through softmax, plus the output";
-      break;
-    case AttentionVariant::sdpa:
-      t.add("output", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
-      t.add("logsumexp", {{"B", B}, {"H", H}, {"N", N}}, fp32);
-      formula = "tiles stay in on-chip memory; only the output and the fp32 log-sum-exp per row reach HBM";
-      break;
-    case AttentionVariant::chunked:
-      t.add("chunk_scores", {{"B", B}, {"H", H}, {"C", C}, {"M", M}});
-      t.add("chunk_probabilities", {{"B", B}, {"H", H}, {"C", C}, {"M", M}});
-      t.add("output", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
-      formula = "queries in chunks of C: one chunk's C*M scores and probabilities at a time, plus the output";
-      break;
-    case AttentionVariant::linear:
-      t.add("phi_q", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
-      t.add("phi_k", {{"B", B}, {"H", H}, {"M", M}, {"D", D}});
-      t.add("kv_state", {{"B", B}, {"H", H}, {"D", D}, {"D", D}});
-      t.add("k_sum", {{"B", B}, {"H", H}, {"D", D}});
-      t.add("output", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
-      t.add("normaliser", {{"B", B}, {"H", H}, {"N", N}});
-      formula = "feature maps phi(q), phi(k), the B*H*D*D state sum_n phi(k_n) v_n^T, and the output: O(N*D + D^2)";
-      break;
-    case AttentionVariant::causal_linear_naive:
-      t.add("phi_q", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
-      t.add("phi_k", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
-      t.add("kv_outer", {{"B", B}, {"H", H}, {"N", N}, {"D", D}, {"D", D}});
-      t.add("kv_cumsum", {{"B", B}, {"H", H}, {"N", N}, {"D", D}, {"D", D}});
-      t.add("k_cumsum", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
-      t.add("output", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
-      t.add("normaliser", {{"B", B}, {"H", H}, {"N", N}});
-      formula = "the outer products phi(k_n) v_n^T and their cumulative sum, B*H*N*D*D each, are both alive";
-      break;
-    case AttentionVariant::causal_linear_chunked:
-      t.add("phi_q", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
-      t.add("phi_k", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
-      t.add("carried_state", {{"B", B}, {"H", H}, {"D", D}, {"D", D}});
-      t.add("chunk_state", {{"B", B}, {"H", H}, {"D", D}, {"D", D}});
-      t.add("intra_chunk_scores", {{"B", B}, {"H", H}, {"C", C}, {"C", C}});
-      t.add("output", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
-      formula = "state carried between chunks of C, one chunk's state and its C*C causal scores, plus the output";
-      break;
-    case AttentionVariant::recurrent:
-      t.add("state", {{"B", B}, {"H", H}, {"D", D}, {"D", D}});
-      t.add("k_sum", {{"B", B}, {"H", H}, {"D", D}});
-      t.add("output", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
-      formula = "one token at a time: the B*H*D*D state and the output";
-      break;
-  }
+  ItemSink t(s.dtype);
+  const char* formula = attention_tensors(variant, s, t);
   return Breakdown{{t.take(to_string(variant) + ": " + formula)}};
+}
+
+Bytes attention_bytes(AttentionVariant variant, const AttentionShape& s) {
+  ByteSink t(s.dtype);
+  attention_tensors(variant, s, t);
+  return t.total();
 }
 
 Breakdown notebook_attention_theory(const AttentionShape& s) {

@@ -18,7 +18,7 @@ Item row(const std::string& name, const std::vector<std::pair<std::string, std::
   std::uint64_t elements = 1;
   std::string text;
   for (const auto& [label, size] : dims) {
-    elements = checked_mul(elements, size, "elements of " + name);
+    elements = checked_mul(elements, size, "elements of", name);
     text += (text.empty() ? "" : " x ") + label + "=" + n(size);
   }
   const Bytes bytes(ceil_div(matrix_bits(dtype, 1, elements), 8));

@@ -8,46 +8,43 @@ namespace memplan {
 
 namespace {
 
-struct Layout {
-  std::uint64_t tokens = 0;     // held per sequence after window and paging
-  std::string how;              // "2048 tokens", "4096 tokens (sliding window)", ...
-  std::string note;
-  std::uint64_t per_layer = 0;  // bytes of one layer's keys (or values)
-};
-
-Layout layout(const ModelSpec& spec, const KvCacheOptions& o) {
+// Tokens one sequence holds: capped by a sliding window, then rounded up to whole pages.
+std::uint64_t windowed_tokens(const ModelSpec& spec, const KvCacheOptions& o) {
   if (o.batch == 0) throw Error(ErrorKind::invalid_input, "batch must be at least 1", "batch");
   if (o.tokens == 0) throw Error(ErrorKind::invalid_input, "the sequence must hold at least 1 token", "seq_len");
+  const bool capped = o.honor_sliding_window && spec.sliding_window > 0 && o.tokens > spec.sliding_window;
+  return capped ? spec.sliding_window : o.tokens;
+}
 
-  std::uint64_t tokens = o.tokens;
-  std::string how = std::to_string(o.tokens) + " tokens";
-  std::string note;
-  if (o.honor_sliding_window && spec.sliding_window > 0 && tokens > spec.sliding_window) {
-    tokens = spec.sliding_window;
-    how = std::to_string(tokens) + " tokens (sliding window)";
-    note = "capped at the model's " + std::to_string(spec.sliding_window) + "-token sliding window";
-  }
-  if (o.page_tokens > 0) {
-    const std::uint64_t paged = checked_mul(ceil_div(tokens, o.page_tokens), o.page_tokens, "paged tokens");
-    if (paged != tokens) how += " rounded up to " + std::to_string(paged) + " (pages of " + std::to_string(o.page_tokens) + ")";
-    tokens = paged;
-  }
+std::uint64_t paged_tokens(std::uint64_t tokens, const KvCacheOptions& o) {
+  return o.page_tokens > 0 ? checked_mul(ceil_div(tokens, o.page_tokens), o.page_tokens, "paged tokens") : tokens;
+}
 
-  // One layer's keys: a (batch * tokens * kv_heads) x d_head matrix; values the same.
+// One layer's keys: a (batch * tokens * kv_heads) x d_head matrix; values the same.
+std::uint64_t layer_bytes(const ModelSpec& spec, const KvCacheOptions& o, std::uint64_t tokens) {
   const std::uint64_t rows = checked_mul(checked_mul(o.batch, tokens, "batch * tokens"), spec.n_kv_heads,
                                          "batch * tokens * kv_heads");
-  return {tokens, how, note, ceil_div(matrix_bits(o.precision, rows, spec.d_head), 8)};
+  return ceil_div(matrix_bits(o.precision, rows, spec.d_head), 8);
 }
 
 }  // namespace
 
 TensorRun kv_cache_allocations(const ModelSpec& spec, const KvCacheOptions& options) {
-  return {layout(spec, options).per_layer, checked_mul(2, spec.n_layers, "KV cache tensors")};
+  const std::uint64_t tokens = paged_tokens(windowed_tokens(spec, options), options);
+  return {layer_bytes(spec, options, tokens), checked_mul(2, spec.n_layers, "KV cache tensors")};
 }
 
 Breakdown estimate_kv_cache(const ModelSpec& spec, const KvCacheOptions& o) {
-  const auto [tokens, how, note, per_layer] = layout(spec, o);
-  const Bytes one_side = Bytes(per_layer).times(spec.n_layers, "KV cache bytes");
+  const std::uint64_t windowed = windowed_tokens(spec, o);
+  const std::uint64_t tokens = paged_tokens(windowed, o);
+  std::string how = std::to_string(windowed) + " tokens";
+  std::string note;
+  if (windowed != o.tokens) {
+    how += " (sliding window)";
+    note = "capped at the model's " + std::to_string(spec.sliding_window) + "-token sliding window";
+  }
+  if (tokens != windowed) how += " rounded up to " + std::to_string(tokens) + " (pages of " + std::to_string(o.page_tokens) + ")";
+  const Bytes one_side = Bytes(layer_bytes(spec, o, tokens)).times(spec.n_layers, "KV cache bytes");
 
   const std::string formula = std::to_string(spec.n_layers) + " layers x " + std::to_string(spec.n_kv_heads) +
                               " kv_heads x " + std::to_string(spec.d_head) + " d_head x " + how + " x " +

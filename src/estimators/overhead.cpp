@@ -41,15 +41,32 @@ Bytes allocator_reserved(const std::vector<TensorRun>& tensors) {
   return Bytes(reserved);
 }
 
-Breakdown estimate_overhead(const OverheadOptions& o, const std::vector<TensorRun>& persistent, Bytes transient) {
+Bytes OverheadBytes::total() const {
+  return context.plus(cublas_workspace, "overhead bytes")
+      .plus(allocator_rounding, "overhead bytes")
+      .plus(fragmentation, "overhead bytes");
+}
+
+OverheadBytes overhead_bytes(const OverheadOptions& o, const std::vector<TensorRun>& persistent, Bytes transient) {
   for (const double f : {o.fragmentation, o.fragmentation_low, o.fragmentation_high}) {
     if (!(f >= 0.0 && f <= 1.0)) {
       throw Error(ErrorKind::invalid_input, "the fragmentation margin must be a fraction from 0 to 1", "fragmentation");
     }
   }
+  // PyTorch's default CUBLAS_WORKSPACE_CONFIG: ":4096:8" on Hopper, ":4096:2:16:8" before.
+  const Bytes default_workspace(o.hopper_or_newer ? 8 * (4ULL << 20) : 2 * (4ULL << 20) + 8 * (16ULL << 10));
+  Bytes allocated;
+  for (const TensorRun& t : persistent) allocated = allocated.plus(Bytes(t.bytes).times(t.count, "allocated bytes"), "allocated bytes");
+  const Bytes reserved = allocator_reserved(persistent);
+  return {o.cuda_context, o.cublas_workspace.value_or(default_workspace), Bytes(reserved.count() - allocated.count()),
+          fraction_of(transient, o.fragmentation)};
+}
+
+Breakdown estimate_overhead(const OverheadOptions& o, const std::vector<TensorRun>& persistent, Bytes transient) {
+  const OverheadBytes bytes = overhead_bytes(o, persistent, transient);
   Item overhead{"overhead", Bytes(0), "", std::nullopt, "", {}};
 
-  Item context{"cuda_context", o.cuda_context,
+  Item context{"cuda_context", bytes.context,
                o.cuda_context_source.empty()
                    ? "CUDA context and loaded kernel images: assumed, not computed (memplan calibrate measures it)"
                    : "CUDA context and loaded kernel images: " + o.cuda_context_source,
@@ -58,22 +75,17 @@ Breakdown estimate_overhead(const OverheadOptions& o, const std::vector<TensorRu
   context.low = o.cuda_context_low;
   context.high = o.cuda_context_high;
 
-  // PyTorch's default CUBLAS_WORKSPACE_CONFIG: ":4096:8" on Hopper, ":4096:2:16:8" before.
-  const Bytes default_workspace(o.hopper_or_newer ? 8 * (4ULL << 20) : 2 * (4ULL << 20) + 8 * (16ULL << 10));
-  Item workspace{"cublas_workspace", o.cublas_workspace.value_or(default_workspace),
+  Item workspace{"cublas_workspace", bytes.cublas_workspace,
                  o.cublas_workspace ? (o.cublas_workspace_source.empty() ? "given" : o.cublas_workspace_source)
                  : o.hopper_or_newer ? "8 x 4 MiB (PyTorch default, compute capability 9.0+)"
-                                                                   : "2 x 4 MiB + 8 x 16 KiB (PyTorch default before 9.0)",
+                                     : "2 x 4 MiB + 8 x 16 KiB (PyTorch default before 9.0)",
                  std::nullopt, "", {}};
 
-  Bytes allocated;
-  for (const TensorRun& t : persistent) allocated = allocated.plus(Bytes(t.bytes).times(t.count, "allocated bytes"), "allocated bytes");
-  const Bytes reserved = allocator_reserved(persistent);
-  Item rounding{"allocator_rounding", Bytes(reserved.count() - allocated.count()),
+  Item rounding{"allocator_rounding", bytes.allocator_rounding,
                 "reserved - allocated for weights and caches: 512 B rounding, 2 MiB / 20 MiB segments, 2 MiB large blocks",
                 std::nullopt, "", {}};
 
-  Item fragmentation{"fragmentation", fraction_of(transient, o.fragmentation),
+  Item fragmentation{"fragmentation", bytes.fragmentation,
                      std::to_string(static_cast<int>(std::lround(o.fragmentation * 100))) +
                          "% of the transient tensors (blocks freed out of order leave gaps the allocator cannot reuse)",
                      std::nullopt, "", {}};
@@ -83,10 +95,10 @@ Breakdown estimate_overhead(const OverheadOptions& o, const std::vector<TensorRu
   overhead.detail = {context, workspace, rounding, fragmentation};
   Bytes low, high;
   for (const Item& row : overhead.detail) {
-    overhead.bytes = overhead.bytes.plus(row.bytes, "overhead bytes");
     low = low.plus(row.low.value_or(row.bytes), "overhead low end");
     high = high.plus(row.high.value_or(row.bytes), "overhead high end");
   }
+  overhead.bytes = bytes.total();
   overhead.low = low;
   overhead.high = high;
   overhead.formula = "cuda_context + cublas_workspace + allocator_rounding + fragmentation";

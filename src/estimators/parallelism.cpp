@@ -47,7 +47,7 @@ Item tensor(const std::string& name, const Dims& dims, std::uint32_t bits, const
   std::uint64_t elements = 1;
   std::string text;
   for (const auto& [label, size] : dims) {
-    elements = checked_mul(elements, size, "elements of " + name);
+    elements = checked_mul(elements, size, "elements of", name);
     text += (text.empty() ? "" : " x ") + label + "=" + s(size);
   }
   return row(name, bytes_at(elements, bits, "bits of " + name), text + " at " + dtype);
@@ -74,18 +74,16 @@ bool is_attention_core(const std::string& name) {
          name == "probabilities_16bit";
 }
 
-bool starts_with(const std::string& text, std::string_view prefix) { return text.rfind(prefix, 0) == 0; }
-
 bool is_head_group(const TensorGroup& g) {
-  return g.component == "lm_head" || g.component == "pooler" || starts_with(g.name, "final_norm");
+  return g.component == "lm_head" || g.component == "pooler" || g.name.starts_with("final_norm");
 }
 
 bool is_bias(const TensorGroup& g) {
-  return g.name.size() > 5 && g.name.compare(g.name.size() - 5, 5, ".bias") == 0;
+  return g.name.ends_with(".bias");
 }
 
 std::string shape_text(const TensorGroup& g, std::uint64_t copies) {
-  std::string out = (copies > 1 ? s(copies) + " x " : "") + g.name + " " + s(g.rows);
+  std::string out = (copies > 1 ? s(copies) + " x " : "") + std::string(g.name) + " " + s(g.rows);
   if (g.cols > 1) out += "x" + s(g.cols);
   return out;
 }
@@ -267,17 +265,17 @@ Item slice_weights(const ModelSpec& spec, const WeightsOptions& options, const L
   std::vector<std::string> open;  // per detail row: the precision run being written
   for (const auto& [g, copies] : slice_groups(spec, slice)) {
     if (weights.detail.empty() || weights.detail.back().name != g.component) {
-      weights.detail.push_back(row(g.component, Bytes(0), ""));
+      weights.detail.push_back(row(std::string(g.component), Bytes(0), ""));
       weights.detail.back().params = 0;
       open.emplace_back();
     }
     Item& r = weights.detail.back();
     const Precision p = storage(g, options);
     const std::string precision = to_string(p);
-    const Bytes b = Bytes(weight_tensor_bytes(g, options)).times(copies, "bytes of " + g.name);
-    r.bytes = r.bytes.plus(b, "bytes of " + g.component);
+    const Bytes b = Bytes(weight_tensor_bytes(g, options)).times(copies, "bytes of", g.name);
+    r.bytes = r.bytes.plus(b, "bytes of", g.component);
     r.params = checked_add(*r.params, checked_mul(copies, checked_mul(g.rows, g.cols, "elements"), "parameters"),
-                           "parameters of " + g.component);
+                           "parameters of", g.component);
     if (precision != open.back()) {
       if (!open.back().empty()) r.formula += ") @" + open.back() + " + ";
       r.formula += "(";
@@ -803,7 +801,7 @@ std::vector<PlacementUnit> placement_units(const ModelSpec& spec, const WeightsO
   PlacementUnit layer;  // one block's tensors, repeated n_layers times
   const auto add = [&](PlacementUnit& u, const TensorGroup& g, std::uint64_t copies) {
     const std::uint64_t each = weight_tensor_bytes(g, options);
-    u.bytes = u.bytes.plus(Bytes(each).times(copies, "bytes of " + g.name), "bytes of " + u.name);
+    u.bytes = u.bytes.plus(Bytes(each).times(copies, "bytes of", g.name), "bytes of", u.name);
     u.tensors.push_back({each, copies});
     u.params = checked_add(u.params, checked_mul(copies, checked_mul(g.rows, g.cols, "elements"), "parameters"), "parameters");
     if (!is_bias(g)) u.modules = checked_add(u.modules, copies, "modules");
@@ -831,7 +829,7 @@ std::vector<PlacementUnit> placement_units(const ModelSpec& spec, const WeightsO
         }
         layers_added = true;
       }
-      add(unit_named(g.component == "lm_head" ? std::string("lm_head") : base(g.name)), g, g.copies);
+      add(unit_named(g.component == "lm_head" ? std::string("lm_head") : base(std::string(g.name))), g, g.copies);
     } else {
       layer.name = "layers";
       add(layer, g, g.copies / spec.n_layers);

@@ -18,10 +18,10 @@ Item row(const std::string& name, const Dims& dims, std::uint32_t bits, const st
   std::uint64_t elements = 1;
   std::string text;
   for (const auto& [label, size] : dims) {
-    elements = checked_mul(elements, size, "elements of " + name);
+    elements = checked_mul(elements, size, "elements of", name);
     text += (text.empty() ? "" : " x ") + label + "=" + std::to_string(size);
   }
-  const Bytes bytes(ceil_div(checked_mul(elements, bits, "bits of " + name), 8));
+  const Bytes bytes(ceil_div(checked_mul(elements, bits, "bits of", name), 8));
   return {name, bytes, text + " at " + dtype, std::nullopt, "", {}};
 }
 

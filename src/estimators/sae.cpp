@@ -14,7 +14,7 @@ namespace {
 std::string n(std::uint64_t v) { return std::to_string(v); }
 
 Item row(const std::string& name, std::uint64_t elements, std::uint64_t bits, const std::string& formula) {
-  const Bytes bytes(ceil_div(checked_mul(elements, bits, "bits of " + name), 8));
+  const Bytes bytes(ceil_div(checked_mul(elements, bits, "bits of", name), 8));
   return {name, bytes, formula + " = " + group_digits(elements) + " elements x " + n(bits / 8) + " B", std::nullopt, "", {}};
 }
 

@@ -43,8 +43,8 @@ std::string dims_text(const Dims& dims) {
 // A tensor of `dims` elements at `bits` per element, rounded up to whole bytes once.
 Item tensor(const std::string& name, const Dims& dims, std::uint32_t bits, const std::string& dtype) {
   std::uint64_t elements = 1;
-  for (const auto& d : dims) elements = checked_mul(elements, d.second, "elements of " + name);
-  const Bytes bytes(ceil_div(checked_mul(elements, bits, "bits of " + name), 8));
+  for (const auto& d : dims) elements = checked_mul(elements, d.second, "elements of", name);
+  const Bytes bytes(ceil_div(checked_mul(elements, bits, "bits of", name), 8));
   return {name, bytes, dims_text(dims) + " at " + dtype, std::nullopt, "", {}};
 }
 
@@ -96,14 +96,14 @@ struct Trainable {
   std::uint64_t copies = 1;
   bool per_layer = false;  // repeated in every block
   bool head = false;       // gradient produced at the top of backward (LM head, final norm, a tied embedding)
-  std::uint64_t elements() const { return checked_mul(rows, cols, "elements of " + name); }
-  std::uint64_t params() const { return checked_mul(copies, elements(), "parameters of " + name); }
+  std::uint64_t elements() const { return checked_mul(rows, cols, "elements of", name); }
+  std::uint64_t params() const { return checked_mul(copies, elements(), "parameters of", name); }
 };
 
 std::vector<std::string> adaptable_names(const ModelSpec& spec) {
   std::vector<std::string> names;
   for (const TensorGroup& g : model_tensors(spec)) {
-    if (is_adaptable(g) && std::find(names.begin(), names.end(), g.name) == names.end()) names.push_back(g.name);
+    if (is_adaptable(g) && std::find(names.begin(), names.end(), g.name) == names.end()) names.emplace_back(g.name);
   }
   return names;
 }
@@ -114,7 +114,7 @@ std::vector<Trainable> trainable_tensors(const ModelSpec& spec, const LoraOption
     for (const TensorGroup& g : model_tensors(spec)) {
       const bool head = g.component == "lm_head" || g.name.rfind("final_norm", 0) == 0 ||
                         (spec.lm_head == LmHead::tied && g.name == "token_embedding");
-      out.push_back({g.name, g.rows, g.cols, g.copies, is_layer_group(g), head});
+      out.push_back({std::string(g.name), g.rows, g.cols, g.copies, is_layer_group(g), head});
     }
     return out;
   }
@@ -132,8 +132,8 @@ std::vector<Trainable> trainable_tensors(const ModelSpec& spec, const LoraOption
   for (const TensorGroup& g : model_tensors(spec)) {
     if (!is_adaptable(g)) continue;
     if (!all && std::find(lora.targets.begin(), lora.targets.end(), g.name) == lora.targets.end()) continue;
-    out.push_back({"lora_A." + g.name, lora.rank, g.cols, g.copies, true, false});
-    out.push_back({"lora_B." + g.name, g.rows, lora.rank, g.copies, true, false});
+    out.push_back({"lora_A." + std::string(g.name), lora.rank, g.cols, g.copies, true, false});
+    out.push_back({"lora_B." + std::string(g.name), g.rows, lora.rank, g.copies, true, false});
   }
   return out;
 }

@@ -15,7 +15,7 @@ bool stays_unquantized(const TensorGroup& g, const WeightsOptions& o) {
 }
 
 std::string shape(const TensorGroup& g) {
-  std::string s = (g.copies > 1 ? std::to_string(g.copies) + " x " : "") + g.name + " " + std::to_string(g.rows);
+  std::string s = (g.copies > 1 ? std::to_string(g.copies) + " x " : "") + std::string(g.name) + " " + std::to_string(g.rows);
   if (g.cols > 1) s += "x" + std::to_string(g.cols);
   return s;
 }
@@ -73,18 +73,18 @@ Breakdown estimate_weights(const ModelSpec& spec, const WeightsOptions& options)
 
   for (const TensorGroup& g : model_tensors(spec)) {
     if (weights.detail.empty() || weights.detail.back().name != g.component) {
-      weights.detail.push_back({g.component, Bytes(0), "", 0, "", {}});
+      weights.detail.push_back({std::string(g.component), Bytes(0), "", 0, "", {}});
       formulas.emplace_back();
     }
     Item& row = weights.detail.back();
     const bool kept = stays_unquantized(g, options);
     const Precision& p = kept ? options.unquantized : options.precision;
-    row.bytes = row.bytes.plus(Bytes(tensor_bytes(g, options)).times(g.copies, "bytes of " + g.name),
-                               "bytes of " + g.component);
-    row.params = checked_add(*row.params, group_parameters(g), "parameters of " + g.component);
+    row.bytes = row.bytes.plus(Bytes(tensor_bytes(g, options)).times(g.copies, "bytes of", g.name),
+                               "bytes of", g.component);
+    row.params = checked_add(*row.params, group_parameters(g), "parameters of", g.component);
     formulas.back().add(g, p);
     if (kept && g.role != TensorRole::bias && (kept_components.empty() || kept_components.back() != g.component)) {
-      kept_components.push_back(g.component);
+      kept_components.emplace_back(g.component);
     }
   }
 

@@ -163,8 +163,8 @@ void add_totals(SafetensorsInventory& inv) {
     SafetensorsDtypeTotal& d = by_dtype[t.dtype];
     d.dtype = t.dtype;
     ++d.tensors;
-    d.elements = checked_add(d.elements, t.elements, "elements of " + t.dtype);
-    d.bytes = checked_add(d.bytes, t.bytes, "bytes of " + t.dtype);
+    d.elements = checked_add(d.elements, t.elements, "elements of", t.dtype);
+    d.bytes = checked_add(d.bytes, t.bytes, "bytes of", t.dtype);
     inv.elements = checked_add(inv.elements, t.elements, "checkpoint elements");
     inv.bytes = checked_add(inv.bytes, t.bytes, "checkpoint bytes");
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <utility>
 
 #include "memplan/core/error.hpp"
@@ -37,50 +38,76 @@ constexpr std::array<std::pair<WorkloadKind, std::string_view>, 20> kKinds{{
     {WorkloadKind::cka, "cka"},
 }};
 
-Bytes elements_at(const std::vector<std::uint64_t>& dims, const Precision& dtype, const std::string& what) {
+using Dims = std::initializer_list<std::pair<const char*, std::uint64_t>>;
+
+Bytes tensor_bytes(const char* name, Dims dims, const Precision& dtype) {
   std::uint64_t elements = 1;
-  for (const std::uint64_t d : dims) elements = checked_mul(elements, d, "elements of " + what);
-  return Bytes(ceil_div(checked_mul(elements, element_bits(dtype.format), "bits of " + what), 8));
+  for (const auto& dim : dims) elements = checked_mul(elements, dim.second, "elements of", name);
+  return Bytes(ceil_div(checked_mul(elements, element_bits(dtype.format), "bits of", name), 8));
 }
 
-Item row(const std::string& name, Bytes bytes, const std::string& formula) {
-  return {name, bytes, formula, std::nullopt, "", {}};
-}
+// The forward pass's tensors come in four groups: the block input (alive throughout a
+// block), the attention phase, the MLP phase, and the logits at the end.
+enum Group : std::size_t { kInput, kAttention, kMlp, kLogits, kGroups };
 
-Bytes sum_rows(const std::vector<Item>& rows) {
-  Bytes sum;
-  for (const Item& r : rows) sum = sum.plus(r.bytes, "forward workspace");
-  return sum;
-}
+// Receive forward_tensors' tensors: WorkspaceItems keeps each as a row with its shape
+// (estimate_workload), WorkspaceBytes only sums each group (estimate_workload_bytes).
+class WorkspaceItems {
+ public:
+  void add(Group g, const char* name, Dims dims, const Precision& dtype) {
+    std::string shape;
+    for (const auto& [label, size] : dims) shape += (shape.empty() ? "" : " x ") + std::string(label) + "=" + std::to_string(size);
+    rows_[g].push_back({name, tensor_bytes(name, dims, dtype), shape + " at " + to_string(dtype), std::nullopt, "", {}});
+  }
+  void add_attention(AttentionVariant variant, const AttentionShape& shape) {
+    Breakdown tensors = estimate_attention(variant, shape);
+    for (Item& r : tensors.components.front().detail) {
+      r.name = "attn_" + r.name;
+      rows_[kAttention].push_back(std::move(r));
+    }
+  }
+  std::vector<Item>& rows(Group g) { return rows_[g]; }
+  Bytes sum(Group g) const {
+    Bytes sum;
+    for (const Item& r : rows_[g]) sum = sum.plus(r.bytes, "forward workspace");
+    return sum;
+  }
 
-std::string dims_text(const std::vector<std::pair<const char*, std::uint64_t>>& dims) {
-  std::string out;
-  for (const auto& [label, size] : dims) out += (out.empty() ? "" : " x ") + std::string(label) + "=" + std::to_string(size);
-  return out;
-}
+ private:
+  std::array<std::vector<Item>, kGroups> rows_;
+};
 
-// The largest transient working set of a forward pass over `queries` new tokens per
-// sequence attending to `keys` positions: one block's attention or MLP phase on top of
-// the block input, or the logits at the end.
-Item forward_workspace(const ModelSpec& s, const Workload& w, std::uint64_t queries, std::uint64_t keys,
-                       std::uint64_t logit_positions) {
+class WorkspaceBytes {
+ public:
+  void add(Group g, const char* name, Dims dims, const Precision& dtype) {
+    sums_[g] = sums_[g].plus(tensor_bytes(name, dims, dtype), "forward workspace");
+  }
+  void add_attention(AttentionVariant variant, const AttentionShape& shape) {
+    sums_[kAttention] = sums_[kAttention].plus(attention_bytes(variant, shape), "forward workspace");
+  }
+  Bytes sum(Group g) const { return sums_[g]; }
+
+ private:
+  std::array<Bytes, kGroups> sums_{};
+};
+
+// Feeds `t` the transient tensors of a forward pass over `queries` new tokens per sequence
+// attending to `keys` positions, with logits for `logit_positions`. Returns whether the
+// logits were upcast to fp32.
+template <typename Sink>
+bool forward_tensors(const ModelSpec& s, const Workload& w, std::uint64_t queries, std::uint64_t keys,
+                     std::uint64_t logit_positions, Sink& t) {
   const Precision c = compute_precision(w);
   const std::uint64_t B = w.batch, S = queries, d = s.d_model, H = s.n_heads, Hkv = s.n_kv_heads, dh = s.d_head;
-  const auto t = [&](const std::string& name, std::vector<std::pair<const char*, std::uint64_t>> dims,
-                     const Precision& dtype) {
-    std::vector<std::uint64_t> sizes;
-    for (const auto& dim : dims) sizes.push_back(dim.second);
-    return row(name, elements_at(sizes, dtype, name), dims_text(dims) + " at " + to_string(dtype));
-  };
 
-  const std::vector<Item> block_input = {t("block_input", {{"B", B}, {"S", S}, {"d", d}}, c),
-                                         t("normed_input", {{"B", B}, {"S", S}, {"d", d}}, c)};
+  t.add(kInput, "block_input", {{"B", B}, {"S", S}, {"d", d}}, c);
+  t.add(kInput, "normed_input", {{"B", B}, {"S", S}, {"d", d}}, c);
 
-  std::vector<Item> attention = {t("q", {{"B", B}, {"S", S}, {"H", H}, {"d_head", dh}}, c),
-                                 t("k_new", {{"B", B}, {"S", S}, {"H_kv", Hkv}, {"d_head", dh}}, c),
-                                 t("v_new", {{"B", B}, {"S", S}, {"H_kv", Hkv}, {"d_head", dh}}, c)};
+  t.add(kAttention, "q", {{"B", B}, {"S", S}, {"H", H}, {"d_head", dh}}, c);
+  t.add(kAttention, "k_new", {{"B", B}, {"S", S}, {"H_kv", Hkv}, {"d_head", dh}}, c);
+  t.add(kAttention, "v_new", {{"B", B}, {"S", S}, {"H_kv", Hkv}, {"d_head", dh}}, c);
   if (Hkv < H) {  // Hugging Face's repeat_kv expands keys and values to every query head
-    attention.push_back(t("kv_repeated", {{"2", 2}, {"B", B}, {"H", H}, {"M", keys}, {"d_head", dh}}, c));
+    t.add(kAttention, "kv_repeated", {{"2", 2}, {"B", B}, {"H", H}, {"M", keys}, {"d_head", dh}}, c);
   }
   AttentionShape shape;
   shape.batch = B;
@@ -92,52 +119,66 @@ Item forward_workspace(const ModelSpec& s, const Workload& w, std::uint64_t quer
   shape.chunk = w.attention_chunk;
   shape.include_inputs = false;
   shape.softmax_fp32 = w.attention == AttentionVariant::eager;  // HF eager: softmax(dtype=float32)
-  Breakdown variant = estimate_attention(w.attention, shape);
-  for (Item& r : variant.components.front().detail) {
-    r.name = "attn_" + r.name;
-    attention.push_back(std::move(r));
-  }
-  attention.push_back(t("o_proj_out", {{"B", B}, {"S", S}, {"d", d}}, c));
+  t.add_attention(w.attention, shape);
+  t.add(kAttention, "o_proj_out", {{"B", B}, {"S", S}, {"d", d}}, c);
 
-  std::vector<Item> mlp;
   if (s.experts > 0) {
     const std::uint64_t routed = ceil_div(checked_mul(checked_mul(B, S, "tokens"), s.experts_per_token, "routed"), s.experts);
-    mlp.push_back(t("router_probs", {{"B", B}, {"S", S}, {"E", s.experts}}, precisions::fp32));
-    mlp.push_back(t("moe_output", {{"B", B}, {"S", S}, {"d", d}}, c));
+    t.add(kMlp, "router_probs", {{"B", B}, {"S", S}, {"E", s.experts}}, precisions::fp32);
+    t.add(kMlp, "moe_output", {{"B", B}, {"S", S}, {"d", d}}, c);
     const std::uint64_t n = s.mlp == MlpKind::gated ? 3 : 2;
-    mlp.push_back(t("expert_intermediate", {{"tensors", n}, {"routed_tokens", routed}, {"d_mlp", s.d_mlp}}, c));
+    t.add(kMlp, "expert_intermediate", {{"tensors", n}, {"routed_tokens", routed}, {"d_mlp", s.d_mlp}}, c);
   } else if (s.mlp == MlpKind::gated) {
     // act(gate(x)), up(x) and their product are alive together: 3 x B x S x d_mlp.
-    mlp.push_back(t("mlp_intermediate", {{"3", 3}, {"B", B}, {"S", S}, {"d_mlp", s.d_mlp}}, c));
+    t.add(kMlp, "mlp_intermediate", {{"3", 3}, {"B", B}, {"S", S}, {"d_mlp", s.d_mlp}}, c);
   } else {
-    mlp.push_back(t("mlp_intermediate", {{"2", 2}, {"B", B}, {"S", S}, {"d_mlp", s.d_mlp}}, c));
+    t.add(kMlp, "mlp_intermediate", {{"2", 2}, {"B", B}, {"S", S}, {"d_mlp", s.d_mlp}}, c);
   }
 
-  std::vector<Item> logits = {t("final_hidden", {{"B", B}, {"S", logit_positions}, {"d", d}}, c),
-                              t("logits", {{"B", B}, {"S", logit_positions}, {"V", s.vocab_size}}, c)};
   const bool upcast = w.logits_fp32 && element_bits(c.format) != 32;  // .float() on fp32 logits is the same tensor
-  if (upcast) logits.push_back(t("logits_fp32", {{"B", B}, {"S", logit_positions}, {"V", s.vocab_size}}, precisions::fp32));
-  if (s.lm_head == LmHead::none) logits.clear();
+  if (s.lm_head != LmHead::none) {
+    t.add(kLogits, "final_hidden", {{"B", B}, {"S", logit_positions}, {"d", d}}, c);
+    t.add(kLogits, "logits", {{"B", B}, {"S", logit_positions}, {"V", s.vocab_size}}, c);
+    if (upcast) t.add(kLogits, "logits_fp32", {{"B", B}, {"S", logit_positions}, {"V", s.vocab_size}}, precisions::fp32);
+  }
+  return upcast;
+}
 
-  const Bytes input = sum_rows(block_input), attn = sum_rows(attention), ffn = sum_rows(mlp), head = sum_rows(logits);
-  const Bytes attention_phase = input.plus(attn, "attention phase");
-  const Bytes mlp_phase = input.plus(ffn, "mlp phase");
+// The largest transient working set of a forward pass: one block's attention or MLP phase
+// on top of the block input, or the logits at the end.
+Item forward_workspace(const ModelSpec& s, const Workload& w, std::uint64_t queries, std::uint64_t keys,
+                       std::uint64_t logit_positions) {
+  WorkspaceItems t;
+  const bool upcast = forward_tensors(s, w, queries, keys, logit_positions, t);
+  const Bytes input = t.sum(kInput), head = t.sum(kLogits);
+  const Bytes attention_phase = input.plus(t.sum(kAttention), "attention phase");
+  const Bytes mlp_phase = input.plus(t.sum(kMlp), "mlp phase");
   Item out{"forward_workspace", Bytes(0), "", std::nullopt, "", {}};
   out.formula = "max(attention phase " + std::to_string(attention_phase.count()) + " B, mlp phase " +
                 std::to_string(mlp_phase.count()) + " B, logits " + std::to_string(head.count()) +
                 " B); one block at a time, its input kept";
   if (head >= attention_phase && head >= mlp_phase) {
-    out.detail = logits;
+    out.detail = std::move(t.rows(kLogits));
+    out.bytes = head;
     out.note = "peak at the logits (" + std::string(upcast ? "upcast to fp32, " : "") + "vocabulary " +
                std::to_string(s.vocab_size) + ")";
   } else {
-    out.detail = block_input;
     const bool attention_binds = attention_phase >= mlp_phase;
-    for (Item& r : attention_binds ? attention : mlp) out.detail.push_back(std::move(r));
+    out.detail = std::move(t.rows(kInput));
+    for (Item& r : t.rows(attention_binds ? kAttention : kMlp)) out.detail.push_back(std::move(r));
+    out.bytes = attention_binds ? attention_phase : mlp_phase;
     out.note = std::string("peak inside a block, during ") + (attention_binds ? "attention (" + to_string(w.attention) + ")" : "the MLP");
   }
-  out.bytes = sum_rows(out.detail);
   return out;
+}
+
+// forward_workspace(...).bytes without its rows.
+Bytes forward_workspace_bytes(const ModelSpec& s, const Workload& w, std::uint64_t queries, std::uint64_t keys,
+                              std::uint64_t logit_positions) {
+  WorkspaceBytes t;
+  forward_tensors(s, w, queries, keys, logit_positions, t);
+  const Bytes input = t.sum(kInput);
+  return std::max({input.plus(t.sum(kAttention), "attention phase"), input.plus(t.sum(kMlp), "mlp phase"), t.sum(kLogits)});
 }
 
 KvCacheOptions kv_options(const Workload& w, std::uint64_t tokens) {
@@ -321,6 +362,45 @@ Breakdown estimate_workload(const ModelSpec& s, const Workload& w) {
     add(std::move(estimate_overhead(o, persistent, transient).components.front()), false);
   }
   return out;
+}
+
+WorkloadBytes estimate_workload_bytes(const ModelSpec& s, const Workload& w) {
+  if (w.kind != WorkloadKind::weights && w.kind != WorkloadKind::inference && w.kind != WorkloadKind::generation) {
+    const Breakdown b = estimate_workload(s, w);
+    return {b.total(), b.allocated(), b.reserved()};
+  }
+  // The same terms as estimate_workload, in the same order, without their rows.
+  check(s, w);
+  std::vector<TensorRun> persistent = weight_allocations(s, w.weights);
+  Bytes allocated;
+  for (const TensorRun& run : persistent) allocated = allocated.plus(Bytes(run.bytes).times(run.count, "weights bytes"), "weights bytes");
+  if (w.kind == WorkloadKind::weights) return {allocated, allocated, allocated};
+
+  const auto kv_run = [&](std::uint64_t tokens) { return kv_cache_allocations(s, kv_options(w, tokens)); };
+  const auto run_bytes = [](const TensorRun& run) { return Bytes(run.bytes).times(run.count, "KV cache bytes"); };
+  const auto keep = [&](const TensorRun& kv) {
+    persistent.push_back(kv);
+    allocated = allocated.plus(run_bytes(kv), "allocated bytes");
+  };
+  Bytes transient;
+  if (w.kind == WorkloadKind::inference) {
+    if (w.kv_cache && s.lm_head != LmHead::none) keep(kv_run(w.seq_len));
+    transient = forward_workspace_bytes(s, w, w.seq_len, w.seq_len, w.seq_len);
+  } else {  // generation: the larger of the peak after prefill and the peak at the last decode step
+    const std::uint64_t total = checked_add(w.seq_len, w.new_tokens, "prompt + generated tokens");
+    const TensorRun prefill_kv = kv_run(w.seq_len), decode_kv = kv_run(total);
+    const Bytes prefill_ws = forward_workspace_bytes(s, w, w.seq_len, w.seq_len, 1);
+    const Bytes decode_ws = forward_workspace_bytes(s, w, 1, total, 1);
+    const bool prefill_binds =
+        run_bytes(prefill_kv).plus(prefill_ws, "prefill peak") > run_bytes(decode_kv).plus(decode_ws, "decode peak");
+    keep(prefill_binds ? prefill_kv : decode_kv);
+    transient = prefill_binds ? prefill_ws : decode_ws;
+  }
+  allocated = allocated.plus(transient, "allocated bytes");
+  if (!w.include_overhead) return {allocated, allocated, allocated};
+  const OverheadBytes overhead = overhead_bytes(w.overhead, persistent, transient);
+  return {allocated.plus(overhead.total(), "the breakdown total"), allocated,
+          allocated.plus(overhead.allocator_rounding, "reserved bytes").plus(overhead.fragmentation, "reserved bytes")};
 }
 
 }  // namespace memplan

@@ -8,10 +8,27 @@
 
 namespace memplan {
 
-// Returns a + b. Throws Error(overflow) naming `what` when the sum exceeds 2^64 - 1.
-std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, std::string_view what);
-// Returns a * b. Throws Error(overflow) naming `what` when the product exceeds 2^64 - 1.
-std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, std::string_view what);
+namespace detail {
+[[noreturn]] void throw_overflow(std::string_view what, std::string_view subject, std::uint64_t a, char op,
+                                 std::uint64_t b);
+}  // namespace detail
+
+// Returns a + b. Throws Error(overflow) naming "`what` `subject`" ("elements of" "q") when
+// the sum exceeds 2^64 - 1. Inline, and the text is built only on overflow, so estimating
+// in a loop costs the addition and a branch.
+inline std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, std::string_view what,
+                                 std::string_view subject = {}) {
+  std::uint64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) [[unlikely]] detail::throw_overflow(what, subject, a, '+', b);
+  return sum;
+}
+// Returns a * b. Throws Error(overflow) as checked_add does.
+inline std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, std::string_view what,
+                                 std::string_view subject = {}) {
+  std::uint64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product)) [[unlikely]] detail::throw_overflow(what, subject, a, '*', b);
+  return product;
+}
 // Returns ceil(a / b) for b > 0.
 constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return a / b + (a % b != 0); }
 
@@ -24,9 +41,13 @@ class Bytes {
 
   constexpr std::uint64_t count() const { return count_; }
 
-  // Checked sum and product; `what` names the quantity in the overflow message.
-  Bytes plus(Bytes other, std::string_view what) const;
-  Bytes times(std::uint64_t factor, std::string_view what) const;
+  // Checked sum and product; "`what` `subject`" names the quantity in the overflow message.
+  Bytes plus(Bytes other, std::string_view what, std::string_view subject = {}) const {
+    return Bytes(checked_add(count_, other.count_, what, subject));
+  }
+  Bytes times(std::uint64_t factor, std::string_view what, std::string_view subject = {}) const {
+    return Bytes(checked_mul(count_, factor, what, subject));
+  }
 
   Bytes operator+(Bytes other) const { return plus(other, "a byte total"); }
   Bytes& operator+=(Bytes other) { return *this = plus(other, "a byte total"); }

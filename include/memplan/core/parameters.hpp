@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "memplan/core/model_spec.hpp"
@@ -20,8 +21,9 @@ enum class TensorRole {
 
 // A set of identical tensors: `copies` tensors of rows x cols (cols = 1 for vectors).
 struct TensorGroup {
-  std::string component;    // breakdown row: embeddings, attention, mlp, experts, router, norms, lm_head, pooler
-  std::string name;         // tensor within the component: q, k, v, o, up, gate, down, ...
+  // Names are static text (string literals), so listing a model's tensors allocates once.
+  std::string_view component;  // breakdown row: embeddings, attention, mlp, experts, router, norms, lm_head, pooler
+  std::string_view name;       // tensor within the component: q, k, v, o, up, gate, down, ...
   std::uint64_t rows = 0;   // output features, or table rows
   std::uint64_t cols = 1;   // input features, or table width
   std::uint64_t copies = 1; // layers (x experts) holding this tensor

@@ -43,6 +43,9 @@ struct AttentionShape {
 // implementations in docs/estimators.md). Throws Error(invalid_input) on zero sizes,
 // Error(overflow).
 Breakdown estimate_attention(AttentionVariant variant, const AttentionShape& shape);
+// Returns estimate_attention(variant, shape).total() without building the breakdown (no
+// strings: for callers estimating in a loop). Throws as estimate_attention.
+Bytes attention_bytes(AttentionVariant variant, const AttentionShape& shape);
 
 // Returns the "theoretical memory" of the attention notebook (seeds/003_…), computed its
 // way for comparison: inputs 3*B*H*N*D plus one B*H*N*N matrix (standard_peak), one

@@ -39,6 +39,20 @@ struct OverheadOptions {
   double fragmentation_high = 0.25;
 };
 
+// The overhead's four rows as bytes, without the breakdown's text.
+struct OverheadBytes {
+  Bytes context;
+  Bytes cublas_workspace;
+  Bytes allocator_rounding;  // reserved - allocated for the persistent tensors
+  Bytes fragmentation;       // options.fragmentation of the transient tensors
+  Bytes total() const;       // throws Error(overflow)
+};
+
+// Returns the rows estimate_overhead lists, as numbers only (for callers estimating in a
+// loop). Throws as estimate_overhead.
+OverheadBytes overhead_bytes(const OverheadOptions& options, const std::vector<TensorRun>& persistent,
+                             Bytes transient);
+
 // Returns a Breakdown with one component, "overhead", whose rows are cuda_context,
 // cublas_workspace, allocator_rounding (reserved - allocated for `persistent`), and
 // fragmentation (a fraction of `transient`). Throws Error(invalid_input) for a fraction

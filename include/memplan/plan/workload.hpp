@@ -79,6 +79,19 @@ Precision compute_precision(const Workload& workload);
 // inconsistent knobs (naming the key) and Error(overflow).
 Breakdown estimate_workload(const ModelSpec& spec, const Workload& workload);
 
+// The figures of estimate_workload's breakdown a program estimating in a loop needs.
+struct WorkloadBytes {
+  Bytes total;      // Breakdown::total(): what must fit
+  Bytes allocated;  // Breakdown::allocated(): the tensors, as torch.cuda.max_memory_allocated counts them
+  Bytes reserved;   // Breakdown::reserved(): what PyTorch's caching allocator holds
+};
+
+// Returns those figures. For the weights, inference and generation workloads they are
+// computed without the breakdown (no strings, no rows: about a microsecond for a 7B model,
+// docs/performance.md); the other workloads go through estimate_workload and cost what it
+// costs. Throws as estimate_workload.
+WorkloadBytes estimate_workload_bytes(const ModelSpec& spec, const Workload& workload);
+
 // Returns the floating-point work of `workload` (empty for weights): its forward pass, a
 // training step, or an analysis's passes and solvers, each part with the precision it
 // runs in and a stated efficiency. Throws as estimate_workload.

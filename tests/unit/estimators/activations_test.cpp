@@ -72,6 +72,15 @@ TEST(Activations, GlobsBracesAndLayerLists) {
   EXPECT_EQ(cache_bytes(gpt2(), o).count(), 3 * kResid);
   EXPECT_TRUE(hook_name_matches("blocks.{1,3}.attn.hook_?", "blocks.3.attn.hook_q"));
   EXPECT_FALSE(hook_name_matches("blocks.{1,3}.attn.hook_?", "blocks.2.attn.hook_q"));
+  // A range matches a number as layers are written: whole, without leading zeros, and
+  // beside literal digits ({1-3}0 is 10, 20 and 30).
+  EXPECT_TRUE(hook_name_matches("blocks.{8-11}.hook_z", "blocks.10.hook_z"));
+  EXPECT_FALSE(hook_name_matches("blocks.{8-11}.hook_z", "blocks.12.hook_z"));
+  EXPECT_FALSE(hook_name_matches("blocks.{0-11}.hook_z", "blocks.07.hook_z"));
+  EXPECT_TRUE(hook_name_matches("blocks.{1-3}0.hook_z", "blocks.10.hook_z"));
+  EXPECT_FALSE(hook_name_matches("blocks.{1-3}0.hook_z", "blocks.40.hook_z"));
+  EXPECT_TRUE(hook_name_matches("*.{0-3}.*_{q,z}", "blocks.3.attn.hook_z"));
+  EXPECT_TRUE(hook_name_matches("blocks.{2-1}", "blocks.2-1"));  // not a range: literal text, as before
 }
 
 TEST(Activations, ExactNamesAndGlobsInOnePatternSelectTheirUnion) {

@@ -344,8 +344,15 @@ TEST(Extreme, SelectionsAndPatternsHaveLimits) {
     }
   }
   EXPECT_TRUE(hook_name_matches("blocks.{0-9999}.hook_z", "blocks.9999.hook_z"));
+  // Ranges are matched as numbers, not listed: a million-name product costs nothing.
+  EXPECT_TRUE(hook_name_matches("blocks.{0-99}.{0-99}.{0-99}.hook_z", "blocks.1.1.1.hook_z"));
+  EXPECT_TRUE(hook_name_matches("blocks.{0-18446744073709551615}.hook_z", "blocks.18446744073709551615.hook_z"));
+  EXPECT_FALSE(hook_name_matches("blocks.{0-18446744073709551615}.hook_z", "blocks.18446744073709551616.hook_z"));
+  // Comma lists are: three lists of 100 would be a million alternatives.
+  std::string hundred;
+  for (int i = 0; i < 100; ++i) hundred += (i ? "," : "") + std::to_string(i);
   try {
-    hook_name_matches("blocks.{0-99}.{0-99}.{0-99}.hook_z", "blocks.1.1.1.hook_z");
+    hook_name_matches("blocks.{" + hundred + "}.{" + hundred + "}.{" + hundred + "}.hook_z", "blocks.1.1.1.hook_z");
     ADD_FAILURE() << "expected Error(invalid_input)";
   } catch (const Error& e) {
     EXPECT_EQ(e.key(), "activation_cache_filter");

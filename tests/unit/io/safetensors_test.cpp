@@ -367,7 +367,7 @@ TEST(CompareCheckpoint, Gpt2MaskBuffersAndBertTaskHeads) {
   const ModelSpec bert = fixture_spec("bert-base-uncased");
   for (const TensorGroup& t : model_tensors(bert)) {
     for (std::uint64_t i = 0; i < t.copies; ++i) {
-      b.add("bert." + t.component + "." + std::to_string(i) + "." + t.name, "F32", {t.rows, t.cols});
+      b.add("bert." + std::string(t.component) + "." + std::to_string(i) + "." + std::string(t.name), "F32", {t.rows, t.cols});
     }
   }
   b.add("bert.embeddings.position_ids", "I64", {1, 512});

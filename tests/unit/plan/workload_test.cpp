@@ -122,6 +122,81 @@ TEST(Workload, OverheadIsItsOwnComponent) {
   EXPECT_EQ(b.total().count(), b.reserved().count() + overhead.detail[0].bytes.count() + overhead.detail[1].bytes.count());
 }
 
+TEST(WorkloadBytes, HandDerivedFiguresWithoutTheBreakdown) {
+  // The figures of the tests above, from the totals-only path.
+  EXPECT_EQ(estimate_workload_bytes(llama2_7b(), bare(WorkloadKind::weights, 2048, "bf16")).total.count(),
+            kLlamaWeightsBf16);
+  const WorkloadBytes inference = estimate_workload_bytes(llama2_7b(), bare(WorkloadKind::inference, 2048, "bf16"));
+  EXPECT_EQ(inference.total.count(), kLlamaWeightsBf16 + 1073741824ULL + 168820736ULL);
+  EXPECT_EQ(inference.allocated, inference.total);
+  EXPECT_EQ(inference.reserved, inference.total);
+  Workload eager = bare(WorkloadKind::inference, 2048, "bf16");
+  eager.attention = AttentionVariant::eager;
+  EXPECT_EQ(estimate_workload_bytes(llama2_7b(), eager).total.count(),
+            kLlamaWeightsBf16 + 1073741824ULL + 33554432ULL + 50331648ULL + 268435456ULL + 536870912ULL +
+                16777216ULL + 16777216ULL);
+  Workload generation = bare(WorkloadKind::generation, 2048, "bf16");
+  generation.new_tokens = 256;
+  EXPECT_EQ(estimate_workload_bytes(llama2_7b(), generation).total.count(), kLlamaWeightsBf16 + 1242562560ULL);
+  // 1024 new tokens: the last decode step binds with KV for 3072 tokens, 1,610,612,736, and
+  // one token's MLP phase, 82,432 (its attention phase is 57,472, its logits 72,192).
+  generation.new_tokens = 1024;
+  EXPECT_EQ(estimate_workload_bytes(llama2_7b(), generation).total.count(),
+            kLlamaWeightsBf16 + 1610612736ULL + 82432ULL);
+}
+
+TEST(WorkloadBytes, OverheadRowsByHand) {
+  // Llama-2-7b inference, bf16, 2048 tokens, default overhead before Hopper:
+  //   cuda_context 512 MiB = 536,870,912; cublas 2 x 4 MiB + 8 x 16 KiB = 8,519,680;
+  //   fragmentation 10% of the 168,820,736-byte workspace = 16,882,073 (rounded down);
+  //   allocator rounding: every large tensor is a whole number of 2 MiB (32 MiB q/k/v/o,
+  //   86 MiB MLP matrices, 250 MiB embedding and head, 16 MiB KV layers); the 65 RMSNorm
+  //   weights of 8,192 B share the small pool, 532,480 B rounded up to one 2 MiB segment:
+  //   2,097,152 - 532,480 = 1,564,672.
+  Workload w = bare(WorkloadKind::inference, 2048, "bf16");
+  w.include_overhead = true;
+  const WorkloadBytes b = estimate_workload_bytes(llama2_7b(), w);
+  const std::uint64_t allocated = kLlamaWeightsBf16 + 1073741824ULL + 168820736ULL;
+  EXPECT_EQ(b.allocated.count(), allocated);
+  EXPECT_EQ(b.reserved.count(), allocated + 1564672ULL + 16882073ULL);
+  EXPECT_EQ(b.total.count(), allocated + 1564672ULL + 16882073ULL + 536870912ULL + 8519680ULL);
+}
+
+TEST(WorkloadBytes, AgreesWithTheBreakdownAcrossModelsAndKnobs) {
+  // The contract of the totals-only path: the breakdown's three figures, whatever the model.
+  ModelSpec moe = llama2_7b();  // a Mixtral-like MoE with a sliding window, to reach every branch
+  moe.name = "moe";
+  moe.experts = 8;
+  moe.experts_per_token = 2;
+  moe.sliding_window = 512;
+  for (const ModelSpec& model : {llama2_7b(), gpt2(), moe}) {
+    for (const WorkloadKind kind : {WorkloadKind::weights, WorkloadKind::inference, WorkloadKind::generation}) {
+      for (const char* precision : {"fp32", "bf16", "int4-g128", "fp8"}) {
+        for (const AttentionVariant attention : {AttentionVariant::sdpa, AttentionVariant::eager, AttentionVariant::chunked}) {
+          for (const std::uint64_t seq : {1ULL, 333ULL, 1000ULL}) {
+            for (const bool overhead : {false, true}) {
+              Workload w = bare(kind, seq, precision);
+              w.batch = 3;
+              w.attention = attention;
+              w.include_overhead = overhead;
+              w.kv_page_tokens = seq == 333 ? 16 : 0;
+              w.logits_fp32 = seq == 1;
+              if (kind == WorkloadKind::generation) w.new_tokens = seq == 1 ? 600 : 7;  // within gpt2's 1,024 positions
+              const Breakdown b = estimate_workload(model, w);
+              const WorkloadBytes fast = estimate_workload_bytes(model, w);
+              const std::string where = model.name + " " + to_string(kind) + " " + precision + " " +
+                                        to_string(attention) + " seq " + std::to_string(seq);
+              EXPECT_EQ(fast.total, b.total()) << where;
+              EXPECT_EQ(fast.allocated, b.allocated()) << where;
+              EXPECT_EQ(fast.reserved, b.reserved()) << where;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(Workload, MoreBatchOrTokensNeverCostLess) {
   for (WorkloadKind kind : {WorkloadKind::inference, WorkloadKind::extraction, WorkloadKind::generation}) {
     Workload w = bare(kind, 128, "bf16");
