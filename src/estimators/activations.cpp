@@ -32,10 +32,14 @@ class HookList {
 // matched as numbers, not listed.
 constexpr std::size_t kMaxPatternAlternatives = 10000;
 
-[[noreturn]] void too_many_alternatives(std::string_view pattern) {
+// Of those, at most this many may be globs or ranges: each is tried on every hook whose name
+// starts with its literal text, where plain names cost one lookup.
+constexpr std::size_t kMaxPatternGlobs = 100;
+
+[[noreturn]] void too_many_alternatives(std::string_view pattern, std::size_t limit, const char* what) {
   throw Error(ErrorKind::invalid_input,
-              "hook pattern '" + printable(pattern) + "' expands to more than " + group_digits(kMaxPatternAlternatives) +
-                  " names: use a glob such as blocks.*.hook_resid_post or a range such as blocks.{0-79}",
+              "hook pattern '" + printable(pattern) + "' expands to more than " + group_digits(limit) + " " + what +
+                  ": use a glob such as blocks.*.hook_resid_post or a range such as blocks.{0-79}",
               "activation_cache_filter");
 }
 
@@ -99,11 +103,13 @@ std::vector<Tokens> expand_pattern(std::string_view pattern, std::string_view wh
       append_glob_text(tokens, item);
     }
     items.push_back(std::move(tokens));
-    if (items.size() > kMaxPatternAlternatives) too_many_alternatives(whole);
+    if (items.size() > kMaxPatternAlternatives) too_many_alternatives(whole, kMaxPatternAlternatives, "names");
     start = comma + 1;
   }
   const std::vector<Tokens> tails = expand_pattern(pattern.substr(close + 1), whole);
-  if (items.size() * tails.size() > kMaxPatternAlternatives) too_many_alternatives(whole);  // both <= 10^4: no wrap
+  if (items.size() * tails.size() > kMaxPatternAlternatives) {  // both <= 10^4: no wrap
+    too_many_alternatives(whole, kMaxPatternAlternatives, "names");
+  }
   Tokens head;
   append_glob_text(head, pattern.substr(0, open));
   std::vector<Tokens> out;
@@ -165,12 +171,14 @@ bool matches_tokens(const Tokens& tokens, std::string_view name) {
 class PatternMatcher {
  public:
   explicit PatternMatcher(std::string_view pattern) {
+    std::size_t globs = 0;
     for (Tokens& t : expand_pattern(pattern, pattern)) {
       if (t.empty() || (t.size() == 1 && t.front().kind == Token::literal)) {
         exact_.insert(t.empty() ? std::string() : t.front().text);
       } else {
         const std::string prefix = t.front().kind == Token::literal ? t.front().text : std::string();
         by_prefix_[prefix].push_back(std::move(t));
+        if (++globs > kMaxPatternGlobs) too_many_alternatives(pattern, kMaxPatternGlobs, "globs and ranges");
       }
     }
   }
