@@ -30,7 +30,7 @@ class HookList {
 // A pattern's comma lists may multiply out to at most this many alternatives: {a,b}{c,d}
 // is 4, and twenty such lists would be a million. Ranges ({0-79}) do not count: they are
 // matched as numbers, not listed.
-constexpr std::size_t kMaxPatternAlternatives = 10000;
+constexpr std::size_t kMaxPatternAlternatives = 1000;
 
 // Of those, at most this many may be globs or ranges: each is tried on every hook whose name
 // starts with its literal text, where plain names cost one lookup.
@@ -107,7 +107,7 @@ std::vector<Tokens> expand_pattern(std::string_view pattern, std::string_view wh
     start = comma + 1;
   }
   const std::vector<Tokens> tails = expand_pattern(pattern.substr(close + 1), whole);
-  if (items.size() * tails.size() > kMaxPatternAlternatives) {  // both <= 10^4: no wrap
+  if (items.size() * tails.size() > kMaxPatternAlternatives) {  // both <= 1,000: no wrap
     too_many_alternatives(whole, kMaxPatternAlternatives, "names");
   }
   Tokens head;

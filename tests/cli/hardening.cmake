@@ -16,7 +16,7 @@ cli_case(bad_absurd_layers_extraction EXIT 2 ARGS estimate "${data}/absurd-layer
 cli_case(bad_layer_at_top_of_uint64 EXIT 2 ARGS estimate gpt2 -w extraction --layers 18446744073709551615 STDOUT_EMPTY
          STDERR "^memplan: error: layer 18446744073709551615 does not exist: gpt2 has blocks 0-11\n$")
 cli_case(bad_filter_explosion EXIT 2 ARGS estimate gpt2 -w extraction --filter "blocks.{0,1}{0,1}{0,1}{0,1}{0,1}{0,1}{0,1}{0,1}{0,1}{0,1}{0,1}{0,1}{0,1}{0,1}.hook_z" STDOUT_EMPTY
-         STDERR "expands to more than 10,000 names")
+         STDERR "expands to more than 1,000 names")
 
 # Arithmetic at the edges: exact, or a clear overflow.
 cli_case(edge_ten_trillion_weights EXIT 0 ARGS estimate "${data}/ten-trillion.yaml" -w weights -p bf16 --format json
@@ -93,7 +93,7 @@ cli_case(bad_plan_zero_budget EXIT 2 ARGS check "${bad_plans}/zero-budget.yaml" 
 cli_case(bad_plan_not_utf8 EXIT 2 ARGS check "${bad_plans}/not-utf8.yaml" STDOUT_EMPTY
          STDERR "not-utf8\\.yaml:3:9: unknown GPU '\\\\xff\\\\xfeGiB'")
 cli_case(bad_plan_brace_explosion EXIT 2 ARGS check "${bad_plans}/brace-explosion.yaml" STDOUT_EMPTY
-         STDERR "brace-explosion\\.yaml:5:[0-9]+: hook pattern 'blocks\\.\\{0,1\\}[{},01]*\\.hook_resid_post' expands to more than 10,000 names")
+         STDERR "brace-explosion\\.yaml:5:[0-9]+: hook pattern 'blocks\\.\\{0,1\\}[{},01]*\\.hook_resid_post' expands to more than 1,000 names")
 cli_case(bad_plan_last_layer EXIT 2 ARGS check "${bad_plans}/last-layer-of-2-64.yaml" STDOUT_EMPTY
          STDERR "last-layer-of-2-64\\.yaml:5:11: layer 18446744073709551615 does not exist: gpt2 has blocks 0-11")
 cli_case(bad_plan_directory EXIT 2 ARGS check "${bad_plans}" STDOUT_EMPTY STDERR "plans: is a directory, not a plan file")

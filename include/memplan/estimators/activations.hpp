@@ -81,7 +81,7 @@ std::vector<std::uint64_t> parse_layer_selection(std::string_view text);
 // True when `name` matches `pattern`: '*' any run of characters, '?' one character,
 // "{a,b}" alternatives, "{0-11}" a range of integers (written without leading zeros, as
 // layer numbers are). Throws Error(invalid_input, key "activation_cache_filter") when the
-// comma lists multiply out to more than 10,000 alternatives (ranges are not listed), or
+// comma lists multiply out to more than 1,000 alternatives (ranges are not listed), or
 // more than 100 of them are globs or ranges.
 bool hook_name_matches(std::string_view pattern, std::string_view name);
 
