@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,8 +84,12 @@ Precision float_option(const std::string& text, const char* option);
 
 void add_analysis_options(CLI::App& cmd, AnalysisArgs& args);
 
-// Sets workload.analysis from `args` (and the largest GPU of the built-in table, for the
-// Hessian's "at most N parameters fit"). Throws Error(invalid_input) naming the option.
+// Sets workload.analysis from `args`, and for the hessian and full_fisher workloads (set
+// workload.kind first) the largest GPU of the built-in table, for "at most N parameters
+// fit". Throws Error(invalid_input) naming the option.
 void apply_analysis_options(const AnalysisArgs& args, Workload& workload);
+
+// Returns the built-in GPU with the most memory (parsing the table: milliseconds, once).
+std::optional<DeviceLimit> largest_builtin_gpu();
 
 }  // namespace memplan::cli

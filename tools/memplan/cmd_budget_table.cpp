@@ -120,8 +120,8 @@ int run_budget_table(const BudgetArgs& args) {
     out.batch = row->batch == 0 && args.batch == 0 ? "any" : std::to_string(batch);
     out.seq = row->batch == 0 ? "any" : std::to_string(row->seq);
     Workload w;
-    apply_analysis_options(defaults, w);
     w.kind = row->kind;
+    apply_analysis_options(defaults, w);
     w.batch = batch;
     w.seq_len = row->seq;
     w.weights.precision = parse_precision(args.precision);

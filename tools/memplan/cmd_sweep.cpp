@@ -80,6 +80,9 @@ int run_sweep(const SweepArgs& a, CLI::App& cmd) {
   }
 
   Workload base = build_workload(a.knobs, models.front(), cmd);
+  for (const WorkloadKind kind : axes.workloads) {
+    if (kind == WorkloadKind::hessian || kind == WorkloadKind::full_fisher) base.analysis.largest_device = largest_builtin_gpu();
+  }
   std::optional<Bytes> limit;
   if (gpu) {
     base.overhead.hopper_or_newer = gpu->compute_capability >= ComputeCapability{9, 0};
