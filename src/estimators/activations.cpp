@@ -27,14 +27,14 @@ class HookList {
   std::vector<Hook>& out_;
 };
 
-// A pattern's comma lists may multiply out to at most this many alternatives: {a,b}{c,d}
-// is 4, and twenty such lists would be a million. Ranges ({0-79}) do not count: they are
-// matched as numbers, not listed.
+// A pattern's comma lists may multiply out to at most this many alternatives ({a,b}{c,d} is
+// 4; twenty such lists would be a million), and a whole filter to this many names. Ranges
+// ({0-79}) do not multiply: they are matched as numbers, not listed.
 constexpr std::size_t kMaxPatternAlternatives = 1000;
-
-// Of those, at most this many may be globs or ranges: each is tried on every hook whose name
-// starts with its literal text, where plain names cost one lookup.
-constexpr std::size_t kMaxPatternGlobs = 100;
+constexpr std::size_t kMaxFilterNames = 10000;
+// Of those, at most this many may be globs or ranges: each is tried on every hook that
+// starts with its literal text, where a plain name costs one lookup.
+constexpr std::size_t kMaxFilterGlobs = 100;
 
 [[noreturn]] void too_many_alternatives(std::string_view pattern, std::size_t limit, const char* what) {
   throw Error(ErrorKind::invalid_input,
@@ -165,45 +165,57 @@ bool matches_tokens(const Tokens& tokens, std::string_view name) {
   return at[name.size()] != 0;
 }
 
-// One filter pattern. Alternatives that are plain names are found in a set; the others
-// (globs and ranges) are tried only on names that start with their literal prefix, so
-// neither blocks.{0-9999}.* nor {a,b,...} lists make selection hooks x alternatives.
-class PatternMatcher {
+// A filter: its patterns' alternatives, indexed. Plain names are found in a map; globs and
+// ranges are tried only on names that start with their literal text. Matching a hook costs
+// one lookup per character of its name plus the globs of the matching prefixes (at most
+// 100 in all), whatever the number of patterns.
+class HookFilter {
  public:
-  explicit PatternMatcher(std::string_view pattern) {
-    std::size_t globs = 0;
-    for (Tokens& t : expand_pattern(pattern, pattern)) {
-      if (t.empty() || (t.size() == 1 && t.front().kind == Token::literal)) {
-        exact_.insert(t.empty() ? std::string() : t.front().text);
-      } else {
-        const std::string prefix = t.front().kind == Token::literal ? t.front().text : std::string();
-        by_prefix_[prefix].push_back(std::move(t));
-        if (++globs > kMaxPatternGlobs) too_many_alternatives(pattern, kMaxPatternGlobs, "globs and ranges");
+  explicit HookFilter(const std::vector<std::string>& patterns) {
+    std::size_t names = 0, globs = 0;
+    for (std::size_t i = 0; i < patterns.size(); ++i) {
+      const std::string& pattern = patterns[i];
+      for (Tokens& t : expand_pattern(pattern, pattern)) {
+        if (++names > kMaxFilterNames) too_many_alternatives(pattern, kMaxFilterNames, "names in the filter");
+        if (t.empty() || (t.size() == 1 && t.front().kind == Token::literal)) {
+          exact_[t.empty() ? std::string() : t.front().text].push_back(i);
+        } else {
+          if (++globs > kMaxFilterGlobs) too_many_alternatives(pattern, kMaxFilterGlobs, "globs and ranges in the filter");
+          const std::string prefix = t.front().kind == Token::literal ? t.front().text : std::string();
+          globs_[prefix].push_back({i, std::move(t)});
+        }
       }
     }
   }
 
-  bool matches(std::string_view name) const {
-    if (exact_.find(name) != exact_.end()) return true;
-    for (std::size_t length = 0; length <= name.size(); ++length) {
-      const auto it = by_prefix_.find(name.substr(0, length));
-      if (it == by_prefix_.end()) continue;
-      for (const Tokens& t : it->second) {
-        if (matches_tokens(t, name)) return true;
+  // Returns whether any pattern matches `name`; sets matched[i] for each pattern i that
+  // does (a pattern already known to match is not tried again once `name` is selected).
+  bool match(std::string_view name, std::vector<bool>& matched) const {
+    bool any = false;
+    if (const auto it = exact_.find(name); it != exact_.end()) {
+      for (const std::size_t i : it->second) matched[i] = any = true;
+    }
+    for (std::size_t length = 0; !globs_.empty() && length <= name.size(); ++length) {
+      const auto it = globs_.find(name.substr(0, length));
+      if (it == globs_.end()) continue;
+      for (const auto& [i, tokens] : it->second) {
+        if (any && matched[i]) continue;
+        if (matches_tokens(tokens, name)) matched[i] = any = true;
       }
     }
-    return false;
+    return any;
   }
 
  private:
-  std::set<std::string, std::less<>> exact_;
-  std::map<std::string, std::vector<Tokens>, std::less<>> by_prefix_;
+  std::map<std::string, std::vector<std::size_t>, std::less<>> exact_;
+  std::map<std::string, std::vector<std::pair<std::size_t, Tokens>>, std::less<>> globs_;
 };
 
 }  // namespace
 
 bool hook_name_matches(std::string_view pattern, std::string_view name) {
-  return PatternMatcher(pattern).matches(name);
+  std::vector<bool> matched(1);
+  return HookFilter({std::string(pattern)}).match(name, matched);
 }
 
 std::vector<Hook> model_hooks(const ModelSpec& s, std::uint64_t batch, std::uint64_t seq, std::uint64_t key_positions) {
@@ -313,21 +325,21 @@ Bytes hook_bytes(const Hook& h, const ActivationCacheOptions& o) {
 
 std::vector<Hook> selected_hooks(const ModelSpec& spec, const ActivationCacheOptions& o) {
   std::vector<Hook> all = model_hooks(spec, o.batch, o.seq, o.key_positions);
-  std::vector<PatternMatcher> patterns;  // each pattern's braces expanded once, not once per hook
-  for (const std::string& pattern : o.filter) {
-    const PatternMatcher& matcher = patterns.emplace_back(pattern);
-    const bool matched = std::any_of(all.begin(), all.end(), [&](const Hook& h) { return matcher.matches(h.name); });
-    if (!matched) {
-      std::vector<std::string> names;
-      for (const Hook& h : all) {
-        if (!h.layer || *h.layer == 0) names.push_back(h.name);
-      }
-      throw Error(ErrorKind::invalid_input,
-                  "activation_cache_filter entry '" + printable(pattern) + "' matches no hook of " + spec.name + " (" +
-                      std::to_string(spec.n_layers) + " blocks, 0-" + std::to_string(spec.n_layers - 1) + ")" +
-                      did_you_mean(pattern, names) + "; memplan hooks " + spec.name + " lists them",
-                  "activation_cache_filter");
+  const HookFilter filter(o.filter);
+  std::vector<bool> matched(o.filter.size(), false), selected(all.size(), o.filter.empty());
+  for (std::size_t h = 0; h < all.size() && !o.filter.empty(); ++h) selected[h] = filter.match(all[h].name, matched);
+  for (std::size_t i = 0; i < o.filter.size(); ++i) {
+    if (matched[i]) continue;
+    const std::string& pattern = o.filter[i];
+    std::vector<std::string> names;
+    for (const Hook& h : all) {
+      if (!h.layer || *h.layer == 0) names.push_back(h.name);
     }
+    throw Error(ErrorKind::invalid_input,
+                "activation_cache_filter entry '" + printable(pattern) + "' matches no hook of " + spec.name + " (" +
+                    std::to_string(spec.n_layers) + " blocks, 0-" + std::to_string(spec.n_layers - 1) + ")" +
+                    did_you_mean(pattern, names) + "; memplan hooks " + spec.name + " lists them",
+                "activation_cache_filter");
   }
   for (const std::uint64_t layer : o.layers) {
     if (layer >= spec.n_layers) {
@@ -345,13 +357,11 @@ std::vector<Hook> selected_hooks(const ModelSpec& spec, const ActivationCacheOpt
   }
   const std::set<std::uint64_t> layers(o.layers.begin(), o.layers.end());
   std::vector<Hook> out;
-  for (Hook& h : all) {
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    Hook& h = all[i];
+    if (!selected[i]) continue;
     if (o.stop_at_layer && (!h.layer ? h.name.starts_with("ln_final") : *h.layer >= *o.stop_at_layer)) continue;
     if (!layers.empty() && (!h.layer || layers.count(*h.layer) == 0)) continue;
-    if (!patterns.empty() &&
-        std::none_of(patterns.begin(), patterns.end(), [&](const auto& p) { return p.matches(h.name); })) {
-      continue;
-    }
     out.push_back(std::move(h));
   }
   return out;

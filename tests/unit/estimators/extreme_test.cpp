@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "reference_models.hpp"
+
 #include "breakdown_check.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
@@ -366,6 +368,19 @@ TEST(Extreme, SelectionsAndPatternsHaveLimits) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("expands to more than 100 globs and ranges"), std::string::npos) << e.what();
   }
+  // The bounds hold for a whole filter, not only one pattern: 101 globs in separate entries.
+  ActivationCacheOptions o;
+  o.seq = 16;
+  for (int i = 0; i <= 100; ++i) o.filter.push_back("*hook_resid_post" + std::string(static_cast<std::size_t>(i), '*'));
+  try {
+    selected_hooks(testing::gpt2(), o);
+    ADD_FAILURE() << "expected Error(invalid_input)";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.key(), "activation_cache_filter");
+    EXPECT_NE(std::string(e.what()).find("more than 100 globs and ranges in the filter"), std::string::npos) << e.what();
+  }
+  o.filter.resize(100);  // 100 globs are accepted: gpt2's 12 resid_post hooks
+  EXPECT_EQ(selected_hooks(testing::gpt2(), o).size(), 12U);
 }
 
 }  // namespace
