@@ -26,6 +26,36 @@ ordered_json item_json(const Item& item) {
   return j;
 }
 
+void add_breakdown_json(ordered_json& j, const Breakdown& b, bool allocator_figures) {
+  ordered_json components = ordered_json::array();
+  for (const Item& item : b.components) components.push_back(item_json(item));
+  j["components"] = components;
+  j["total_bytes"] = b.total().count();
+  if (allocator_figures && b.find("overhead") != nullptr) {
+    j["allocated_bytes"] = b.allocated().count();
+    j["reserved_bytes"] = b.reserved().count();
+  }
+  if (b.total_low() != b.total() || b.total_high() != b.total()) {
+    j["total_bytes_low"] = b.total_low().count();
+    j["total_bytes_high"] = b.total_high().count();
+  }
+  if (!b.host.empty()) {
+    ordered_json host = ordered_json::array();
+    for (const Item& item : b.host) host.push_back(item_json(item));
+    j["host_components"] = host;
+    j["host_total_bytes"] = b.host_total().count();
+  }
+  if (!b.alternatives.empty()) {
+    ordered_json alternatives = ordered_json::array();
+    for (const Alternative& a : b.alternatives) {
+      ordered_json alternative = item_json(a.item);
+      alternative["replaces"] = a.replaces;
+      alternatives.push_back(alternative);
+    }
+    j["alternatives"] = alternatives;
+  }
+}
+
 namespace {
 
 ordered_json tflops_json(const GpuSpec& g) {
@@ -51,33 +81,7 @@ void JsonPrinter::estimate(const EstimateReport& r, std::ostream& out) const {
   j["precision"] = {{"requested", r.precision_requested},
                     {"resolved", r.precision_resolved},
                     {"warnings", r.warnings}};
-  ordered_json components = ordered_json::array();
-  for (const Item& item : r.breakdown.components) components.push_back(item_json(item));
-  j["components"] = components;
-  j["total_bytes"] = r.breakdown.total().count();
-  if (r.breakdown.find("overhead") != nullptr) {
-    j["allocated_bytes"] = r.breakdown.allocated().count();
-    j["reserved_bytes"] = r.breakdown.reserved().count();
-  }
-  if (r.breakdown.total_low() != r.breakdown.total() || r.breakdown.total_high() != r.breakdown.total()) {
-    j["total_bytes_low"] = r.breakdown.total_low().count();
-    j["total_bytes_high"] = r.breakdown.total_high().count();
-  }
-  if (!r.breakdown.host.empty()) {
-    ordered_json host = ordered_json::array();
-    for (const Item& item : r.breakdown.host) host.push_back(item_json(item));
-    j["host_components"] = host;
-    j["host_total_bytes"] = r.breakdown.host_total().count();
-  }
-  if (!r.breakdown.alternatives.empty()) {
-    ordered_json alternatives = ordered_json::array();
-    for (const Alternative& a : r.breakdown.alternatives) {
-      ordered_json j_alt = item_json(a.item);
-      j_alt["replaces"] = a.replaces;
-      alternatives.push_back(j_alt);
-    }
-    j["alternatives"] = alternatives;
-  }
+  add_breakdown_json(j, r.breakdown, /*allocator_figures=*/true);
   if (r.device) {
     j["device"] = {{"name", r.device->name}, {"memory_bytes", r.device->memory.count()}};
   }

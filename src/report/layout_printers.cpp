@@ -245,29 +245,7 @@ void JsonPrinter::layout(const LayoutReport& r, std::ostream& out) const {
     dj["role"] = d.role;
     dj["count"] = d.count;
     dj["holds"] = d.holds;
-    ordered_json components = ordered_json::array();
-    for (const Item& c : d.breakdown.components) components.push_back(item_json(c));
-    dj["components"] = components;
-    dj["total_bytes"] = d.breakdown.total().count();
-    if (d.breakdown.total_low() != d.breakdown.total() || d.breakdown.total_high() != d.breakdown.total()) {
-      dj["total_bytes_low"] = d.breakdown.total_low().count();
-      dj["total_bytes_high"] = d.breakdown.total_high().count();
-    }
-    if (!d.breakdown.host.empty()) {
-      ordered_json host = ordered_json::array();
-      for (const Item& c : d.breakdown.host) host.push_back(item_json(c));
-      dj["host_components"] = host;
-      dj["host_total_bytes"] = d.breakdown.host_total().count();
-    }
-    if (!d.breakdown.alternatives.empty()) {
-      ordered_json alternatives = ordered_json::array();
-      for (const Alternative& a : d.breakdown.alternatives) {
-        ordered_json aj = item_json(a.item);
-        aj["replaces"] = a.replaces;
-        alternatives.push_back(aj);
-      }
-      dj["alternatives"] = alternatives;
-    }
+    add_breakdown_json(dj, d.breakdown, /*allocator_figures=*/false);
     if (d.capacity) {
       dj["device"] = {{"name", d.gpu}, {"memory_bytes", d.capacity->count()}};
       dj["fits"] = d.fits();

@@ -7,9 +7,12 @@
 
 namespace memplan::detail {
 
-// One breakdown row and its detail as JSON (json_printer.cpp); the layout printer's
-// per-device rows use it too.
+// One breakdown row and its detail as JSON (json_printer.cpp).
 nlohmann::ordered_json item_json(const Item& item);
+// Adds a breakdown's components, total_bytes (with allocated_bytes and reserved_bytes when
+// `allocator_figures` and it has an overhead row), the low/high range, host rows and
+// alternatives to `j`: the estimate report and each device of a layout report.
+void add_breakdown_json(nlohmann::ordered_json& j, const Breakdown& breakdown, bool allocator_figures);
 
 class TablePrinter final : public Printer {
  public:
