@@ -9,6 +9,7 @@
 #include "memplan/core/text.hpp"
 #include "memplan/estimators/training.hpp"
 #include "memplan/io/gpu_table.hpp"
+#include "memplan/plan/plan.hpp"
 #include "memplan/resolve/resolver.hpp"
 #include "text_file.hpp"
 #include "yaml_fields.hpp"
@@ -20,22 +21,25 @@ namespace {
 constexpr std::uint64_t kMaxSize = 1ULL << 40;
 
 const std::vector<std::string> kPlanKeys = {"model", "workload", "memory", "budget"};
-const std::vector<std::string> kWorkloadKeys = {
-    "kind", "batch_size", "seq_len", "new_tokens", "compute", "unquantized", "kv_cache", "kv_precision",
-    "kv_page_tokens", "attention", "attention_chunk", "logits_fp32", "layers", "pos_slice", "remove_batch_dim",
-    "stop_at_layer", "incl_bwd", "cache_on_cpu", "include_overhead", "fragmentation", "optimizer",
-    "grad_accumulation"};
+// The workload: section takes `kind` and every option of the table (plan/options.hpp) by its
+// key, except the two the seed's memory: section holds (precision_mode, memory_warning_threshold).
+std::vector<std::string> workload_keys() {
+  std::vector<std::string> keys;
+  for (const OptionDef& o : plan_options()) {
+    if (o.key != "precision" && o.key != "threshold") keys.emplace_back(o.key);
+  }
+  return keys;
+}
+
+// A message from the core names options as `key`; in a plan file they are 'key'.
+std::string for_plan_file(const std::string& text) {
+  return render_option_refs(text, [](std::string_view key) -> std::optional<std::string> {
+    return "'" + std::string(key) + "'";
+  });
+}
+
 const std::vector<std::string> kMemoryKeys = {"precision_mode", "streaming_chunk_size", "memory_warning_threshold",
                                               "activation_cache_filter", "enable_gradient_checkpointing"};
-
-Precision float_precision(std::string_view text) {
-  const Precision p = parse_precision(text);
-  if (is_quantized(p)) {
-    throw Error(ErrorKind::invalid_input,
-                "must be a float precision (fp32, tf32, bf16, fp16), got '" + printable(text) + "'");
-  }
-  return p;
-}
 
 std::uint64_t threshold_ppm(double threshold) { return static_cast<std::uint64_t>(std::llround(threshold * 1e6)); }
 
@@ -129,62 +133,47 @@ PlanFile parse_plan_yaml(std::string_view text, const std::string& file, const s
     read_bool(*memory, "enable_gradient_checkpointing", m.enable_gradient_checkpointing);
   }
 
-  // workload: a kind, or a mapping of the kind and its knobs.
-  Workload& w = plan.workload;
+  // workload: a kind, or a mapping of the kind and its knobs (the option table's keys).
+  PlanSettings& settings = plan.settings;
   std::optional<detail::YamlMap> work;
   const YAML::Node wnode = map.value("workload");
   if (wnode.IsScalar()) {
-    w.kind = map.parsed("workload", parse_workload_kind);
+    settings.workload.kind = map.parsed("workload", parse_workload_kind);
   } else {
     if (!wnode.IsMap()) map.fail("workload", "'workload' must be a kind (inference, extraction, ...) or a mapping with 'kind:'");
     work.emplace(wnode, file, "the workload");
     const detail::YamlMap& k = *work;
-    k.reject_unknown(kWorkloadKeys);
-    w.kind = k.parsed("kind", parse_workload_kind);
-    if (k.has("batch_size")) w.batch = k.integer("batch_size", 1, kMaxSize);
-    if (k.has("seq_len")) w.seq_len = k.integer("seq_len", 1, kMaxSize);
-    if (k.has("new_tokens")) w.new_tokens = k.integer("new_tokens", 0, kMaxSize);
-    if (k.has("compute")) w.compute = k.parsed("compute", float_precision);
-    if (k.has("unquantized")) w.weights.unquantized = k.parsed("unquantized", float_precision);
-    read_bool(k, "kv_cache", w.kv_cache);
-    if (k.has("kv_precision")) w.kv_precision = k.parsed("kv_precision", parse_precision);
-    if (k.has("kv_page_tokens")) w.kv_page_tokens = k.integer("kv_page_tokens", 0, kMaxSize);
-    if (k.has("attention")) w.attention = k.parsed("attention", parse_attention_variant);
-    if (k.has("attention_chunk")) w.attention_chunk = k.integer("attention_chunk", 1, kMaxSize);
-    read_bool(k, "logits_fp32", w.logits_fp32);
-    if (k.has("layers")) {
-      const YAML::Node layers = k.value("layers");
-      std::string selection;
-      if (layers.IsSequence()) {
-        for (const YAML::Node& item : layers) selection += (selection.empty() ? "" : ",") + item.as<std::string>("");
+    k.reject_unknown(workload_keys());
+    for (const OptionDef& o : plan_options()) {
+      const std::string key(o.key);
+      if (!k.has(key) || o.key == "precision" || o.key == "threshold") continue;
+      const YAML::Node node = k.value(key);
+      std::vector<std::string> values;
+      if (node.IsSequence() && o.kind == OptionKind::list) {
+        for (const YAML::Node& item : node) {
+          if (!item.IsScalar()) k.fail(key, "'" + key + "' lists words or numbers, not nested lists or mappings");
+          values.push_back(item.as<std::string>());
+        }
+      } else if (node.IsScalar()) {
+        values.push_back(node.as<std::string>());
       } else {
-        selection = k.string("layers");
+        k.fail(key, "'" + key + "' must be " + (o.kind == OptionKind::list ? "a value or a list of values" : "a single value") +
+                        ", not " + (node.IsSequence() ? "a list" : node.IsMap() ? "a mapping" : "empty"));
       }
       try {
-        w.cache.layers = parse_layer_selection(selection);
+        set_option(settings, o, values);
       } catch (const Error& e) {
-        k.fail("layers", e.what());
+        k.fail(key, for_plan_file(e.what()));
       }
     }
-    if (k.has("pos_slice")) w.cache.pos_slice = k.integer("pos_slice", 0, kMaxSize);
-    read_bool(k, "remove_batch_dim", w.cache.remove_batch_dim);
-    if (k.has("stop_at_layer")) w.cache.stop_at_layer = k.integer("stop_at_layer", 0, kMaxSize);
-    read_bool(k, "incl_bwd", w.cache.incl_bwd);
-    read_bool(k, "cache_on_cpu", w.cache.on_cpu);
-    read_bool(k, "include_overhead", w.include_overhead);
-    if (k.has("fragmentation")) {
-      w.overhead.fragmentation = k.number("fragmentation", 0.0, 1.0);
-      w.overhead.fragmentation_low = std::min(w.overhead.fragmentation_low, w.overhead.fragmentation);
-      w.overhead.fragmentation_high = std::max(w.overhead.fragmentation_high, w.overhead.fragmentation);
-    }
-    if (k.has("optimizer")) w.analysis.training.optimizer = k.parsed("optimizer", parse_optimizer);
-    if (k.has("grad_accumulation")) w.analysis.training.grad_accumulation = k.integer("grad_accumulation", 1, kMaxSize);
+    if (!k.has("kind")) k.fail("kind", "the workload needs 'kind:' (inference, extraction, training, ...)");
   }
-  if (!work || !work->has("seq_len")) w.seq_len = std::min<std::uint64_t>(2048, spec.max_seq_len);
-  if (w.kind == WorkloadKind::generation && (!work || !work->has("new_tokens"))) w.new_tokens = 256;
+  Workload& w = settings.workload;
 
-  // The memory section onto the workload.
+  // The memory section onto the settings.
   const MemorySettings& m = plan.memory;
+  settings.precision = m.precision_mode;
+  settings.threshold = m.memory_warning_threshold;
   w.streaming_chunk = m.streaming_chunk_size;
   w.cache.filter = m.activation_cache_filter;
   const bool caches = w.kind == WorkloadKind::extraction || w.kind == WorkloadKind::streaming_extraction;
@@ -211,11 +200,12 @@ PlanFile parse_plan_yaml(std::string_view text, const std::string& file, const s
     }
   }
 
-  // Knobs that only make sense together are checked now, where their keys can be pointed at.
-  Workload trial = w;
-  trial.weights.precision = m.precision_mode == "auto" ? precisions::bf16 : parse_precision(m.precision_mode);
+  // Knobs that only make sense together are checked now, where their keys can be pointed at:
+  // the plan bound without a device and estimated once.
   try {
-    (void)estimate_workload(spec, trial);
+    const Plan bound = bind(spec, settings, DeviceChoice{});
+    plan.workload = bound.workload;
+    (void)estimate(bound);
   } catch (const ConfigError&) {
     throw;
   } catch (const Error& e) {
@@ -223,20 +213,15 @@ PlanFile parse_plan_yaml(std::string_view text, const std::string& file, const s
     // invalid_input, or overflow: the plan's sizes take a byte count past 64 bits. Either
     // way the message names the plan and the key at fault.
     const ErrorKind kind = e.kind();
-    const std::string& key = e.key();
-    const auto in_workload = [&](const std::string& yaml_key) {
-      if (work && work->has(yaml_key)) work->fail(yaml_key, e.what(), kind);
-      map.fail("workload", e.what(), kind);
-    };
-    if (key == "batch" || key == "batch_size") in_workload("batch_size");
-    if (key == "seq_len" || key == "new_tokens" || key == "compute" || key == "layers" || key == "attention") {
-      in_workload(key);
-    }
+    const std::string message = for_plan_file(e.what());
+    std::string key = e.key();
+    if (key == "batch") key = "batch_size";
+    if (work && work->has(key)) work->fail(key, message, kind);
     if ((key == "streaming_chunk_size" || key == "activation_cache_filter") && memory && memory->has(key)) {
-      memory->fail(key, e.what(), kind);
+      memory->fail(key, message, kind);
     }
-    if (work && kind == ErrorKind::invalid_input) work->fail("kind", e.what(), kind);
-    map.fail("workload", e.what(), kind);
+    if (work && kind == ErrorKind::invalid_input) work->fail("kind", message, kind);
+    map.fail("workload", message, kind);
   }
   return plan;
 }
@@ -247,31 +232,22 @@ PlanFile load_plan_file(const std::string& path) {
 }
 
 PlanOutcome evaluate_plan(const PlanFile& plan, const std::optional<GpuSpec>& device, std::optional<Bytes> budget) {
+  DeviceChoice choice;
+  choice.gpu = device;
+  choice.budget = budget;
+  const Plan bound = bind(plan.model.spec, plan.settings, choice);
+  const PlanEstimate result = estimate(bound);
   PlanOutcome out;
-  Workload w = plan.workload;
-  const std::string& mode = plan.memory.precision_mode;
-  if (device) {
-    w.overhead.hopper_or_newer = device->compute_capability >= ComputeCapability{9, 0};
-    ResolveRequest request;
-    request.precision = mode;
-    request.device = device_capability(*device);
-    const Resolution resolution = resolve_precision(request);
-    out.precision = resolution.precision;
-    out.precision_reason = resolution.reason;
-    out.warnings = resolution.warnings;
-  } else if (mode == "auto") {
-    out.precision = precisions::bf16;
-    out.precision_reason = "auto with no device: assumes compute capability 8.0+";
-  } else {
-    out.precision = parse_precision(mode);
-  }
-  w.weights.precision = out.precision;
-  out.breakdown = estimate_workload(plan.model.spec, w);
-  out.total = out.breakdown.total();
+  out.precision = bound.workload.weights.precision;
+  out.precision_reason = bound.precision_note;
+  for (const std::string& w : bound.warnings) out.warnings.push_back(for_plan_file(w));
+  out.breakdown = result.breakdown;
+  out.total = result.total;
   if (budget) {
     out.budget = budget;
-    out.limit = budget_limit(*budget, plan.memory.memory_warning_threshold);
-    out.fits = out.total <= *out.limit;
+    out.limit = budget_limit(*budget, plan.settings.threshold);
+    out.verdict = verdict_of(out.total, *budget, plan.settings.threshold);
+    out.fits = *out.verdict == Verdict::fits;
   }
   return out;
 }

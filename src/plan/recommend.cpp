@@ -17,7 +17,7 @@ struct Candidate {
   std::string kind;
   std::string knob;  // the knob it turns; QLoRA turns "precision" too
   std::string change;
-  std::vector<std::string> options;
+  std::vector<OptionSetting> settings;
   std::string tradeoff;
   std::function<void(Workload&)> apply;
 };
@@ -77,7 +77,7 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
     if (!ok || !(bits_per_weight(p) < bits)) continue;
     const bool quantised = is_quantized(p);
     add({"precision", "precision", "weights in " + to_string(p) + " instead of " + to_string(w.weights.precision),
-         {"--precision", to_string(p)},
+         {{"precision", to_string(p)}},
          quantised ? "quantised linear layers: some loss of accuracy (GPTQ/AWQ/bitsandbytes); embeddings and norms stay " +
                          to_string(w.weights.unquantized)
                    : "16-bit weights and activations: usually no loss for inference; training keeps fp32 master weights",
@@ -92,13 +92,13 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
       const bool ok = runs(r, name, p) || (name == "fp8" && runs(r, "int8", p));  // int8 where fp8 does not run
       if (!ok || !(bits_per_weight(p) < bits_per_weight(kv))) continue;
       add({"kv_cache_precision", "kv_cache", "KV cache in " + to_string(p) + " instead of " + to_string(kv),
-           {"--kv-precision", to_string(p)},
+           {{"kv_precision", to_string(p)}},
            "quantised keys and values (vLLM kv_cache_dtype, Hugging Face QuantizedCache): small accuracy loss",
            [p](Workload& x) { x.kv_precision = p; }});
     }
   }
   if ((kind == WorkloadKind::inference || kind == WorkloadKind::extraction) && w.kv_cache) {
-    add({"no_kv_cache", "kv_cache", "no KV cache (use_cache=False)", {"--no-kv-cache"},
+    add({"no_kv_cache", "kv_cache", "no KV cache (use_cache=False)", {{"kv_cache", ""}},
          "none for a single forward pass: nothing is generated after it",
          [](Workload& x) { x.kv_cache = false; }});
   }
@@ -108,12 +108,12 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
     const ActivationCacheOptions& c = w.cache;
     if (c.filter.empty() && c.layers.empty() && !c.stop_at_layer) {
       add({"selective_cache", "cache_filter", "cache only the residual stream after each block",
-           {"--filter", "blocks.*.hook_resid_post"},
+           {{"filter", "blocks.*.hook_resid_post"}},
            "other hooks are not cached: name the ones the analysis reads with --filter (memplan hooks prices any)",
            [](Workload& x) { x.cache.filter = {"blocks.*.hook_resid_post"}; }});
     }
     if (!c.on_cpu && kind == WorkloadKind::extraction) {
-      add({"cache_on_cpu", "cache_place", "keep the hook cache in host RAM (device='cpu')", {"--cache-on-cpu"},
+      add({"cache_on_cpu", "cache_place", "keep the hook cache in host RAM (device='cpu')", {{"cache_on_cpu", ""}},
            "host RAM for the cache, and a device-to-host copy per hook", [](Workload& x) { x.cache.on_cpu = true; }});
     }
     if (w.seq_len > 1) {
@@ -128,7 +128,7 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
         add({"streaming", "cache_place",
              "streaming extraction, " + n(chunk) + " tokens per chunk" +
                  (f.value > 0 ? " (the largest chunk that fits)" : ""),
-             {"--workload", "streaming_extraction", "--streaming-chunk", n(chunk)},
+             {{"kind", "streaming_extraction"}, {"streaming_chunk", n(chunk)}},
              "each chunk's cache leaves the GPU before the next: host RAM for the collected cache, more passes",
              [chunk](Workload& x) {
                x.kind = WorkloadKind::streaming_extraction;
@@ -140,7 +140,7 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
 
   // Attention: fused instead of eager; chunked queries for a forward pass.
   if (w.attention == AttentionVariant::eager) {
-    add({"attention", "attention", "fused attention (SDPA / FlashAttention) instead of eager", {"--attention", "sdpa"},
+    add({"attention", "attention", "fused attention (SDPA / FlashAttention) instead of eager", {{"attention", "sdpa"}},
          "none for the result; the attention pattern is not materialised (hooks on it need eager)",
          [](Workload& x) { x.attention = AttentionVariant::sdpa; }});
     if (is_forward(kind) && w.seq_len > 1) {
@@ -149,7 +149,7 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
       const FitResult f = fit_largest(spec, c, FitKnob::attention_chunk, limit, w.seq_len);
       const std::uint64_t chunk = f.value > 0 ? f.value : std::min<std::uint64_t>(512, w.seq_len);
       add({"attention", "attention", "chunked attention, " + n(chunk) + " queries per chunk",
-           {"--attention", "chunked", "--attention-chunk", n(chunk)},
+           {{"attention", "chunked"}, {"attention_chunk", n(chunk)}},
            "more kernel launches; the same result", [chunk](Workload& x) {
              x.attention = AttentionVariant::chunked;
              x.attention_chunk = chunk;
@@ -161,32 +161,32 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
   const TrainingOptions& t = w.analysis.training;
   if (trains(kind) && t.recompute != Recompute::full) {
     if (t.recompute == Recompute::none) {
-      add({"recompute", "recompute", "selective recomputation of the attention core", {"--recompute", "selective"},
+      add({"recompute", "recompute", "selective recomputation of the attention core", {{"recompute", "selective"}},
            "a few percent more compute (Korthikanti et al. 2022)",
            [](Workload& x) { x.analysis.training.recompute = Recompute::selective; }});
     }
-    add({"recompute", "recompute", "gradient checkpointing: each layer keeps its input only", {"--recompute", "full"},
+    add({"recompute", "recompute", "gradient checkpointing: each layer keeps its input only", {{"recompute", "full"}},
          "one more forward per step: about a third more compute",
          [](Workload& x) { x.analysis.training.recompute = Recompute::full; }});
   }
   if (kind == WorkloadKind::training) {
     if (t.optimizer == Optimizer::adam || t.optimizer == Optimizer::adamw) {
       add({"optimizer_8bit", "optimizer", "8-bit Adam (bitsandbytes) instead of " + to_string(t.optimizer),
-           {"--optimizer", "adam_8bit"}, "8-bit optimizer states: usually matches 32-bit Adam",
+           {{"optimizer", "adam_8bit"}}, "8-bit optimizer states: usually matches 32-bit Adam",
            [](Workload& x) { x.analysis.training.optimizer = Optimizer::adam_8bit; }});
     }
     if (!t.fused_optimizer && t.optimizer != Optimizer::none && t.optimizer != Optimizer::sgd) {
-      add({"fused_optimizer", "fused_optimizer", "a fused optimizer step (no foreach temporaries)", {"--fused-optimizer"},
+      add({"fused_optimizer", "fused_optimizer", "a fused optimizer step (no foreach temporaries)", {{"fused_optimizer", ""}},
            "none (torch.optim fused=True)", [](Workload& x) { x.analysis.training.fused_optimizer = true; }});
     }
     if (t.lora.rank == 0) {
       const std::uint64_t rank = r.lora_rank;
-      add({"lora", "lora", "LoRA adapters of rank " + n(rank) + " on q, v; the base frozen", {"--lora-rank", n(rank)},
+      add({"lora", "lora", "LoRA adapters of rank " + n(rank) + " on q, v; the base frozen", {{"lora_rank", n(rank)}},
            "a different fine-tune: only the adapters train", [rank](Workload& x) { x.analysis.training.lora.rank = rank; }});
       Precision nf4;
       if (runs(r, "nf4", nf4)) {
         add({"qlora", "lora", "QLoRA: LoRA of rank " + n(rank) + " on an nf4 base",
-             {"--lora-rank", n(rank), "--precision", to_string(nf4)},
+             {{"lora_rank", n(rank)}, {"precision", to_string(nf4)}},
              "a different fine-tune on a 4-bit base: only the adapters train", [rank, nf4](Workload& x) {
                x.analysis.training.lora.rank = rank;
                x.weights.precision = nf4;
@@ -199,12 +199,12 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
   if (kind == WorkloadKind::sample_gradients || kind == WorkloadKind::tracin) {
     const SampleGradientOptions& g = w.analysis.sample_gradients;
     if (!g.int8) {
-      add({"gradient_compression", "compression", "int8 gradients (one fp32 scale per tensor)", {"--compress", "int8"},
+      add({"gradient_compression", "compression", "int8 gradients (one fp32 scale per tensor)", {{"compress", "int8"}},
            "quantisation error in each stored gradient", [](Workload& x) { x.analysis.sample_gradients.int8 = true; }});
     }
     if (g.zlib_ratio == 0) {
       add({"gradient_compression", "compression", "int8 + zlib gradients (assumed ratio 8 on top of int8, as 000)",
-           {"--compress", "int8+zlib", "--zlib-ratio", "8"},
+           {{"compress", "int8+zlib"}, {"zlib_ratio", "8"}},
            "the ratio is an assumption (zlib on int8 gradients varies); zlib on one core takes time",
            [](Workload& x) {
              x.analysis.sample_gradients.int8 = true;
@@ -212,12 +212,12 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
            }});
     }
     if (kind == WorkloadKind::sample_gradients && !g.on_host) {
-      add({"gradients_on_host", "store_place", "keep the gradient store in host RAM", {"--gradients-on-host"},
+      add({"gradients_on_host", "store_place", "keep the gradient store in host RAM", {{"gradients_on_host", ""}},
            "host RAM for the store, a copy per sample", [](Workload& x) { x.analysis.sample_gradients.on_host = true; }});
     }
     if (kind == WorkloadKind::tracin && w.analysis.tracin.projection == 0) {
       add({"tracin_projection", "projection", "random projection of each gradient to 8192 dimensions",
-           {"--projection", "8192"}, "an approximation of the influence scores (TRAK-style)",
+           {{"projection", "8192"}}, "an approximation of the influence scores (TRAK-style)",
            [](Workload& x) { x.analysis.tracin.projection = 8192; }});
     }
   }
@@ -226,26 +226,26 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
   if (kind == WorkloadKind::attention_patterns || kind == WorkloadKind::qkov) {
     const AttentionAnalysisOptions& a = w.analysis.attention;
     if (a.all_layers) {
-      add({"one_layer_patterns", "pattern_layers", "one layer's patterns at a time", {"--one-layer"},
+      add({"one_layer_patterns", "pattern_layers", "one layer's patterns at a time", {{"one_layer", ""}},
            "the layers are analysed one after another", [](Workload& x) { x.analysis.attention.all_layers = false; }});
     }
     if (!a.reduce && kind == WorkloadKind::attention_patterns) {
       add({"reduced_patterns", "pattern_reduce", "keep per-row statistics (entropy), not the patterns",
-           {"--attention-reduce"}, "only statistics that reduce each row survive",
+           {{"attention_reduce", ""}}, "only statistics that reduce each row survive",
            [](Workload& x) { x.analysis.attention.reduce = true; }});
     }
     if (a.chunk == 0 && w.seq_len > 512) {
-      add({"pattern_chunks", "pattern_chunk", "patterns computed 512 query rows at a time", {"--pattern-chunk", "512"},
+      add({"pattern_chunks", "pattern_chunk", "patterns computed 512 query rows at a time", {{"pattern_chunk", "512"}},
            "more kernel launches", [](Workload& x) { x.analysis.attention.chunk = 512; }});
     }
   }
   if (kind == WorkloadKind::lanczos && w.analysis.lanczos.reorthogonalize) {
     add({"lanczos_three_vectors", "lanczos", "Lanczos without reorthogonalisation: three vectors, not the basis",
-         {"--no-reorthogonalize"}, "loss of orthogonality: spurious copies of converged eigenvalues",
+         {{"reorthogonalize", ""}}, "loss of orthogonality: spurious copies of converged eigenvalues",
          [](Workload& x) { x.analysis.lanczos.reorthogonalize = false; }});
   }
   if (kind == WorkloadKind::fisher_spectrum && w.analysis.fisher.keep_blocks) {
-    add({"fisher_one_block", "fisher", "accumulate one Fisher block at a time", {"--fisher-one-block"},
+    add({"fisher_one_block", "fisher", "accumulate one Fisher block at a time", {{"fisher_one_block", ""}},
          "a pass over the data per block", [](Workload& x) { x.analysis.fisher.keep_blocks = false; }});
   }
   return out;
@@ -262,12 +262,12 @@ std::optional<Candidate> smaller_batch(const ModelSpec& spec, const Workload& w,
   Candidate c;
   c.kind = "smaller_batch";
   c.knob = "batch";
-  c.options = {"--batch", n(batch)};
+  c.settings = {{"batch_size", n(batch)}};
   std::uint64_t accumulation = 1;
   if (training) {
     const std::uint64_t effective = checked_mul(w.batch, w.analysis.training.grad_accumulation, "effective batch");
     accumulation = std::max<std::uint64_t>(ceil_div(effective, batch), 2);
-    c.options.insert(c.options.end(), {"--grad-accumulation", n(accumulation)});
+    c.settings.push_back({"grad_accumulation", n(accumulation)});
     c.change = "batch " + n(batch) + " x " + n(accumulation) + " accumulated micro-batches (effective batch " +
                n(batch * accumulation) + ")";
     c.tradeoff = "more, smaller steps per optimizer update: longer per update";
@@ -287,7 +287,7 @@ std::optional<Mitigation> estimate_candidate(const ModelSpec& spec, const Worklo
   Mitigation m;
   m.kind = c.kind;
   m.change = c.change;
-  m.options = c.options;
+  m.settings = c.settings;
   m.tradeoff = c.tradeoff;
   m.workload = base;
   c.apply(m.workload);
@@ -353,7 +353,7 @@ Recommendation recommend(const ModelSpec& spec, const RecommendRequest& request)
     combined.total = best->total;
     combined.host = best->host;
     combined.change += (combined.change.empty() ? "" : "; ") + chosen->change;
-    combined.options.insert(combined.options.end(), chosen->options.begin(), chosen->options.end());
+    combined.settings.insert(combined.settings.end(), chosen->settings.begin(), chosen->settings.end());
   }
   if (combined.total > request.limit) {
     if (std::optional<Candidate> b = smaller_batch(spec, combined.workload, request.limit)) {
@@ -362,7 +362,7 @@ Recommendation recommend(const ModelSpec& spec, const RecommendRequest& request)
         combined.total = next->total;
         combined.host = next->host;
         combined.change += (combined.change.empty() ? "" : "; ") + b->change;
-        combined.options.insert(combined.options.end(), b->options.begin(), b->options.end());
+        combined.settings.insert(combined.settings.end(), b->settings.begin(), b->settings.end());
       }
     }
   }

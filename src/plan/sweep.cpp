@@ -1,5 +1,7 @@
 #include "memplan/plan/sweep.hpp"
 
+#include "memplan/plan/plan.hpp"
+
 #include <algorithm>
 
 #include "memplan/core/error.hpp"
@@ -62,7 +64,7 @@ Workload workload_at(const Workload& base, const SweepPoint& point, const SweepA
 }
 
 std::vector<SweepRow> run_sweep(const std::vector<ModelSpec>& models, const Workload& base, const SweepAxes& axes,
-                                std::optional<Bytes> limit) {
+                                std::optional<Bytes> budget, double threshold) {
   const std::vector<SweepPoint> points = expand_grid(models.size(), axes);
   std::vector<SweepRow> rows;
   rows.reserve(points.size());
@@ -81,7 +83,10 @@ std::vector<SweepRow> run_sweep(const std::vector<ModelSpec>& models, const Work
           row.largest_bytes = c.bytes;
         }
       }
-      if (limit) row.fits = *row.total <= *limit;
+      if (budget) {
+        row.verdict = verdict_of(*row.total, *budget, threshold);
+        row.fits = *row.verdict == Verdict::fits;
+      }
       if (w.kind != WorkloadKind::weights && w.seq_len + w.new_tokens > spec.max_seq_len) {
         row.notes.push_back(std::to_string(w.seq_len + w.new_tokens) + " tokens exceed " + spec.name +
                             "'s context of " + std::to_string(spec.max_seq_len));

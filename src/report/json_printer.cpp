@@ -85,8 +85,12 @@ void JsonPrinter::estimate(const EstimateReport& r, std::ostream& out) const {
   if (r.device) {
     j["device"] = {{"name", r.device->name}, {"memory_bytes", r.device->memory.count()}};
   }
-  if (r.fits) j["fits"] = *r.fits;
-  if (r.time) {  // issue 4: time estimates
+  if (r.verdict) {
+    j["threshold"] = r.threshold;
+    j["verdict"] = to_string(*r.verdict);
+    j["fits"] = *r.verdict != Verdict::does_not_fit;  // schema 1: within the device's memory; `verdict` says more
+  }
+  if (r.time) {
     ordered_json parts = ordered_json::array();
     for (const TimePart& p : r.time->parts) {
       parts.push_back({{"name", p.name}, {"seconds", p.seconds}, {"flops", p.flops}, {"precision", to_string(p.format)},
@@ -377,6 +381,7 @@ void JsonPrinter::check(const CheckReport& r, std::ostream& out) const {
     j["budget_bytes"] = p.budget_bytes.count();
     j["threshold"] = p.threshold;
     j["limit_bytes"] = p.limit.count();
+    j["verdict"] = to_string(p.verdict);
     j["fits"] = p.fits;
     j["notes"] = p.notes;
     all_fit = all_fit && p.fits;
@@ -400,6 +405,7 @@ void JsonPrinter::fit(const FitReport& r, std::ostream& out) const {
   if (!r.option.empty()) j["option"] = r.option;
   j["fixed"] = r.fixed;
   j["value"] = r.value;
+  if (r.given_verdict) j["given"] = {{"value", r.given_value}, {"verdict", to_string(*r.given_verdict)}};
   j["cap"] = r.cap;
   j["threshold"] = r.threshold;
   j["budget_bytes"] = r.budget_bytes.count();

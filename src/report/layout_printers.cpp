@@ -202,7 +202,12 @@ void TablePrinter::layout(const LayoutReport& report, std::ostream& out) const {
       out << fmt::format("fits       on every GPU; the fullest is {} ({} of {} on {}, {} left)\n", w.role,
                          format_bytes(total, u), format_bytes(*w.capacity, u), w.gpu,
                          format_bytes(Bytes(w.capacity->count() - total.count()), u));
-    } else {
+    }
+    if (*fits && report.verdict == Verdict::above_threshold) {
+      out << fmt::format("warning: the fullest GPU is above the {:g}% threshold ({:.1f}% used)\n", h.threshold * 100,
+                         100.0 * static_cast<double>(total.count()) / static_cast<double>(w.capacity->count()));
+    }
+    if (!*fits) {
       std::vector<std::string> over;
       for (const DeviceMemory& d : l.devices) {
         if (!d.fits()) {
@@ -275,6 +280,10 @@ void JsonPrinter::layout(const LayoutReport& r, std::ostream& out) const {
   }
   if (!l.offloaded.empty()) j["offloaded"] = l.offloaded;
   j["notes"] = l.notes;
+  if (r.verdict) {
+    j["threshold"] = r.header.threshold;
+    j["verdict"] = to_string(*r.verdict);
+  }
   if (const std::optional<bool> fits = l.fits()) j["fits"] = *fits;
   out << j.dump(2) << '\n';
 }

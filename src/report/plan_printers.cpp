@@ -148,6 +148,7 @@ void JsonPrinter::sweep(const SweepReport& r, std::ostream& out) const {
       x["allocated_bytes"] = row.allocated.count();
       x["largest"] = {{"name", row.largest}, {"bytes", row.largest_bytes.count()}};
       if (row.fits) {
+        if (row.verdict) x["verdict"] = to_string(*row.verdict);
         x["fits"] = *row.fits;
         headroom_json(x, *row.total, *r.limit);
       }
@@ -210,8 +211,13 @@ void TablePrinter::recommend(const RecommendReport& r, std::ostream& out) const 
   out << fmt::format("plan       {} {}{}, {} on {}\n", r.model, r.workload_kind, shape, r.precision, r.gpu);
   out << fmt::format("memory     {} against a limit of {} ({:g}% of {}): {}\n", format_bytes(r.total, u),
                      format_bytes(r.limit, u), r.threshold * 100.0, format_bytes(r.gpu_memory, u),
-                     r.fits ? fmt::format("fits, {} left", format_bytes(Bytes(r.limit.count() - r.total.count()), u))
-                            : fmt::format("DOES NOT FIT, {} over", format_bytes(Bytes(r.total.count() - r.limit.count()), u)));
+                     r.verdict == Verdict::fits
+                         ? fmt::format("fits, {} left", format_bytes(Bytes(r.limit.count() - r.total.count()), u))
+                     : r.verdict == Verdict::above_threshold
+                         ? fmt::format("fits, but above the threshold: {} over the limit, {} under the GPU's memory",
+                                       format_bytes(Bytes(r.total.count() - r.limit.count()), u),
+                                       format_bytes(Bytes(r.gpu_memory.count() - r.total.count()), u))
+                         : fmt::format("DOES NOT FIT, {} over", format_bytes(Bytes(r.total.count() - r.limit.count()), u)));
 
   if (r.fits) {
     out << "\nnothing to change: the plan fits as given";
@@ -316,6 +322,7 @@ void JsonPrinter::recommend(const RecommendReport& r, std::ostream& out) const {
   j["threshold"] = r.threshold;
   j["limit_bytes"] = r.limit.count();
   j["total_bytes"] = r.total.count();
+  j["verdict"] = to_string(r.verdict);
   j["fits"] = r.fits;
   headroom_json(j, r.total, r.limit);
   ordered_json list = ordered_json::array();

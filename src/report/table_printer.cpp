@@ -104,17 +104,25 @@ void TablePrinter::estimate(const EstimateReport& r, std::ostream& out) const {
     out << fmt::format("\nallocated  {} of tensors; reserved {} by the caching allocator; {} with the CUDA context and workspaces\n",
                        format_bytes(b.allocated(), u), format_bytes(b.reserved(), u), format_bytes(total, u));
   }
-  if (r.device && r.fits) {
+  if (r.device && r.verdict) {
     const Bytes capacity = r.device->memory;
     out << fmt::format("\ndevice     {} ({}): {} of {} ", r.device->name, r.device->display, format_bytes(total, u),
                        format_bytes(capacity, u));
-    if (*r.fits) {
-      out << fmt::format("- fits, {} left\n", format_bytes(Bytes(capacity.count() - total.count()), u));
-    } else {
-      out << fmt::format("- DOES NOT FIT, {} over\n", format_bytes(Bytes(total.count() - capacity.count()), u));
+    switch (*r.verdict) {
+      case Verdict::fits:
+        out << fmt::format("- fits, {} left\n", format_bytes(Bytes(capacity.count() - total.count()), u));
+        break;
+      case Verdict::above_threshold:
+        out << fmt::format("- fits, but above the {:g}% threshold: {} left ({:.1f}% used)\n", r.threshold * 100,
+                           format_bytes(Bytes(capacity.count() - total.count()), u),
+                           100.0 * static_cast<double>(total.count()) / static_cast<double>(capacity.count()));
+        break;
+      case Verdict::does_not_fit:
+        out << fmt::format("- DOES NOT FIT, {} over\n", format_bytes(Bytes(total.count() - capacity.count()), u));
+        break;
     }
   }
-  if (r.time) {  // issue 4: time estimates
+  if (r.time) {
     out << fmt::format("time       ~{} on {}: {}\n", format_duration(r.time->seconds), r.time->device, r.time->assumption);
     for (const TimePart& p : r.time->parts) {
       out << fmt::format("  {:<{}}  {:>11}  {}\n", p.name, name_width, format_duration(p.seconds), p.assumption);
@@ -449,6 +457,12 @@ void TablePrinter::fit(const FitReport& r, std::ostream& out) const {
                                          : "the sequence length: a longer chunk holds no more");
   }
   if (!r.option.empty()) out << fmt::format("option     {} {}\n", r.option, r.value);
+  if (r.given_verdict) {
+    out << fmt::format("given      {} {}: {}\n", r.vary, r.given_value,
+                       *r.given_verdict == Verdict::fits              ? "fits"
+                       : *r.given_verdict == Verdict::above_threshold ? "fits, but above the threshold"
+                                                                      : "does not fit");
+  }
 }
 
 }  // namespace memplan::detail

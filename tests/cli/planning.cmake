@@ -5,7 +5,7 @@
 # ---- fit --vary chunk: the value fits, value + 1 does not, and estimate agrees.
 cli_case(fit_streaming_chunk EXIT 0 ARGS fit llama-2-7b --gpu rtx-4090 --vary chunk -w streaming_extraction --seq 4096
          STDERR_EMPTY
-         STDOUT "largest streaming_chunk with batch 1, seq_len 4096\nlimit +20\\.39 GiB of 23\\.99 GiB \\(85%\\)\nresult +streaming_chunk ([0-9]+) fits: [^\n]*\nnext +streaming_chunk [0-9]+ does not: [^\n]*\nbinds +activations .*\noption +--streaming-chunk [0-9]+\n$")
+         STDOUT "largest streaming_chunk with batch 1, seq_len 4096\nlimit +20\\.39 GiB of 23\\.99 GiB \\(85%\\)\nresult +streaming_chunk ([0-9]+) fits: [^\n]*\nnext +streaming_chunk [0-9]+ does not: [^\n]*\nbinds +activations .*\noption +--streaming-chunk [0-9]+\ngiven +streaming_chunk 512: does not fit\n$")
 cli_case(fit_attention_chunk_json EXIT 0 ARGS fit llama-2-7b --gpu a10 --vary chunk --attention chunked --seq 4096 --batch 2
          --format json STDOUT "\"vary\": \"attention_chunk\",\n  \"option\": \"--attention-chunk\",.*\"value\": [0-9]+,.*\"next_total_bytes\": [0-9]+")
 cli_case(fit_chunk_at_the_sequence EXIT 0 ARGS fit gpt2 --gpu a100-80gb --vary chunk -w streaming_extraction --seq 1024
@@ -25,6 +25,7 @@ foreach(case IN ITEMS
   string(SUBSTRING "${case}" ${at} -1 args)
   add_test(NAME "cli.fit_boundary_${name}"
            COMMAND "${CMAKE_COMMAND}" "-DMEMPLAN=$<TARGET_FILE:memplan>" "-DARGS=${args}"
+                   "-DJSON_PYTHON=${json_python}" "-DJSON_SCHEMAS=${json_schemas}"
                    -P "${CMAKE_CURRENT_SOURCE_DIR}/fit_boundary.cmake")
   set_tests_properties("cli.fit_boundary_${name}" PROPERTIES LABELS cli)
 endforeach()
@@ -51,7 +52,7 @@ cli_case(sweep_point_that_cannot_run EXIT 0 ARGS sweep gpt2 --seq 512,2048
          STDOUT "gpt2 +inference +bf16 +1 +2048 +- +- +\\(no estimate: see below\\).*note: gpt2 inference bf16 batch 1 seq 2048: gpt2 has learned positions for 1024 tokens")
 cli_case(sweep_nothing_runs EXIT 2 ARGS sweep gpt2 --seq 4096 STDOUT_EMPTY
          STDERR "no point of the sweep can be estimated: gpt2 has learned positions for 1024 tokens")
-cli_case(sweep_zero_batch EXIT 2 ARGS sweep gpt2 --batch 1,0 STDOUT_EMPTY STDERR "batch sizes must be at least 1")
+cli_case(sweep_zero_batch EXIT 2 ARGS sweep gpt2 --batch 1,0 STDOUT_EMPTY STDERR "--batch must be an integer from 1 to 1,099,511,627,776, got 0")
 cli_case(sweep_bad_workload EXIT 2 ARGS sweep gpt2 -w inference,trainig STDERR "unknown workload 'trainig' \\(did you mean 'training'")
 cli_case(sweep_bad_precision EXIT 2 ARGS sweep gpt2 -p bf16,int3 STDERR "int3")
 cli_case(sweep_too_many_points EXIT 2 ARGS sweep gpt2 --batch 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80,81,82,83,84,85,86,87,88,89,90,91,92,93,94,95,96,97,98,99,100,101
@@ -92,6 +93,7 @@ foreach(case IN ITEMS
   string(SUBSTRING "${case}" ${at} -1 args)
   add_test(NAME "cli.recommend_roundtrip_${name}"
            COMMAND "${CMAKE_COMMAND}" "-DMEMPLAN=$<TARGET_FILE:memplan>" "-DARGS=${args}"
+                   "-DJSON_PYTHON=${json_python}" "-DJSON_SCHEMAS=${json_schemas}"
                    -P "${CMAKE_CURRENT_SOURCE_DIR}/recommend_roundtrip.cmake")
   set_tests_properties("cli.recommend_roundtrip_${name}" PROPERTIES LABELS cli)
 endforeach()

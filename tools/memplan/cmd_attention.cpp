@@ -61,10 +61,10 @@ void run_attention(const AttentionArgs& a) {
 
 }  // namespace
 
-void add_attention(CLI::App& app, int& exit_code) {
+void define_attention(CLI::App& self, int& exit_code) {
   auto args = std::make_shared<AttentionArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "attention",
+  CLI::App* cmd = &self;
+  cmd->description(
       "Tabulate the peak memory of one attention call for each variant over sequence lengths,\n"
       "beside the attention notebook's theoretical formulas (seeds/003_…).\n"
       "Example (the notebook's shapes): memplan attention --batch 4 --heads 8 --head-dim 64 --units si");

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <iostream>
 
-#include "analysis_options.hpp"
+#include "plan_options.hpp"
 #include "commands.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
@@ -109,7 +109,6 @@ int run_budget_table(const BudgetArgs& args) {
   report.gpu = gpu.name;
   report.gpu_memory = gpu.memory;
   report.seed_table = which == "7b" ? "7B" : "70B";
-  AnalysisArgs defaults;  // every knob at its documented default
   for (const SeedRow* row = rows; row != rows_end; ++row) {
     BudgetRow out;
     out.metric = row->metric;
@@ -119,14 +118,17 @@ int run_budget_table(const BudgetArgs& args) {
     const std::uint64_t batch = args.batch > 0 ? args.batch : (row->batch > 0 ? row->batch : 1);
     out.batch = row->batch == 0 && args.batch == 0 ? "any" : std::to_string(batch);
     out.seq = row->batch == 0 ? "any" : std::to_string(row->seq);
-    Workload w;
-    w.kind = row->kind;
-    apply_analysis_options(defaults, w);
-    w.batch = batch;
-    w.seq_len = row->seq;
-    w.weights.precision = parse_precision(args.precision);
-    w.kv_cache = false;  // an analysis pass generates nothing: use_cache=False
-    w.overhead.hopper_or_newer = gpu.compute_capability >= ComputeCapability{9, 0};
+    // Every other knob at its documented default.
+    PlanSettings settings;
+    settings.workload.kind = row->kind;
+    settings.workload.batch = batch;
+    settings.workload.seq_len = row->seq;
+    settings.given = {"batch_size", "seq_len"};
+    settings.precision = args.precision;
+    settings.workload.kv_cache = false;  // an analysis pass generates nothing: use_cache=False
+    DeviceChoice device = choose_device(DeviceArgs{}, settings);
+    device.gpu = gpu;
+    Workload w = bind(spec, settings, device).workload;
     if (args.efficiency != 0) w.analysis.efficiency = args.efficiency;
     out.workload = "--workload " + to_string(row->kind) + " --batch " + std::to_string(batch) + " --seq " +
                    std::to_string(row->seq) + " --no-kv-cache";
@@ -173,10 +175,10 @@ int run_budget_table(const BudgetArgs& args) {
 
 }  // namespace
 
-void add_budget_table(CLI::App& app, int& exit_code) {
+void define_budget_table(CLI::App& self, int& exit_code) {
   auto args = std::make_shared<BudgetArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "budget-table",
+  CLI::App* cmd = &self;
+  cmd->description(
       "Regenerate 000's memory budget table (7B or 70B on an 80 GB GPU) from memplan's formulas:\n"
       "per metric its batch, sequence, memory (the analysis and the whole job), estimated time and\n"
       "whether it fits, beside the document's figures.\n"

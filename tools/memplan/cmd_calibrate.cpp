@@ -40,10 +40,10 @@ int run_calibrate(const CalibrateArgs& a) {
 
 }  // namespace
 
-void add_calibrate(CLI::App& app, int& exit_code) {
+void define_calibrate(CLI::App& self, int& exit_code) {
   auto args = std::make_shared<CalibrateArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "calibrate",
+  CLI::App* cmd = &self;
+  cmd->description(
       "Measure this GPU's CUDA context, cuBLAS workspace and allocator rounding, and keep them\n"
       "per GPU and driver in a cache file for later estimates. Best on an idle GPU.\n"
       "Without a GPU it says so and lists the defaults estimates use (exit 0).");

@@ -69,6 +69,7 @@ PlanCheckRow check_one(const std::string& path, const std::optional<PlanBudget>&
   row.limit = *outcome.limit;
   row.threshold = plan.memory.memory_warning_threshold;
   row.fits = *outcome.fits;
+  row.verdict = *outcome.verdict;
   row.notes = plan.notes;
   for (const std::string& w : outcome.warnings) row.notes.push_back(w);
   return row;
@@ -109,10 +110,10 @@ int run_check(const CheckArgs& args) {
 
 }  // namespace
 
-void add_check(CLI::App& app, int& exit_code) {
+void define_check(CLI::App& self, int& exit_code) {
   auto args = std::make_shared<CheckArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "check",
+  CLI::App* cmd = &self;
+  cmd->description(
       "Check plan files against their budgets: the CI gate.\n"
       "A plan (docs/configs.md) names a model, a workload, the memory: section and a budget\n"
       "(a GPU, a size such as 24GiB, or probe). A plan fits when its total is at most\n"

@@ -6,9 +6,11 @@
 
 namespace memplan::cli {
 
-void add_gpus(CLI::App& app, int& exit_code) {
+void define_gpus(CLI::App& self, int& exit_code) {
   auto output = std::make_shared<OutputOptions>();
-  CLI::App* cmd = app.add_subcommand("gpus", "List the built-in GPUs: memory as the driver reports it, compute capability, speed");
+  CLI::App* cmd = &self;
+  cmd->description(
+      "List the built-in GPUs: memory as the driver reports it, compute capability, speed");
   add_output_options(*cmd, *output);
   cmd->callback([output, &exit_code] {
     output->printer()->gpus(builtin_gpus(), std::cout);

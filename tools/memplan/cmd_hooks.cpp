@@ -61,10 +61,10 @@ void run_hooks(const HooksArgs& a) {
 
 }  // namespace
 
-void add_hooks(CLI::App& app, int& exit_code) {
+void define_hooks(CLI::App& self, int& exit_code) {
   auto args = std::make_shared<HooksArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "hooks",
+  CLI::App* cmd = &self;
+  cmd->description(
       "List a model's hook points (TransformerLens names) with shapes and bytes.\n"
       "Rows group the same hook across blocks (blocks.*.hook_resid_post); --all lists each.\n"
       "Examples:\n"

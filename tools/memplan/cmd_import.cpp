@@ -162,10 +162,10 @@ int import_checkpoint(const ImportArgs& args, const std::string& path, InputKind
 
 }  // namespace
 
-void add_import(CLI::App& app, int& exit_code) {
+void define_import(CLI::App& self, int& exit_code) {
   auto args = std::make_shared<ImportArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "import",
+  CLI::App* cmd = &self;
+  cmd->description(
       "Import a real model: a Hugging Face config.json becomes a memplan model file; a safetensors\n"
       "checkpoint (a .safetensors file or a sharded model.safetensors.index.json) is inventoried from\n"
       "its headers alone (tensor data is never read): tensors, exact element count, bytes per dtype,\n"

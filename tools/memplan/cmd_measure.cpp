@@ -341,9 +341,9 @@ int run_block_eig(const BlockEigArgs& a) {
 
 }  // namespace
 
-void add_measure(CLI::App& app, int& exit_code) {
-  CLI::App* cmd = app.add_subcommand(
-      "measure",
+void define_measure(CLI::App& self, int& exit_code) {
+  CLI::App* cmd = &self;
+  cmd->description(
       "Run memplan's own kernels and compare their real peak memory with the estimate.\n"
       "The CPU peak is what the allocator handed out while the kernel ran (malloc & co.\n"
       "are counted), above the inputs; on a GPU it is a private memory pool's high watermark.");

@@ -7,9 +7,11 @@
 
 namespace memplan::cli {
 
-void add_models(CLI::App& app, int& exit_code) {
+void define_models(CLI::App& self, int& exit_code) {
   auto output = std::make_shared<OutputOptions>();
-  CLI::App* cmd = app.add_subcommand("models", "List the built-in models with their exact parameter counts");
+  CLI::App* cmd = &self;
+  cmd->description(
+      "List the built-in models with their exact parameter counts");
   add_output_options(*cmd, *output);
   cmd->callback([output, &exit_code] {
     const auto printer = output->printer();

@@ -56,10 +56,10 @@ ProbeReport to_report(const ProbeResult& r, double warn_above) {
 
 }  // namespace
 
-void add_probe(CLI::App& app, int& exit_code) {
+void define_probe(CLI::App& self, int& exit_code) {
   auto args = std::make_shared<ProbeArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "probe",
+  CLI::App* cmd = &self;
+  cmd->description(
       "Show the NVIDIA GPUs this machine has (memory from NVML, compute capability, processes),\n"
       "the host CPU and RAM, and the environment (Colab, Modal, RunPod, Vast.ai, Lambda, SLURM,\n"
       "Kubernetes, SSH, container or local). The driver is loaded at run time: with none, the\n"

@@ -10,8 +10,7 @@
 #include "memplan/io/model_file.hpp"
 #include "memplan/plan/fit.hpp"
 #include "memplan/plan/recommend.hpp"
-#include "memplan/resolve/resolver.hpp"
-#include "workload_options.hpp"
+#include "plan_options.hpp"
 
 namespace memplan::cli {
 
@@ -19,48 +18,18 @@ namespace {
 
 struct RecommendArgs {
   std::string model;
-  std::string gpu;
-  std::string precision = "auto";
-  std::string policy = "pytorch";
-  double threshold = 0.85;
-  WorkloadArgs knobs;
+  DeviceArgs device;
+  PlanOptions options;
   OutputOptions output;
 };
 
-// Options of `recommend` that `estimate` does not have.
-bool recommend_only(const std::string& name) {
-  return name == "--threshold" || name == "--format" || name == "--units" || name == "--help";
-}
-
-// The options given on this command line, as `memplan estimate` takes them (long names).
-std::vector<std::pair<std::string, std::vector<std::string>>> given_options(const CLI::App& cmd) {
-  std::vector<std::pair<std::string, std::vector<std::string>>> out;
-  for (const CLI::Option* opt : cmd.get_options()) {
-    if (opt->count() == 0 || opt->get_lnames().empty()) continue;  // not given, or the positional MODEL
-    const std::string name = opt->get_name();
-    if (recommend_only(name)) continue;
-    std::vector<std::string> values;
-    if (opt->get_type_size() != 0) {
-      std::string joined;
-      for (const std::string& v : opt->results()) joined += (joined.empty() ? "" : ",") + v;
-      values.push_back(joined);
-    }
-    out.emplace_back(name, values);
+// The flags that make a change, as the command line writes them.
+std::vector<std::string> flags_of(const std::vector<OptionSetting>& settings) {
+  std::vector<std::string> out;
+  for (const OptionSetting& c : settings) {
+    out.push_back(flag_of(*find_option(c.key)));
+    if (!c.value.empty()) out.push_back(c.value);
   }
-  return out;
-}
-
-// `memplan estimate MODEL` + the given options less those `change` sets + `change`.
-std::vector<std::string> estimate_command(const std::string& model,
-                                          const std::vector<std::pair<std::string, std::vector<std::string>>>& given,
-                                          const std::vector<std::string>& change) {
-  std::vector<std::string> out = {"memplan", "estimate", model};
-  for (const auto& [name, values] : given) {
-    if (std::find(change.begin(), change.end(), name) != change.end()) continue;
-    out.push_back(name);
-    out.insert(out.end(), values.begin(), values.end());
-  }
-  out.insert(out.end(), change.begin(), change.end());
   return out;
 }
 
@@ -68,7 +37,7 @@ MitigationRow row_of(const Mitigation& m, const std::vector<std::string>& comman
   MitigationRow r;
   r.kind = m.kind;
   r.change = m.change;
-  r.options = m.options;
+  r.options = flags_of(m.settings);
   r.command = command;
   r.tradeoff = m.tradeoff;
   r.total = m.total;
@@ -78,52 +47,44 @@ MitigationRow row_of(const Mitigation& m, const std::vector<std::string>& comman
   return r;
 }
 
-int run_recommend(const RecommendArgs& a, const CLI::App& cmd) {
+int run_recommend(const RecommendArgs& a) {
   const auto printer = a.output.printer();
-  if (!(a.threshold > 0.0 && a.threshold <= 1.0)) {
-    throw Error(ErrorKind::invalid_input, "--threshold must be a fraction in (0, 1]", "threshold");
-  }
   const ModelEntry model = find_model(a.model);
-  const std::vector<GpuSpec> table = builtin_gpus();
-  const GpuSpec gpu = find_gpu(a.gpu, table);
-  Workload w = build_workload(a.knobs, model.spec, cmd);
+  const PlanSettings settings = plan_settings(a.options);
+  const Plan plan = bind(model.spec, settings, choose_device(a.device, settings));
+  const GpuSpec& gpu = *plan.device;
 
   // The plan as `memplan estimate --gpu G` plans it: precision resolved for the GPU.
   RecommendRequest request;
   request.device = device_capability(gpu);
-  request.policy = a.policy;
-  ResolveRequest resolve;
-  resolve.precision = a.precision;
-  resolve.policy = a.policy;
-  resolve.device = request.device;
-  const Resolution resolution = resolve_precision(resolve);
-  Workload on_gpu = w;
-  on_gpu.weights.precision = resolution.precision;
-  on_gpu.overhead.hopper_or_newer = gpu.compute_capability >= ComputeCapability{9, 0};
-  request.workload = on_gpu;
-  request.limit = budget_limit(gpu.memory, a.threshold);
+  request.policy = settings.policy;
+  request.workload = plan.workload;
+  request.limit = budget_limit(*plan.budget, plan.threshold);
   const Recommendation rec = recommend(model.spec, request);
 
+  const Workload& w = plan.workload;
   RecommendReport report;
   report.model = model.spec.name;
-  report.workload_kind = to_string(on_gpu.kind);
-  if (on_gpu.kind != WorkloadKind::weights) {  // the weights alone have no batch or sequence
-    report.batch = on_gpu.batch;
-    report.seq_len = on_gpu.seq_len;
+  report.workload_kind = to_string(w.kind);
+  if (w.kind != WorkloadKind::weights) {  // the weights alone have no batch or sequence
+    report.batch = w.batch;
+    report.seq_len = w.seq_len;
   }
-  report.new_tokens = on_gpu.new_tokens;
-  report.precision = to_string(on_gpu.weights.precision);
+  report.new_tokens = w.new_tokens;
+  report.precision = to_string(w.weights.precision);
   report.gpu = gpu.name;
   report.gpu_memory = gpu.memory;
-  report.threshold = a.threshold;
+  report.threshold = plan.threshold;
   report.total = rec.total;
   report.limit = rec.limit;
   report.fits = rec.fits;
+  report.verdict = verdict_of(rec.total, *plan.budget, plan.threshold);
   report.min_devices = rec.min_devices;
-  const auto given = given_options(cmd);
-  for (const Mitigation& m : rec.mitigations) report.mitigations.push_back(row_of(m, estimate_command(a.model, given, m.options)));
-  if (rec.combined) report.combined = row_of(*rec.combined, estimate_command(a.model, given, rec.combined->options));
-  for (const GpuOption& g : gpu_options(model.spec, w, a.precision, a.policy, table, a.threshold)) {
+  for (const Mitigation& m : rec.mitigations) {
+    report.mitigations.push_back(row_of(m, estimate_command(a.model, a.device, a.options, m.settings)));
+  }
+  if (rec.combined) report.combined = row_of(*rec.combined, estimate_command(a.model, a.device, a.options, rec.combined->settings));
+  for (const GpuOption& g : gpu_options(model.spec, w, settings.precision, settings.policy, builtin_gpus(), plan.threshold)) {
     GpuFitRow row;
     row.name = g.gpu.name;
     row.memory = g.gpu.memory;
@@ -134,7 +95,7 @@ int run_recommend(const RecommendArgs& a, const CLI::App& cmd) {
     row.warnings = g.warnings;
     report.gpus.push_back(std::move(row));
   }
-  report.notes = resolution.warnings;
+  for (const std::string& warning : plan.warnings) report.notes.push_back(render_for_cli(warning));
   if (!rec.fits) {
     report.notes.push_back(
         "per-device memory over several GPUs (tensor, pipeline, data parallel with ZeRO or FSDP, device_map) and "
@@ -146,10 +107,10 @@ int run_recommend(const RecommendArgs& a, const CLI::App& cmd) {
 
 }  // namespace
 
-void add_recommend(CLI::App& app, int& exit_code) {
+void define_recommend(CLI::App& self, int& exit_code) {
   auto args = std::make_shared<RecommendArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "recommend",
+  CLI::App* cmd = &self;
+  cmd->description(
       "What to change when a plan does not fit a GPU, and which GPUs it fits as given.\n"
       "The plan takes the options of 'memplan estimate'. It fits when its total is at most the GPU's\n"
       "memory x --threshold (default 0.85, as fit and the plan files). Each change (lower precision,\n"
@@ -162,16 +123,12 @@ void add_recommend(CLI::App& app, int& exit_code) {
       "  memplan recommend llama-2-13b --gpu rtx-4090 -w generation --seq 4096\n"
       "  memplan recommend llama-2-7b --gpu a10 -w extraction --seq 2048\n"
       "  memplan recommend llama-2-7b --gpu a100-80gb -w training --batch 8 --format json");
+  cmd->footer("Only the common options are listed: 'memplan help options [WORKLOAD]' lists them all.");
   cmd->add_option("MODEL", args->model, "Built-in model name or path to a .yaml model file")->required();
-  cmd->add_option("-g,--gpu", args->gpu, "GPU of the table the plan must fit (see 'memplan gpus')")->required();
-  add_workload_shape_options(*cmd, args->knobs);
-  cmd->add_option("-p,--precision", args->precision, "auto (resolved for the GPU) or a precision")->capture_default_str();
-  cmd->add_option("--policy", args->policy, "Whose precision rules: pytorch or vllm")->capture_default_str();
-  cmd->add_option("--threshold", args->threshold, "Share of the GPU's memory a plan may use, in (0, 1]")
-      ->capture_default_str();
-  add_workload_options(*cmd, args->knobs);
+  add_device_options(*cmd, args->device, /*gpu_required=*/true, /*probe=*/false);
+  add_plan_options(*cmd, args->options);
   add_output_options(*cmd, args->output);
-  cmd->callback([args, cmd, &exit_code] { exit_code = run_recommend(*args, *cmd); });
+  cmd->callback([args, &exit_code] { exit_code = run_recommend(*args); });
 }
 
 }  // namespace memplan::cli

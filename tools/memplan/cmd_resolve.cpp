@@ -63,10 +63,10 @@ int run_resolve(const ResolveArgs& args) {
 
 }  // namespace
 
-void add_resolve(CLI::App& app, int& exit_code) {
+void define_resolve(CLI::App& self, int& exit_code) {
   auto args = std::make_shared<ResolveArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "resolve",
+  CLI::App* cmd = &self;
+  cmd->description(
       "Say which precision a job will run in on a device, the chain walked, and why.\n"
       "The device is --gpu NAME, --cc X.Y or --cpu; without one, the first GPU the probe finds\n"
       "(or the CPU when there is none). Thresholds per engine: docs/hardware.md.");

@@ -14,7 +14,7 @@
 #include "memplan/plan/recommend.hpp"  // gpu_options
 #include "memplan/plan/sweep.hpp"
 #include "memplan/resolve/resolver.hpp"
-#include "workload_options.hpp"
+#include "plan_options.hpp"
 
 namespace memplan::cli {
 
@@ -23,24 +23,31 @@ namespace {
 struct SweepArgs {
   std::vector<std::string> models;
   std::vector<std::string> workloads{"inference"};
-  std::vector<std::uint64_t> batches{1};
-  std::vector<std::uint64_t> seqs;  // empty: min(2048, the shortest context of the models)
+  std::vector<std::string> batches{"1"};
+  std::vector<std::string> seqs;  // empty: min(2048, the shortest context of the models)
   std::vector<std::string> precisions{"auto"};
-  std::string policy = "pytorch";
   std::string gpu;
-  double threshold = 0.85;
   std::string svg;
   bool smallest_gpu = false;
-  WorkloadArgs knobs;
+  PlanOptions options;  // the table's, less the axes above
   OutputOptions output;
 };
 
-int run_sweep(const SweepArgs& a, CLI::App& cmd) {
+// Each value of an axis checked as the option table checks the option (`key`).
+std::vector<std::uint64_t> axis_counts(const std::vector<std::string>& values, std::string_view key) {
+  std::vector<std::uint64_t> out;
+  for (const std::string& v : values) {
+    PlanSettings scratch;
+    set_option(scratch, *find_option(key), {v});
+    out.push_back(key == "batch_size" ? scratch.workload.batch : scratch.workload.seq_len);
+  }
+  return out;
+}
+
+int run_sweep(const SweepArgs& a) {
   const auto printer = a.output.printer();
   const Units units = parse_units(a.output.units);
-  if (!(a.threshold > 0.0 && a.threshold <= 1.0)) {
-    throw Error(ErrorKind::invalid_input, "--threshold must be a fraction in (0, 1]", "threshold");
-  }
+  const PlanSettings settings = plan_settings(a.options);
   std::vector<ModelSpec> models;
   SweepReport report;
   for (const std::string& ref : a.models) models.push_back(find_model(ref).spec);
@@ -48,24 +55,35 @@ int run_sweep(const SweepArgs& a, CLI::App& cmd) {
   SweepAxes axes;
   axes.workloads.clear();
   for (const std::string& w : a.workloads) axes.workloads.push_back(parse_workload_kind(w));
-  axes.batches = a.batches;
-  axes.seqs = a.seqs;
+  axes.batches = axis_counts(a.batches, "batch_size");
+  axes.seqs = axis_counts(a.seqs, "seq_len");
   if (axes.seqs.empty()) {
     std::uint64_t shortest = 2048;
     for (const ModelSpec& m : models) shortest = std::min(shortest, m.max_seq_len);
     axes.seqs = {shortest};
   }
 
-  std::optional<GpuSpec> gpu;
-  if (!a.gpu.empty()) gpu = find_gpu(a.gpu, builtin_gpus());
+  WorkloadMask kinds = 0;
+  for (const WorkloadKind kind : axes.workloads) kinds |= workload_bit(kind);
+  PlanSettings base_settings = settings;
+  base_settings.workload.kind = axes.workloads.front();
+  const DeviceArgs device{a.gpu};
+  DeviceChoice choice = choose_device(device, base_settings);
+  for (const WorkloadKind kind : axes.workloads) {
+    PlanSettings s = base_settings;
+    s.workload.kind = kind;
+    if (!choice.largest) choice.largest = choose_device(DeviceArgs{}, s).largest;
+  }
+  const Plan plan = bind(models.front(), base_settings, choice, kinds);
+  const std::optional<GpuSpec>& gpu = plan.device;
+  const std::string& policy = settings.policy;
   // Each requested precision resolved once: for the GPU, or auto as bf16 without one.
   axes.precisions.clear();
-  find_policy(a.policy);
   for (const std::string& p : a.precisions) {
     if (gpu) {
       ResolveRequest q;
       q.precision = p;
-      q.policy = a.policy;
+      q.policy = policy;
       q.device = device_capability(*gpu);
       const Resolution res = resolve_precision(q);
       axes.precisions.push_back(res.precision);
@@ -79,27 +97,22 @@ int run_sweep(const SweepArgs& a, CLI::App& cmd) {
     }
   }
 
-  Workload base = build_workload(a.knobs, models.front(), cmd);
-  for (const WorkloadKind kind : axes.workloads) {
-    if (kind == WorkloadKind::hessian || kind == WorkloadKind::full_fisher) base.analysis.largest_device = largest_builtin_gpu();
-  }
+  Workload base = plan.workload;
+  base.analysis.largest_device = choice.largest;
   std::optional<Bytes> limit;
-  if (gpu) {
-    base.overhead.hopper_or_newer = gpu->compute_capability >= ComputeCapability{9, 0};
-    limit = budget_limit(gpu->memory, a.threshold);
-  }
+  if (gpu) limit = budget_limit(gpu->memory, plan.threshold);
   report.models = models.size();
   report.workloads = axes.workloads.size();
   report.precisions = axes.precisions.size();
   report.batches = axes.batches.size();
   report.seqs = axes.seqs.size();
   report.device = gpu;
-  report.threshold = a.threshold;
+  report.threshold = plan.threshold;
   report.limit = limit;
   report.smallest_gpu = a.smallest_gpu;
   const std::vector<GpuSpec> table = a.smallest_gpu ? builtin_gpus() : std::vector<GpuSpec>{};
   bool any = false;
-  for (const SweepRow& row : run_sweep(models, base, axes, limit)) {
+  for (const SweepRow& row : run_sweep(models, base, axes, plan.budget, plan.threshold)) {
     SweepReportRow out;
     out.model = models[row.point.model].name;
     out.workload = to_string(row.point.workload);
@@ -111,11 +124,12 @@ int run_sweep(const SweepArgs& a, CLI::App& cmd) {
     out.largest = row.largest;
     out.largest_bytes = row.largest_bytes;
     out.fits = row.fits;
+    out.verdict = row.verdict;
     if (a.smallest_gpu && row.total) {
       // The point's precision on each GPU of the table (bf16 runs as fp16 where bf16 does not).
       const Workload w = workload_at(base, row.point, axes);
-      for (const GpuOption& g : gpu_options(models[row.point.model], w, to_string(row.point.precision), a.policy, table,
-                                            a.threshold)) {
+      for (const GpuOption& g : gpu_options(models[row.point.model], w, to_string(row.point.precision), policy, table,
+                                            plan.threshold)) {
         if (g.fits) {
           out.smallest_gpu = g.gpu;
           if (g.precision != row.point.precision) out.smallest_gpu_precision = to_string(g.precision);
@@ -139,10 +153,10 @@ int run_sweep(const SweepArgs& a, CLI::App& cmd) {
 
 }  // namespace
 
-void add_sweep(CLI::App& app, int& exit_code) {
+void define_sweep(CLI::App& self, int& exit_code) {
   auto args = std::make_shared<SweepArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "sweep",
+  CLI::App* cmd = &self;
+  cmd->description(
       "Estimate a grid of plans: models x workloads x precisions x batch sizes x sequence lengths.\n"
       "Each row: the total, the allocated tensors (total less CUDA context and allocator overhead),\n"
       "the largest component and, with --gpu, whether it fits under memory x --threshold.\n"
@@ -165,23 +179,21 @@ void add_sweep(CLI::App& app, int& exit_code) {
   cmd->add_option("-p,--precision", args->precisions, "Weight precisions (auto resolves for --gpu; see 'estimate --help')")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--policy", args->policy, "Whose precision rules: pytorch or vllm")->capture_default_str();
   cmd->add_option("-g,--gpu", args->gpu, "Say whether each plan fits on this GPU (see 'memplan gpus')");
-  cmd->add_option("--threshold", args->threshold, "Share of the GPU's memory a plan may use, in (0, 1]")->capture_default_str();
   cmd->add_flag("--smallest-gpu", args->smallest_gpu,
                 "Add a column: the GPU of the table with the least memory that holds each plan under\n"
                 "memory x --threshold (its precision resolved for that GPU)");
   cmd->add_option("--svg", args->svg,
                   "Also write an SVG chart here: total (log scale) against sequence length (or batch), one line\n"
                   "per model x workload x precision x batch, the GPU's memory and the limit as lines (atomically)");
-  add_workload_options(*cmd, args->knobs);
+  add_plan_options(*cmd, args->options, {"kind", "batch_size", "seq_len", "precision"});
   cmd->add_option("--format", args->output.format,
                   "Output: table (for people), csv (exact bytes, one row per plan) or json (exact bytes, schema_version 1)")
       ->capture_default_str();
   cmd->add_option("--units", args->output.units, "Sizes in iec (KiB, MiB, GiB: powers of 1024) or si (KB, MB, GB)")
       ->capture_default_str();
   args->output.csv = true;
-  cmd->callback([args, cmd, &exit_code] { exit_code = run_sweep(*args, *cmd); });
+  cmd->callback([args, &exit_code] { exit_code = run_sweep(*args); });
 }
 
 }  // namespace memplan::cli

@@ -1,7 +1,10 @@
-// Each subcommand registers its options on the app and sets `exit_code` when it runs.
+// The subcommands. main registers each by name and summary, and only the invoked one's
+// options (define_X), so that start-up costs one command's options, not all of them.
 #pragma once
 
 #include <CLI/CLI.hpp>
+
+#include <span>
 
 #include "memplan/core/error.hpp"
 #include "memplan/report/printer.hpp"
@@ -30,20 +33,31 @@ void add_output_options(CLI::App& command, OutputOptions& options);
 // Splits "a,b,blocks.{0,5}.x" at the commas outside braces: {"a", "b", "blocks.{0,5}.x"}.
 std::vector<std::string> split_hook_filters(const std::vector<std::string>& values);
 
-void add_estimate(CLI::App& app, int& exit_code);
-void add_hooks(CLI::App& app, int& exit_code);
-void add_attention(CLI::App& app, int& exit_code);
-void add_models(CLI::App& app, int& exit_code);
-void add_gpus(CLI::App& app, int& exit_code);
-void add_probe(CLI::App& app, int& exit_code);
-void add_resolve(CLI::App& app, int& exit_code);
-void add_measure(CLI::App& app, int& exit_code);
-void add_calibrate(CLI::App& app, int& exit_code);
-void add_import(CLI::App& app, int& exit_code);
-void add_check(CLI::App& app, int& exit_code);
-void add_fit(CLI::App& app, int& exit_code);
-void add_budget_table(CLI::App& app, int& exit_code);
-void add_sweep(CLI::App& app, int& exit_code);
-void add_recommend(CLI::App& app, int& exit_code);
+struct Command {
+  const char* name;
+  const char* summary;                        // one line, for `memplan --help`
+  void (*define)(CLI::App& cmd, int& exit_code);  // its description, options and callback
+};
+
+// Every subcommand, in the order `memplan --help` lists them.
+std::span<const Command> commands();
+
+void define_estimate(CLI::App& cmd, int& exit_code);
+void define_hooks(CLI::App& cmd, int& exit_code);
+void define_attention(CLI::App& cmd, int& exit_code);
+void define_models(CLI::App& cmd, int& exit_code);
+void define_gpus(CLI::App& cmd, int& exit_code);
+void define_probe(CLI::App& cmd, int& exit_code);
+void define_resolve(CLI::App& cmd, int& exit_code);
+void define_measure(CLI::App& cmd, int& exit_code);
+void define_calibrate(CLI::App& cmd, int& exit_code);
+void define_import(CLI::App& cmd, int& exit_code);
+void define_check(CLI::App& cmd, int& exit_code);
+void define_fit(CLI::App& cmd, int& exit_code);
+void define_budget_table(CLI::App& cmd, int& exit_code);
+void define_sweep(CLI::App& cmd, int& exit_code);
+void define_recommend(CLI::App& cmd, int& exit_code);
+void define_help(CLI::App& cmd, int& exit_code);
+void define_completion(CLI::App& cmd, int& exit_code);
 
 }  // namespace memplan::cli

@@ -4,14 +4,68 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <array>
+#include <cstring>
 #include <iostream>
 
 #include "commands.hpp"
 #include "memplan/core/error.hpp"
+#include "memplan/core/text.hpp"
 #include "memplan/core/version.hpp"
 #include "memplan/kernels/cuda.hpp"
+#include "plan_options.hpp"
 
 namespace memplan::cli {
+
+namespace {
+
+// clang-format off
+constexpr std::array kCommands = std::to_array<Command>({
+  {"estimate", "Estimate the memory a workload needs on a model, and where it goes.", define_estimate},
+  {"hooks", "List a model's hook points (TransformerLens names) with shapes and bytes.", define_hooks},
+  {"attention", "Tabulate the peak memory of one attention call for each variant over sequence lengths.", define_attention},
+  {"models", "List the built-in models with their exact parameter counts", define_models},
+  {"gpus", "List the built-in GPUs: memory as the driver reports it, compute capability, speed", define_gpus},
+  {"probe", "Show the NVIDIA GPUs this machine has, its CPU, RAM and environment.", define_probe},
+  {"resolve", "Say which precision a job will run in on a device, the chain walked, and why.", define_resolve},
+  {"measure", "Run memplan's own kernels and compare their real peak memory with the estimate.", define_measure},
+  {"calibrate", "Measure this GPU's CUDA context, cuBLAS workspace and allocator rounding, and keep them.", define_calibrate},
+  {"import", "Import a real model: a Hugging Face config.json or a safetensors header becomes a model file.", define_import},
+  {"check", "Check plan files against their budgets: the CI gate.", define_check},
+  {"fit", "The largest batch, sequence length or chunk that fits on a GPU, and the component that binds.", define_fit},
+  {"budget-table", "Regenerate the 7B / 70B memory budget tables from memplan's formulas.", define_budget_table},
+  {"sweep", "Estimate a grid of plans: models x workloads x precisions x batch sizes x sequence lengths.", define_sweep},
+  {"recommend", "What to change when a plan does not fit a GPU, and which GPUs it fits as given.", define_recommend},
+  {"help", "Explain the plan options: 'memplan help options [WORKLOAD]'.", define_help},
+  {"completion", "Print a bash completion script: source <(memplan completion bash).", define_completion},
+});
+// clang-format on
+
+// The subcommand named on the command line: the first word that is not an option or the
+// value of --log options main takes (there are none with values), or nullptr.
+const Command* invoked(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (argv[i][0] == '-') continue;
+    for (const Command& c : kCommands) {
+      if (std::strcmp(c.name, argv[i]) == 0) return &c;
+    }
+    return nullptr;
+  }
+  return nullptr;
+}
+
+// " (did you mean '--kv-precision'?)" for an unknown option of `cmd`, from its long names.
+std::string flag_suggestion(const CLI::App& cmd, const std::string& wanted) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : cmd.get_options()) {
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+  }
+  return did_you_mean(wanted, names);
+}
+
+}  // namespace
+
+std::span<const Command> commands() { return kCommands; }
 
 void add_output_options(CLI::App& command, OutputOptions& options) {
   command.add_option("--format", options.format, "Output: table (for people) or json (exact bytes, schema_version 1)")
@@ -57,12 +111,13 @@ int main(int argc, char** argv) {
                "  memplan recommend llama-2-13b --gpu rtx-4090 -w generation   what to change to fit\n"
                "  memplan sweep llama-2-7b --batch 1,8 --seq 512,2048 -p fp16,int4 --gpu a10\n"
                "  memplan models | memplan gpus               the built-in tables\n"};
-  const KernelsBuildInfo kernels = kernels_build_info();
-  app.set_version_flag("--version", "memplan " + version() + " (commit " + build_info().commit + "; CUDA kernels: " +
-                                        (kernels.cuda_kernels ? "CUDA " + kernels.cuda_toolkit + ", sm " +
-                                                                    kernels.cuda_architectures
-                                                              : std::string("not built")) +
-                                        ")");
+  app.set_version_flag("--version", [] {
+    const KernelsBuildInfo kernels = kernels_build_info();
+    return "memplan " + version() + " (commit " + build_info().commit + "; CUDA kernels: " +
+           (kernels.cuda_kernels ? "CUDA " + kernels.cuda_toolkit + ", sm " + kernels.cuda_architectures
+                                 : std::string("not built")) +
+           ")";
+  });
   app.require_subcommand(0, 1);
   app.fallthrough();
   bool verbose = false;
@@ -71,22 +126,17 @@ int main(int argc, char** argv) {
     if (verbose) spdlog::set_level(spdlog::level::debug);
   });
 
+  // Every command is listed; only the invoked one registers its options.
   int exit_code = 0;
-  cli::add_estimate(app, exit_code);
-  cli::add_hooks(app, exit_code);
-  cli::add_attention(app, exit_code);
-  cli::add_models(app, exit_code);
-  cli::add_gpus(app, exit_code);
-  cli::add_probe(app, exit_code);
-  cli::add_resolve(app, exit_code);
-  cli::add_measure(app, exit_code);
-  cli::add_calibrate(app, exit_code);
-  cli::add_import(app, exit_code);
-  cli::add_check(app, exit_code);
-  cli::add_fit(app, exit_code);
-  cli::add_budget_table(app, exit_code);
-  cli::add_sweep(app, exit_code);
-  cli::add_recommend(app, exit_code);
+  const cli::Command* chosen = cli::invoked(argc, argv);
+  CLI::App* chosen_app = nullptr;
+  for (const cli::Command& c : cli::commands()) {
+    CLI::App* sub = app.add_subcommand(c.name, c.summary);
+    if (&c == chosen) {
+      c.define(*sub, exit_code);
+      chosen_app = sub;
+    }
+  }
 
   try {
     app.parse(argc, argv);
@@ -95,10 +145,22 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "memplan: error: " << e.what() << "\nRun 'memplan --help' or 'memplan COMMAND --help' for usage.\n";
+    std::string message = e.what();
+    // An unknown option or command: say which known one is nearest.
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      const std::vector<std::string> extras = (chosen_app != nullptr ? *chosen_app : app).remaining();
+      if (!extras.empty() && extras.front().starts_with("--") && chosen_app != nullptr) {
+        message += cli::flag_suggestion(*chosen_app, extras.front().substr(0, extras.front().find('=')));
+      } else if (!extras.empty() && chosen == nullptr) {
+        std::vector<std::string> names;
+        for (const cli::Command& c : cli::commands()) names.emplace_back(c.name);
+        message += did_you_mean(extras.front(), names);
+      }
+    }
+    std::cerr << "memplan: error: " << message << "\nRun 'memplan --help' or 'memplan COMMAND --help' for usage.\n";
     return 2;
   } catch (const Error& e) {
-    std::cerr << "memplan: error: " << e.what() << '\n';
+    std::cerr << "memplan: error: " << cli::render_for_cli(e.what()) << '\n';
     return e.kind() == ErrorKind::internal ? 3 : 2;
   } catch (const std::exception& e) {
     std::cerr << "memplan: internal error: " << e.what() << '\n';

@@ -12,6 +12,8 @@
 #include "memplan/core/gpu_spec.hpp"
 #include "memplan/io/model_file.hpp"
 #include "memplan/plan/fit.hpp"  // budget_limit
+#include "memplan/plan/options.hpp"
+#include "memplan/plan/verdict.hpp"
 #include "memplan/plan/workload.hpp"
 
 namespace memplan {
@@ -48,7 +50,8 @@ struct PlanFile {
   std::string path;                 // the plan file, as named
   std::string model_ref;            // `model:` as written
   ModelEntry model;
-  Workload workload;                // knobs applied; weights.precision is set by evaluate_plan
+  PlanSettings settings;            // what the workload: and memory: sections set (bind's input)
+  Workload workload;                // the plan bound without a device (weights.precision: auto as bf16)
   MemorySettings memory;
   PlanBudget budget;
   std::vector<std::string> notes;   // settings that do not apply to this workload, and why
@@ -72,7 +75,8 @@ struct PlanOutcome {
   Bytes total;
   std::optional<Bytes> budget;             // the budget's bytes, when there is one
   std::optional<Bytes> limit;              // floor(budget x memory_warning_threshold)
-  std::optional<bool> fits;                // total <= limit
+  std::optional<Verdict> verdict;          // against the budget and memory_warning_threshold
+  std::optional<bool> fits;                // verdict == fits
 };
 
 // Resolves precision_mode for `device` (the budget's GPU, or a probed one; without one

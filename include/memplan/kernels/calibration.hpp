@@ -7,27 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "memplan/estimators/overhead.hpp"
+#include "memplan/plan/calibration.hpp"
 #include "memplan/kernels/cuda.hpp"
 
 namespace memplan {
-
-struct CalibrationFigure {
-  std::string name;            // cuda_context, cublas_workspace, allocator_granularity
-  std::uint64_t bytes = 0;
-  bool measured = false;       // false: the documented default (see `source`)
-  std::string source;          // how it was measured, or where the default comes from
-};
-
-struct Calibration {
-  std::string gpu;                          // device name as the driver reports it
-  std::string driver;                       // CUDA version the driver supports, "13.0"
-  std::vector<CalibrationFigure> figures;   // cuda_context, cublas_workspace, allocator_granularity
-};
-
-// Returns the figures estimates use on a machine that was not calibrated, each with the
-// source of its value (docs/accuracy.md lists them).
-Calibration default_calibration();
 
 struct CalibrationOutcome {
   CudaDeviceInfo device;                    // status ok when calibration ran
@@ -39,11 +22,6 @@ struct CalibrationOutcome {
 // default and say so. Never throws for an absent device: the outcome says why.
 // Throws Error(internal) when a CUDA call fails on a present device.
 CalibrationOutcome calibrate_cuda();
-
-// Returns `options` with the measured figures of `calibration` in place of its
-// assumptions: cuda_context (and its low and high, now the measured value) and
-// cublas_workspace. Figures that were not measured leave `options` as it is.
-OverheadOptions apply_calibration(const Calibration& calibration, OverheadOptions options);
 
 // Returns the cache file: $MEMPLAN_CACHE_DIR/calibration.json, else
 // $XDG_CACHE_HOME/memplan/calibration.json, else $HOME/.cache/memplan/calibration.json.

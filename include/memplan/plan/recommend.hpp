@@ -12,6 +12,7 @@
 #include "memplan/core/gpu_spec.hpp"
 #include "memplan/core/model_spec.hpp"
 #include "memplan/core/precision.hpp"
+#include "memplan/plan/options.hpp"
 #include "memplan/plan/workload.hpp"
 #include "memplan/resolve/resolver.hpp"
 
@@ -33,7 +34,7 @@ struct Mitigation {
                                      //   one_layer_patterns, reduced_patterns, pattern_chunks, lanczos_three_vectors,
                                      //   fisher_one_block, smaller_batch, combined
   std::string change;                // what changes, in words: "weights in int4-g128 instead of bf16"
-  std::vector<std::string> options;  // the `memplan estimate` options that make the change: {"--precision", "int4-g128"}
+  std::vector<OptionSetting> settings;  // the options that make the change: {{"precision", "int4-g128"}}
   std::string tradeoff;              // what it costs (accuracy, compute, host RAM, a different job)
   Workload workload;                 // the plan with the change
   Bytes total;                       // estimate_workload(spec, workload).total()

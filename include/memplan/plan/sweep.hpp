@@ -13,6 +13,7 @@
 #include "memplan/core/bytes.hpp"
 #include "memplan/core/model_spec.hpp"
 #include "memplan/core/precision.hpp"
+#include "memplan/plan/verdict.hpp"
 #include "memplan/plan/workload.hpp"
 
 namespace memplan {
@@ -53,7 +54,8 @@ struct SweepRow {
   Bytes allocated;                  // the tensors themselves: total less the overhead (Breakdown::allocated)
   std::string largest;              // the largest component's name
   Bytes largest_bytes;
-  std::optional<bool> fits;         // total <= limit, when there is a limit
+  std::optional<Verdict> verdict;   // against the budget, when there is one
+  std::optional<bool> fits;         // verdict == fits
   std::vector<std::string> notes;   // e.g. a sequence longer than the model's context
   std::string error;                // why there is no estimate (a learned-position table too short, an overflow, ...)
 };
@@ -63,6 +65,6 @@ struct SweepRow {
 // cannot be estimated (Error invalid_input or overflow) gets a row with `error` set
 // rather than stopping the sweep. Throws as expand_grid.
 std::vector<SweepRow> run_sweep(const std::vector<ModelSpec>& models, const Workload& base, const SweepAxes& axes,
-                                std::optional<Bytes> limit);
+                                std::optional<Bytes> budget, double threshold = 0.85);
 
 }  // namespace memplan

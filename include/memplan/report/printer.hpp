@@ -16,6 +16,7 @@
 #include "memplan/core/gpu_spec.hpp"
 #include "memplan/estimators/compute_time.hpp"
 #include "memplan/estimators/parallelism.hpp"
+#include "memplan/plan/verdict.hpp"
 #include "memplan/resolve/resolver.hpp"
 
 namespace memplan {
@@ -52,7 +53,8 @@ struct EstimateReport {
   std::vector<std::string> warnings;
   Breakdown breakdown;
   std::optional<GpuSpec> device;       // set when the user named a GPU
-  std::optional<bool> fits;            // total <= device memory
+  std::optional<Verdict> verdict;      // against the device's memory and `threshold`
+  double threshold = 0.85;             // the share of the device a plan may use
   std::optional<TimeEstimate> time;    // with a device: how long the workload takes (an estimate, its assumption stated)
 };
 
@@ -273,7 +275,8 @@ struct PlanCheckRow {
   Bytes budget_bytes;
   Bytes limit;                         // floor(budget_bytes x threshold)
   double threshold = 0.85;
-  bool fits = false;
+  bool fits = false;                   // verdict == fits
+  Verdict verdict = Verdict::does_not_fit;
   std::vector<std::string> notes;      // settings that do not apply, resolver warnings
   std::string error;                   // non-empty: the plan could not be read or estimated
 };
@@ -301,6 +304,8 @@ struct FitReport {
   bool next_overflows = false;         // the total at value + 1 (or 1) does not fit in 64 bits
   std::string binding;                 // the component that grows the most from value to value + 1
   Bytes binding_bytes;                 // its bytes at value + 1
+  std::uint64_t given_value = 0;       // the value the plan as given has
+  std::optional<Verdict> given_verdict;  // the verdict of the plan as given
 };
 
 // memplan budget-table: 000's memory budget tables, regenerated from memplan's formulas.
@@ -342,7 +347,8 @@ struct SweepReportRow {
   Bytes allocated;                     // the tensors: total less CUDA context, workspaces and allocator overhead
   std::string largest;                 // the largest component
   Bytes largest_bytes;
-  std::optional<bool> fits;            // total <= limit, with a GPU
+  std::optional<bool> fits;            // verdict == fits, with a GPU
+  std::optional<Verdict> verdict;
   std::optional<GpuSpec> smallest_gpu; // with --smallest-gpu: the GPU of the table with the least memory that holds it
   std::string smallest_gpu_precision;  // the precision it runs in there, when the GPU changes it ("fp16" for bf16 on a V100)
   std::vector<std::string> notes;
@@ -395,7 +401,8 @@ struct RecommendReport {
   double threshold = 0.85;
   Bytes total;                         // the plan as given
   Bytes limit;                         // floor(gpu_memory x threshold)
-  bool fits = false;
+  bool fits = false;                   // verdict == fits
+  Verdict verdict = Verdict::does_not_fit;
   std::vector<MitigationRow> mitigations;  // most saved first
   std::optional<MitigationRow> combined;   // when no single change fits
   std::uint64_t min_devices = 1;       // ceil(total / limit)
@@ -408,6 +415,7 @@ struct RecommendReport {
 struct LayoutReport {
   EstimateReport header;               // model, workload, precision, warnings (breakdown, device, fits unused)
   LayoutEstimate layout;               // one Breakdown per device role, checked against its GPU when one is named
+  std::optional<Verdict> verdict;      // the most loaded device against its GPU and the threshold
 };
 
 struct PrintOptions {

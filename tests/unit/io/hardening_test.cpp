@@ -80,9 +80,17 @@ TEST(Hardening, APlansOverflowNamesThePlan) {
 // A layer selection ending at 2^64 - 1 looped for ever (l <= last never fails); a brace
 // range there did the same in a hook filter.
 TEST(Hardening, APlansLayerRangeAtTheTopOfUint64Ends) {
-  const PlanFile plan = parse_plan_yaml(
-      "model: gpt2\nworkload:\n  kind: weights\n  layers: \"18446744073709551615\"\n", "plan.yaml", "");
-  EXPECT_EQ(plan.workload.cache.layers, std::vector<std::uint64_t>{18446744073709551615ULL});
+  // Read exactly (no wrap to 0), then refused at its key: gpt2 has blocks 0-11. (layers
+  // applies to the caching workloads only: on weights it is an error of its own.)
+  try {
+    (void)parse_plan_yaml("model: gpt2\nworkload:\n  kind: extraction\n  layers: \"18446744073709551615\"\n",
+                          "plan.yaml", "");
+    FAIL() << "a layer past the model was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "layers");
+    EXPECT_EQ(e.line(), 4U);
+    EXPECT_NE(std::string(e.what()).find("layer 18446744073709551615 does not exist"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -46,7 +46,8 @@ RecommendRequest request(ComputeCapability cc, Bytes limit) {
 const Mitigation* find(const Recommendation& r, const std::string& kind, const std::string& option_value = "") {
   for (const Mitigation& m : r.mitigations) {
     if (m.kind == kind &&
-        (option_value.empty() || std::find(m.options.begin(), m.options.end(), option_value) != m.options.end())) {
+        (option_value.empty() || std::any_of(m.settings.begin(), m.settings.end(),
+                                            [&](const OptionSetting& o) { return o.value == option_value; }))) {
       return &m;
     }
   }
@@ -64,14 +65,14 @@ TEST(Recommend, APlanThatDoesNotFitGetsAChangeThatFits) {
   // The first change saves the most: int4 weights (activations stay 16-bit: fp16).
   const Mitigation& best = r.mitigations.front();
   EXPECT_EQ(best.kind, "precision");
-  EXPECT_EQ(best.options, (std::vector<std::string>{"--precision", "int4-g128"}));
+  EXPECT_EQ(best.settings, (std::vector<OptionSetting>{{"precision", "int4-g128"}}));
   EXPECT_EQ(best.total.count(), kInt4Weights + kKv + kWorkspace);  // 5,106,573,312
   EXPECT_EQ(best.saved.count(), kTotal - (kInt4Weights + kKv + kWorkspace));
   EXPECT_TRUE(best.fits);
 
   // The recomputed plan, built from the named change alone, is the same and fits.
   Workload changed = plan();
-  changed.weights.precision = parse_precision(best.options[1]);
+  changed.weights.precision = parse_precision(best.settings[0].value);
   const Bytes again = estimate_workload(llama2_7b(), changed).total();
   EXPECT_EQ(again, best.total);
   EXPECT_LE(again, limit);
@@ -116,7 +117,7 @@ TEST(Recommend, SmallerBatchIsTheLargestThatFits) {
   const Recommendation r = recommend(llama2_7b(), q);
   const Mitigation* b = find(r, "smaller_batch");
   ASSERT_NE(b, nullptr);
-  EXPECT_EQ(b->options, (std::vector<std::string>{"--batch", "6"}));
+  EXPECT_EQ(b->settings, (std::vector<OptionSetting>{{"batch_size", "6"}}));
   EXPECT_EQ(b->total.count(), 13476831232ULL + 6ULL * 1242562560ULL);
   EXPECT_TRUE(b->fits);
 }
@@ -143,7 +144,7 @@ TEST(Recommend, ExtractionGetsCacheChanges) {
   const Mitigation* streaming = find(r, "streaming");
   ASSERT_NE(streaming, nullptr);
   EXPECT_TRUE(streaming->fits);  // the largest chunk that fits, by fit's search
-  EXPECT_EQ(streaming->options[1], "streaming_extraction");
+  EXPECT_EQ(streaming->settings[0].value, "streaming_extraction");
 }
 
 TEST(Recommend, TrainingCombinesChangesWhenNoneFitsAlone) {

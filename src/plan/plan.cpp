@@ -1,0 +1,232 @@
+#include "memplan/plan/plan.hpp"
+
+#include <algorithm>
+
+#include "memplan/core/error.hpp"
+#include "memplan/core/text.hpp"
+#include "memplan/plan/fit.hpp"
+
+namespace memplan {
+
+namespace {
+
+[[noreturn]] void invalid(const std::string& key, const std::string& message) {
+  throw Error(ErrorKind::invalid_input, message, key);
+}
+
+bool layout_given(const PlanSettings& s) {
+  return std::any_of(s.given.begin(), s.given.end(), [](const std::string& key) {
+    const OptionDef* o = find_option(key);
+    return o != nullptr && o->group == "Multi-GPU layouts";
+  });
+}
+
+// Knobs that only mean something together.
+void check_combinations(const PlanSettings& s, const Workload& w) {
+  if (s.was_given("lora_targets") && w.analysis.training.lora.rank == 0) {
+    invalid("lora_targets", "`lora_targets` applies to LoRA: set `lora_rank`");
+  }
+  const SampleGradientOptions& g = w.analysis.sample_gradients;
+  if (s.was_given("zlib_ratio") && !(s.was_given("compress") && g.int8 && g.zlib_ratio > 0)) {
+    invalid("zlib_ratio", "`zlib_ratio` applies to `compress` int8+zlib");
+  }
+  if (s.pos_index_from_end > w.seq_len) {
+    invalid("pos_slice", "`pos_slice` -" + std::to_string(s.pos_index_from_end) + " is before the first of " +
+                             std::to_string(w.seq_len) + " positions");
+  }
+  const LanczosOptions& l = w.analysis.lanczos;
+  if ((s.was_given("lanczos_k") || s.was_given("lanczos_iterations")) && l.k > l.iterations) {
+    invalid("lanczos_k", "`lanczos_k` " + std::to_string(l.k) + " asks for more eigenvalues than `lanczos_iterations` " +
+                             std::to_string(l.iterations) + " Lanczos steps produce");
+  }
+  const RepresentationOptions& r = w.analysis.representation;
+  if ((s.was_given("neighbours") || s.was_given("points")) && r.neighbours >= r.samples &&
+      (w.kind == WorkloadKind::embedding_singularities || w.kind == WorkloadKind::fiber_bundle)) {
+    invalid("neighbours", "`neighbours` " + std::to_string(r.neighbours) + " must be fewer than `points` " +
+                              std::to_string(r.samples));
+  }
+}
+
+Sharding sharding_of(const LayoutRequest& a) {
+  if (!a.zero.empty() && !a.fsdp.empty()) {
+    invalid("sharding", "`zero` (DeepSpeed) and `fsdp` (PyTorch) are two engines sharding the same state: choose one");
+  }
+  if (!a.zero.empty()) return a.zero == "0" ? Sharding::none : parse_sharding("zero" + a.zero);
+  if (!a.fsdp.empty()) {
+    static const std::vector<std::string> names{"full", "grad_op", "hybrid"};
+    if (std::find(names.begin(), names.end(), a.fsdp) == names.end()) {
+      invalid("fsdp", "`fsdp` takes full (FULL_SHARD), grad_op (SHARD_GRAD_OP) or hybrid (HYBRID_SHARD), not '" +
+                          printable(a.fsdp) + "'" + did_you_mean(a.fsdp, names));
+    }
+    return parse_sharding("fsdp_" + a.fsdp);
+  }
+  return Sharding::none;
+}
+
+LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
+  const LayoutRequest& a = s.layout;
+  LayoutOptions o;
+  ParallelTrainingOptions& p = o.parallel;
+  p.tensor = a.tp;
+  p.pipeline = a.pp;
+  p.data = a.dp;
+  p.sharding = sharding_of(a);
+  p.shard_group = a.shard_group;
+  for (const std::string& what : a.offload) {
+    (what == "optimizer" ? p.offload_optimizer : p.offload_params) = true;
+  }
+  p.sequence_parallel = a.sequence_parallel;
+  p.micro_batches = a.micro_batches;
+  p.schedule = parse_pipeline_schedule(a.schedule);
+  p.stage_layers = a.stage_layers;
+
+  if (!a.serving.empty()) {
+    o.vllm = ServingOptions{a.gpu_memory_utilization, a.max_model_len, a.max_num_seqs, a.max_num_batched_tokens,
+                            a.block_size};
+  } else {
+    for (const char* key : {"gpu_memory_utilization", "max_model_len", "max_num_seqs", "max_num_batched_tokens",
+                            "block_size"}) {
+      if (s.was_given(key)) {
+        invalid("serving", "`gpu_memory_utilization`, `max_model_len`, `max_num_seqs`, `max_num_batched_tokens` and "
+                           "`block_size` apply to `serving` vllm");
+      }
+    }
+  }
+  if (!a.device_map.empty()) {
+    o.device_map = parse_placement_policy(a.device_map);
+    if (d.gpu && !d.probed) invalid("gpus", "`device_map` takes its GPUs from `gpus` (e.g. 2xa100-80gb,rtx-4090), not `gpu`");
+    if (d.gpus.empty()) invalid("gpus", "`device_map` places the model over GPUs: list them with `gpus`, e.g. 2xa100-80gb");
+    o.gpus = d.gpus;
+    if (!a.max_memory.empty()) {
+      if (a.max_memory.size() != 1 && a.max_memory.size() != o.gpus.size()) {
+        invalid("max_memory", "`max_memory` gives " + std::to_string(a.max_memory.size()) + " sizes for " +
+                                  std::to_string(o.gpus.size()) + " GPUs: give one for all, or one per GPU");
+      }
+      for (std::size_t i = 0; i < o.gpus.size(); ++i) o.max_memory.push_back(a.max_memory[a.max_memory.size() == 1 ? 0 : i]);
+    }
+    o.cpu_memory = a.cpu_memory;
+  } else {
+    if (!d.gpus.empty()) invalid("gpus", "`gpus` lists the GPUs of `device_map`; the other layouts take one GPU type with `gpu`");
+    if (!a.max_memory.empty() || a.cpu_memory) invalid("max_memory", "`max_memory` and `cpu_memory` apply to `device_map`");
+    if (d.gpu) o.gpus.push_back(*d.gpu);
+  }
+  return o;
+}
+
+}  // namespace
+
+Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, WorkloadMask kinds) {
+  Plan plan;
+  plan.model = model;
+  plan.workload = s.workload;
+  plan.threshold = s.threshold;
+  plan.warnings = d.warnings;
+  plan.precision_requested = s.precision;
+  Workload& w = plan.workload;
+
+  // Defaults that depend on the model or the workload.
+  if (!s.was_given("seq_len")) w.seq_len = std::min<std::uint64_t>(2048, model.max_seq_len);
+  if (w.kind == WorkloadKind::generation && !s.was_given("new_tokens")) w.new_tokens = 256;
+  check_options_apply(s, kinds != 0 ? kinds : workload_bit(w.kind));
+  check_combinations(s, w);
+  if (w.kind == WorkloadKind::hessian || w.kind == WorkloadKind::full_fisher) w.analysis.largest_device = d.largest;
+
+  // The device: the one named or probed; with only a device_map list, the weakest of it
+  // decides the precision.
+  const bool layout = layout_given(s);
+  std::optional<GpuSpec> resolve_for = d.gpu;
+  if (!resolve_for && layout && !d.gpus.empty()) {
+    resolve_for = *std::min_element(d.gpus.begin(), d.gpus.end(), [](const GpuSpec& a, const GpuSpec& b) {
+      return a.compute_capability < b.compute_capability;
+    });
+  }
+  if (resolve_for) w.overhead.hopper_or_newer = resolve_for->compute_capability >= ComputeCapability{9, 0};
+  if (d.calibration) {
+    const OverheadOptions calibrated = apply_calibration(*d.calibration, w.overhead);
+    if (s.was_given("cuda_context")) {  // the user's figure wins over the cache's
+      w.overhead.cublas_workspace = calibrated.cublas_workspace;
+      w.overhead.cublas_workspace_source = calibrated.cublas_workspace_source;
+    } else {
+      w.overhead = calibrated;
+    }
+  }
+
+  // The precision the job runs in.
+  if (resolve_for) {
+    ResolveRequest request;
+    request.precision = s.precision;
+    request.policy = s.policy;
+    request.device = device_capability(*resolve_for);
+    const Resolution resolution = resolve_precision(request);
+    w.weights.precision = resolution.precision;
+    plan.warnings.insert(plan.warnings.end(), resolution.warnings.begin(), resolution.warnings.end());
+    if (s.precision == "auto") plan.precision_note = resolution.reason;
+  } else if (s.precision == "auto") {
+    find_policy(s.policy);  // still reject an unknown policy
+    w.weights.precision = precisions::bf16;
+    plan.precision_note = "auto with no device: assumes compute capability 8.0+; --gpu NAME or --probe resolves it";
+  } else {
+    find_policy(s.policy);
+    w.weights.precision = parse_precision(s.precision);
+  }
+
+  if (w.kind != WorkloadKind::weights && w.seq_len + w.new_tokens > model.max_seq_len) {
+    plan.warnings.push_back(std::to_string(w.seq_len + w.new_tokens) + " tokens exceed " + model.name +
+                            "'s context of " + std::to_string(model.max_seq_len));
+  }
+  plan.device = d.gpu;
+  if (d.budget) {
+    plan.budget = d.budget;
+  } else if (d.gpu) {
+    plan.budget = d.gpu->memory;
+  }
+  if (layout) plan.layout = layout_options(s, d);
+  return plan;
+}
+
+std::string to_string(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::fits: return "fits";
+    case Verdict::above_threshold: return "above_threshold";
+    case Verdict::does_not_fit: return "does_not_fit";
+  }
+  return "does_not_fit";
+}
+
+Verdict verdict_of(Bytes total, Bytes budget, double threshold) {
+  if (total <= budget_limit(budget, threshold)) return Verdict::fits;
+  return total <= budget ? Verdict::above_threshold : Verdict::does_not_fit;
+}
+
+PlanEstimate estimate(const Plan& plan) {
+  PlanEstimate out;
+  if (plan.layout) {
+    out.layout = estimate_layout(plan.model, plan.workload, *plan.layout);
+    const LayoutEstimate& l = *out.layout;
+    if (!l.devices.empty()) {
+      const DeviceMemory& worst = l.devices[l.worst()];
+      out.total = worst.breakdown.total();
+      if (const std::optional<bool> fits = l.fits()) {
+        out.verdict = !*fits ? Verdict::does_not_fit : verdict_of(out.total, *worst.capacity, plan.threshold);
+      }
+    }
+    return out;
+  }
+  out.breakdown = estimate_workload(plan.model, plan.workload);
+  out.total = out.breakdown.total();
+  if (plan.budget) out.verdict = verdict_of(out.total, *plan.budget, plan.threshold);
+  // A probed GPU carries no throughput figures: no time estimate then, rather than an error.
+  if (plan.device && !plan.device->dense_tflops.empty()) {
+    out.time = estimate_workload_time(plan.model, plan.workload, *plan.device);
+  }
+  return out;
+}
+
+PlanTotals estimate_totals(const Plan& plan) {
+  PlanTotals out;
+  out.bytes = estimate_workload_bytes(plan.model, plan.workload);
+  if (plan.budget) out.verdict = verdict_of(out.bytes.total, *plan.budget, plan.threshold);
+  return out;
+}
+
+}  // namespace memplan

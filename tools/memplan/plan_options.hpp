@@ -1,0 +1,58 @@
+// The option table (plan/options.hpp) on the command line: each table entry becomes a
+// --flag, given values are parsed into PlanSettings by the table, and messages that name an
+// option as `key` are written with its flag. Also the device options every planning
+// command shares (--gpu, --probe).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memplan/plan/plan.hpp"
+
+namespace memplan::cli {
+
+// The table's options registered on one command.
+struct PlanOptions {
+  std::vector<std::pair<const OptionDef*, CLI::Option*>> options;
+};
+
+// Registers every table option on `cmd` except those in `skip` (keys). Options that are not
+// `common` are hidden from --help (`memplan help options` lists them) unless `show_all`.
+void add_plan_options(CLI::App& cmd, PlanOptions& out, const std::vector<std::string_view>& skip = {},
+                      bool show_all = false);
+
+// Returns the settings the given options describe. Throws Error(invalid_input, key).
+PlanSettings plan_settings(const PlanOptions& options);
+
+// Returns "--batch" for the option with key "batch_size" (its short alias is not used).
+std::string flag_of(const OptionDef& option);
+
+// Returns `text` with every `key` naming an option written as its flag (--batch), and
+// `kind` as -w.
+std::string render_for_cli(std::string_view text);
+
+// The device options of estimate, fit, recommend.
+struct DeviceArgs {
+  std::string gpu;
+  bool probe = false;
+  bool no_calibration = false;
+};
+
+// Registers -g/--gpu (required for commands that need a GPU) and, with `probe`, --probe and
+// --no-calibration.
+void add_device_options(CLI::App& cmd, DeviceArgs& args, bool gpu_required, bool probe);
+
+// Returns the device `args` choose: --probe (the first GPU, its free memory, cached
+// calibration figures), else --gpu from the table; the layout's --gpus from the table; the
+// largest GPU of the table for the full-curvature analyses.
+DeviceChoice choose_device(const DeviceArgs& args, const PlanSettings& settings);
+
+// `memplan estimate MODEL` with the given options: the command that shows a changed plan.
+std::vector<std::string> estimate_command(const std::string& model, const DeviceArgs& device, const PlanOptions& given,
+                                          const std::vector<OptionSetting>& change);
+
+}  // namespace memplan::cli
