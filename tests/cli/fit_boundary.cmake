@@ -1,6 +1,8 @@
 # memplan fit agrees with memplan estimate at the boundary: the value fit reports fits under
 # the limit and value + 1 does not, re-estimated by `memplan estimate` with the same plan.
 # -DMEMPLAN=<memplan binary> -DARGS=<fit arguments joined by @@>
+# [-DJSON_PYTHON=<python3> -DJSON_SCHEMAS=<docs/schemas>]: every JSON output read is checked against its schema.
+include("${CMAKE_CURRENT_LIST_DIR}/validate_json.cmake")
 string(REPLACE "@@" ";" ARGS "${ARGS}")
 
 function(run_json out_var)
@@ -8,6 +10,11 @@ function(run_json out_var)
                   ERROR_VARIABLE err TIMEOUT 60)
   if(NOT code EQUAL 0)
     message(FATAL_ERROR "memplan ${ARGN}: exit ${code}\n${out}\n${err}")
+  endif()
+  list(GET ARGN 0 command)
+  validate_json("${command}" "${out}" "${out_var}-${command}" why)
+  if(why)
+    message(FATAL_ERROR "memplan ${ARGN} --format json does not match docs/schemas/${command}.schema.json:\n${why}")
   endif()
   set(${out_var} "${out}" PARENT_SCOPE)
 endfunction()

@@ -2,6 +2,8 @@
 # that makes it fit, and the changed plan, run through `memplan estimate` exactly as recommend
 # prints the command, gives the same total, under the limit.
 # -DMEMPLAN=<memplan binary> -DARGS=<recommend arguments joined by @@>
+# [-DJSON_PYTHON=<python3> -DJSON_SCHEMAS=<docs/schemas>]: every JSON output read is checked against its schema.
+include("${CMAKE_CURRENT_LIST_DIR}/validate_json.cmake")
 string(REPLACE "@@" ";" ARGS "${ARGS}")
 
 function(run_json out_var)
@@ -9,6 +11,11 @@ function(run_json out_var)
                   ERROR_VARIABLE err TIMEOUT 120)
   if(NOT code EQUAL 0)
     message(FATAL_ERROR "memplan ${ARGN}: exit ${code}\n${out}\n${err}")
+  endif()
+  list(GET ARGN 0 command)
+  validate_json("${command}" "${out}" "${out_var}-${command}" why)
+  if(why)
+    message(FATAL_ERROR "memplan ${ARGN} --format json does not match docs/schemas/${command}.schema.json:\n${why}")
   endif()
   set(${out_var} "${out}" PARENT_SCOPE)
 endfunction()
