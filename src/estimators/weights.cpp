@@ -1,5 +1,8 @@
 #include "memplan/estimators/weights.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 #include "memplan/core/parameters.hpp"
 #include "memplan/core/text.hpp"
 
@@ -54,6 +57,64 @@ std::uint64_t tensor_bytes(const TensorGroup& g, const WeightsOptions& o) {
   return ceil_div(matrix_bits(p, g.rows, g.cols), 8);  // rounded up once per tensor: one allocation
 }
 
+// The rows of stored weights, in this order; a component not listed comes after, in the
+// order the checkpoint gives it.
+constexpr std::string_view kStoredOrder[] = {"embeddings", "attention", "mlp", "experts", "router",
+                                             "norms", "lm_head", "pooler", "other"};
+
+std::size_t stored_rank(std::string_view component) {
+  for (std::size_t i = 0; i < std::size(kStoredOrder); ++i) {
+    if (kStoredOrder[i] == component) return i;
+  }
+  return std::size(kStoredOrder);
+}
+
+// Weights as a checkpoint stores them (ModelSpec::stored_weights): each row sums its
+// component's tensors, bytes as stored; the requested precision does not apply.
+Breakdown estimate_stored_weights(const ModelSpec& spec) {
+  std::vector<const StoredTensors*> groups;
+  for (const StoredTensors& t : spec.stored_weights) groups.push_back(&t);
+  std::stable_sort(groups.begin(), groups.end(), [](const StoredTensors* a, const StoredTensors* b) {
+    return stored_rank(a->component) < stored_rank(b->component);
+  });
+
+  Item weights{"weights", Bytes(0), "", 0, "", {}};
+  std::vector<std::string> formats;
+  std::uint64_t tensors = 0;
+  for (const StoredTensors* t : groups) {
+    auto row = std::find_if(weights.detail.begin(), weights.detail.end(),
+                            [&](const Item& r) { return r.name == t->component; });
+    if (row == weights.detail.end()) {
+      weights.detail.push_back(Item{t->component, Bytes(0), "", 0, "", {}});
+      row = std::prev(weights.detail.end());
+    }
+    row->bytes = row->bytes.plus(Bytes(t->bytes).times(t->copies, "stored bytes of", t->component), "stored bytes of",
+                                 t->component);
+    row->params = checked_add(*row->params, checked_mul(t->elements, t->copies, "stored elements of", t->component),
+                              "stored elements of", t->component);
+    row->formula += (row->formula.empty() ? "" : " + ") + group_digits(t->copies) + " x " + t->format + " " +
+                    group_digits(t->bytes) + " B (" + group_digits(t->elements) + " elements)";
+    tensors = checked_add(tensors, t->copies, "stored tensors");
+    if (std::find(formats.begin(), formats.end(), t->format) == formats.end()) formats.push_back(t->format);
+  }
+  for (const Item& row : weights.detail) {
+    weights.bytes = weights.bytes.plus(row.bytes, "weights bytes");
+    weights.params = checked_add(*weights.params, *row.params, "stored elements");
+  }
+  const bool has_head = std::any_of(groups.begin(), groups.end(), [](const StoredTensors* t) { return t->component == "lm_head"; });
+  if (spec.lm_head == LmHead::tied && !has_head) {
+    weights.detail.push_back(
+        {"lm_head", Bytes(0), "shares token_embedding", 0, "tied to the token embedding: no extra memory", {}});
+  }
+  std::sort(formats.begin(), formats.end());
+  std::string format_list;
+  for (const std::string& f : formats) format_list += (format_list.empty() ? "" : ", ") + f;
+  weights.formula = group_digits(tensors) + " tensors as stored (" + format_list +
+                    "): each elements / block size x bytes per block";
+  weights.note = "priced from the checkpoint's stored types; the weights precision does not apply to them";
+  return Breakdown{{weights}};
+}
+
 }  // namespace
 
 std::uint64_t weight_tensor_bytes(const TensorGroup& group, const WeightsOptions& options) {
@@ -62,11 +123,16 @@ std::uint64_t weight_tensor_bytes(const TensorGroup& group, const WeightsOptions
 
 std::vector<TensorRun> weight_allocations(const ModelSpec& spec, const WeightsOptions& options) {
   std::vector<TensorRun> out;
+  if (!spec.stored_weights.empty()) {
+    for (const StoredTensors& t : spec.stored_weights) out.push_back({t.bytes, t.copies});
+    return out;
+  }
   for (const TensorGroup& g : model_tensors(spec)) out.push_back({tensor_bytes(g, options), g.copies});
   return out;
 }
 
 Breakdown estimate_weights(const ModelSpec& spec, const WeightsOptions& options) {
+  if (!spec.stored_weights.empty()) return estimate_stored_weights(spec);
   Item weights{"weights", Bytes(0), "", 0, "", {}};
   std::vector<FormulaBuilder> formulas;
   std::vector<std::string> kept_components;

@@ -15,6 +15,17 @@ enum class Positional { learned, rotary, alibi, none };
 enum class NormKind { layernorm, rmsnorm };       // layernorm has weight and bias; rmsnorm weight only
 enum class LmHead { tied, untied, none };         // tied shares the token embedding's matrix
 
+// Tensors as a checkpoint stores them (a .gguf file): `copies` tensors of one component, each
+// holding `elements` elements in `bytes` bytes of storage type `format`. When a spec carries
+// them, the weights are priced from these bytes, not from the architecture at a precision.
+struct StoredTensors {
+  std::string component;        // weights row: embeddings, attention, mlp, experts, router, norms, lm_head, other
+  std::string format;           // the storage type as the file names it: "Q4_K", "F32"
+  std::uint64_t elements = 0;   // elements of one tensor
+  std::uint64_t bytes = 0;      // bytes of one tensor as stored (block scales included)
+  std::uint64_t copies = 1;     // tensors of this component, format and size
+};
+
 struct ModelSpec {
   std::string name;                    // e.g. "llama-2-7b"
   Family family = Family::llama;       // sets the defaults below when a file leaves them out
@@ -45,6 +56,11 @@ struct ModelSpec {
   std::uint64_t experts = 0;           // MoE experts per layer; 0 = dense MLP
   std::uint64_t experts_per_token = 0; // experts each token is routed to
   std::uint64_t sliding_window = 0;    // attention window in tokens; 0 = full attention
+  // The weights as a checkpoint stores them (a .gguf: ggml types, k-quants and i-quants); empty
+  // for an architecture. When set, estimate_weights and weight_allocations price these bytes
+  // and the weights precision no longer applies to them; the fields above still size the
+  // caches and activations.
+  std::vector<StoredTensors> stored_weights;
 };
 
 // Returns a spec holding `family`'s conventions (MLP kind, positions, norm, biases, head

@@ -20,7 +20,9 @@ struct WeightsOptions {
 // Returns a Breakdown with one component, "weights", whose detail has one row per model
 // component (embeddings, attention, mlp or experts and router, norms, lm_head, pooler)
 // with its parameter count and bytes. Sub-byte formats are summed in bits and rounded up
-// once per tensor. Throws Error(overflow) if a count exceeds 64 bits.
+// once per tensor. A spec with stored_weights (a .gguf) is priced from those instead: each
+// row sums its component's stored bytes, and `options` does not apply. Throws
+// Error(overflow) if a count exceeds 64 bits.
 Breakdown estimate_weights(const ModelSpec& spec, const WeightsOptions& options = {});
 
 // Returns the bytes of one tensor of `group` at `options`: ceil(bits / 8), with linear layers
@@ -29,7 +31,8 @@ Breakdown estimate_weights(const ModelSpec& spec, const WeightsOptions& options 
 std::uint64_t weight_tensor_bytes(const TensorGroup& group, const WeightsOptions& options);
 
 // Returns each weight tensor as an allocation (bytes per tensor, copies), for the
-// caching-allocator model. Throws Error(overflow).
+// caching-allocator model; the stored tensors when the spec has stored_weights. Throws
+// Error(overflow).
 std::vector<TensorRun> weight_allocations(const ModelSpec& spec, const WeightsOptions& options = {});
 
 }  // namespace memplan
