@@ -8,6 +8,7 @@
 #include "embedded_configs.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
+#include "memplan/io/gguf.hpp"
 #include "memplan/io/hf_config.hpp"
 #include "text_file.hpp"
 #include "yaml_fields.hpp"
@@ -133,6 +134,7 @@ ModelEntry find_model(std::string_view name_or_path) {
   const bool path_like = name_or_path.find('/') != std::string_view::npos || name_or_path.ends_with(".yaml") ||
                          name_or_path.ends_with(".yml");
   if (name_or_path.ends_with(".json")) return load_hf_config(std::string(name_or_path)).entry;  // a Hugging Face config
+  if (name_or_path.ends_with(".gguf")) return load_gguf_model(std::string(name_or_path)).entry;  // a llama.cpp model
   if (path_like) return load_model_file(std::string(name_or_path));
   return load_builtin_model(name_or_path);
 }

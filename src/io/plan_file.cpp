@@ -45,7 +45,7 @@ std::uint64_t threshold_ppm(double threshold) { return static_cast<std::uint64_t
 
 bool path_like(std::string_view ref) {
   return ref.find('/') != std::string_view::npos || ref.ends_with(".yaml") || ref.ends_with(".yml") ||
-         ref.ends_with(".json");
+         ref.ends_with(".json") || ref.ends_with(".gguf");
 }
 
 void read_bool(const detail::YamlMap& map, const std::string& key, bool& field) {

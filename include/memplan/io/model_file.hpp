@@ -36,8 +36,9 @@ std::vector<std::string> builtin_model_names();
 ModelEntry load_builtin_model(std::string_view name);
 
 // Returns the model a user named: a Hugging Face config.json (load_hf_config) when the
-// argument ends in .json, a model file when it contains '/' or ends in .yaml/.yml,
-// otherwise a built-in name.
+// argument ends in .json, a GGUF file (load_gguf_model: the architecture, with the weights
+// as the file stores them) when it ends in .gguf, a model file when it contains '/' or ends
+// in .yaml/.yml, otherwise a built-in name.
 ModelEntry find_model(std::string_view name_or_path);
 
 // The model `memplan estimate` uses when none is named.

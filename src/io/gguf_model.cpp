@@ -1,0 +1,332 @@
+// A GGUF file's llama.cpp metadata mapped onto a ModelSpec, and its tensors onto the spec's
+// stored weights. Key names are llama.cpp's (src/llama-arch.cpp, LLM_KV_NAMES, at
+// ggml-org/llama.cpp commit 00395eb285c7c6821ff372e3ca41dae9da33c2c7); tensor names follow
+// its LLM_TENSOR_NAMES ("token_embd", "blk.N.attn_q", "output", ...).
+#include <algorithm>
+#include <filesystem>
+#include <iterator>
+#include <map>
+#include <tuple>
+
+#include "memplan/core/bytes.hpp"
+#include "memplan/core/error.hpp"
+#include "memplan/core/parameters.hpp"
+#include "memplan/core/text.hpp"
+#include "memplan/io/gguf.hpp"
+
+namespace memplan {
+
+namespace {
+
+// Sizes beyond 2^40 are not architectures (the model-file limit, docs/configs.md).
+constexpr std::uint64_t kMaxSize = 1ULL << 40;
+
+struct ArchFamily {
+  std::string_view architecture;  // general.architecture as llama.cpp writes it
+  Family family;
+};
+
+// The architectures whose every parameter memplan's spec describes. llama.cpp writes
+// "llama" for Llama, Mistral and Mixtral checkpoints alike (Mixtral: with an expert count).
+constexpr ArchFamily kArchitectures[] = {
+    {"falcon", Family::falcon}, {"gemma", Family::gemma}, {"gpt2", Family::gpt2},   {"gptneox", Family::gpt_neox},
+    {"llama", Family::llama},   {"phi2", Family::phi},     {"phi3", Family::phi3}, {"qwen2", Family::qwen2},
+};
+
+// The GGUF key (after "{arch}.") behind each spec field validate() may name.
+struct SpecKey {
+  std::string_view spec;
+  std::string_view gguf;
+};
+constexpr SpecKey kSpecKeys[] = {{"d_model", "embedding_length"},
+                                 {"n_layers", "block_count"},
+                                 {"n_heads", "attention.head_count"},
+                                 {"n_kv_heads", "attention.head_count_kv"},
+                                 {"d_head", "attention.key_length"},
+                                 {"d_mlp", "feed_forward_length"},
+                                 {"max_seq_len", "context_length"},
+                                 {"experts", "expert_count"},
+                                 {"experts_per_token", "expert_used_count"},
+                                 {"sliding_window", "attention.sliding_window"}};
+
+// The weights row a tensor belongs to, from its llama.cpp name.
+std::string component_of(std::string_view name) {
+  for (std::string_view suffix : {".weight", ".bias"}) {
+    if (name.ends_with(suffix)) {
+      name.remove_suffix(suffix.size());
+      break;
+    }
+  }
+  if (name == "token_embd" || name == "position_embd" || name == "token_types" || name == "token_embd_norm") {
+    return "embeddings";
+  }
+  if (name == "output") return "lm_head";
+  if (name == "output_norm") return "norms";
+  if (!name.starts_with("blk.")) return "other";
+  name.remove_prefix(4);
+  const std::size_t dot = name.find('.');
+  if (dot == std::string_view::npos) return "other";
+  name.remove_prefix(dot + 1);  // "attn_q", "ffn_up_exps", "ffn_gate.3", ...
+  if (name.find("norm") != std::string_view::npos) return "norms";
+  if (name == "attn_q" || name == "attn_k" || name == "attn_v" || name == "attn_qkv" || name == "attn_output") {
+    return "attention";
+  }
+  if (name == "ffn_gate_inp") return "router";
+  if (name.ends_with("_exps") || (name.starts_with("ffn_") && name.find('.') != std::string_view::npos)) {
+    return "experts";  // stacked experts (ffn_up_exps) or one tensor per expert (ffn_up.3)
+  }
+  if (name == "ffn_gate" || name == "ffn_up" || name == "ffn_down") return "mlp";
+  return "other";
+}
+
+class Mapper {
+ public:
+  explicit Mapper(const GgufFile& f) : f_(f) {
+    for (const GgufTensor& t : f.tensors) tensors_[t.name] = &t;
+  }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
+    throw ConfigError(f_.path, 0, 0, key, message);
+  }
+
+  const GgufTensor* tensor(const std::string& name) const {
+    const auto it = tensors_.find(name);
+    return it == tensors_.end() ? nullptr : it->second;
+  }
+  bool has(const std::string& name) const { return tensor(name) != nullptr; }
+  bool has_prefix(std::string_view prefix) const {
+    const auto it = tensors_.lower_bound(std::string(prefix));
+    return it != tensors_.end() && std::string_view(it->first).starts_with(prefix);
+  }
+
+  // A whole number under `key`, from min to 2^40; nullopt when absent.
+  std::optional<std::uint64_t> count(const std::string& key, std::uint64_t min) const {
+    const GgufValue* v = f_.find(key);
+    if (v == nullptr) return std::nullopt;
+    if (v->type == GgufValueType::array) {
+      fail(key, "'" + key + "' is a per-layer array of " + group_digits(v->count) + " " + to_string(v->element_type) +
+                    "s: memplan's model spec holds one value for every layer");
+    }
+    const std::optional<std::uint64_t> n = v->whole_number();
+    if (!n) fail(key, "'" + key + "' must be a whole number >= 0, got a " + to_string(v->type) + describe(*v));
+    if (*n < min || *n > kMaxSize) {
+      fail(key, "'" + key + "' is " + group_digits(*n) + "; it must be from " + std::to_string(min) + " to 2^40");
+    }
+    return n;
+  }
+  std::uint64_t required(const std::string& key, std::uint64_t min) const {
+    const std::optional<std::uint64_t> n = count(key, min);
+    if (!n) fail(key, "missing '" + key + "', which llama.cpp writes for every " + arch_ + " model");
+    return *n;
+  }
+  std::optional<bool> flag(const std::string& key) const {
+    const GgufValue* v = f_.find(key);
+    if (v == nullptr) return std::nullopt;
+    const bool* b = std::get_if<bool>(&v->value);
+    if (b == nullptr) fail(key, "'" + key + "' must be a bool, got a " + to_string(v->type));
+    return *b;
+  }
+
+  void set_architecture(std::string arch) { arch_ = std::move(arch); }
+
+ private:
+  static std::string describe(const GgufValue& v) {
+    if (const auto* s = std::get_if<std::int64_t>(&v.value)) return " of value " + std::to_string(*s);
+    if (const auto* d = std::get_if<double>(&v.value)) return " of value " + std::to_string(*d);
+    return "";
+  }
+
+  const GgufFile& f_;
+  std::map<std::string, const GgufTensor*> tensors_;
+  std::string arch_;
+};
+
+// The file's tensors, grouped by component, type and size, in file order of first appearance.
+std::vector<StoredTensors> stored_weights(const GgufFile& f) {
+  std::vector<StoredTensors> out;
+  std::map<std::tuple<std::string, std::string, std::uint64_t, std::uint64_t>, std::size_t> index;
+  for (const GgufTensor& t : f.tensors) {
+    std::string component = component_of(t.name);
+    const auto key = std::make_tuple(component, std::string(t.type.name), t.elements, t.bytes);
+    const auto [it, added] = index.emplace(key, out.size());
+    if (added) {
+      out.push_back({std::move(component), std::string(t.type.name), t.elements, t.bytes, 1});
+    } else {
+      ++out[it->second].copies;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> gguf_architectures() {
+  std::vector<std::string> out;
+  for (const ArchFamily& a : kArchitectures) out.emplace_back(a.architecture);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+GgufImport gguf_model(const GgufFile& f) {
+  Mapper m(f);
+  GgufImport out;
+  const GgufValue* arch_value = f.find("general.architecture");
+  if (arch_value == nullptr) m.fail("general.architecture", "missing 'general.architecture', which every GGUF model has");
+  const auto* arch = std::get_if<std::string>(&arch_value->value);
+  if (arch == nullptr) {
+    m.fail("general.architecture", "'general.architecture' must be a short string, got a " + to_string(arch_value->type));
+  }
+  out.architecture = *arch;
+  const auto known = std::find_if(std::begin(kArchitectures), std::end(kArchitectures),
+                                  [&](const ArchFamily& a) { return a.architecture == *arch; });
+  if (known == std::end(kArchitectures)) {
+    m.fail("general.architecture", "unsupported architecture '" + printable(*arch) + "'" +
+                                       did_you_mean(*arch, gguf_architectures()) + "; memplan maps " +
+                                       quoted_list(gguf_architectures(), "and"));
+  }
+  m.set_architecture(*arch);
+  const std::string p = *arch + ".";
+
+  ModelEntry& entry = out.entry;
+  entry.origin = f.path;
+  entry.source = "GGUF metadata and tensor infos of " + f.path;
+  const std::uint64_t experts = m.count(p + "expert_count", 0).value_or(0);
+  const Family family = known->family == Family::llama && experts > 0 ? Family::mixtral : known->family;
+  ModelSpec& s = entry.spec;
+  s = family_defaults(family);
+  s.name = std::filesystem::path(f.path).stem().string();
+  if (const GgufValue* name = f.find("general.name")) {
+    if (const auto* text = std::get_if<std::string>(&name->value)) out.notes.push_back("general.name: " + printable(*text));
+  }
+
+  s.d_model = m.required(p + "embedding_length", 1);
+  s.n_layers = m.required(p + "block_count", 1);
+  s.n_heads = m.required(p + "attention.head_count", 1);
+  s.n_kv_heads = m.count(p + "attention.head_count_kv", 1).value_or(s.n_heads);
+  s.max_seq_len = m.required(p + "context_length", 1);
+
+  // d_head: key_length, else d_model / n_heads; one size for keys and values.
+  const std::optional<std::uint64_t> key_length = m.count(p + "attention.key_length", 1);
+  const std::optional<std::uint64_t> value_length = m.count(p + "attention.value_length", 1);
+  if (key_length && value_length && *key_length != *value_length) {
+    m.fail(p + "attention.value_length", "'" + p + "attention.value_length' " + group_digits(*value_length) +
+                                             " differs from key_length " + group_digits(*key_length) +
+                                             ": memplan's model spec has one head size for keys and values");
+  }
+  if (key_length || value_length) {
+    s.d_head = key_length ? *key_length : *value_length;
+  } else if (s.d_model % s.n_heads != 0) {
+    m.fail(p + "attention.head_count", "embedding_length " + group_digits(s.d_model) + " is not divisible by head_count " +
+                                           group_digits(s.n_heads) + " and the file gives no attention.key_length");
+  } else {
+    s.d_head = s.d_model / s.n_heads;
+  }
+
+  // d_mlp: feed_forward_length, else the up projection's width.
+  if (const std::optional<std::uint64_t> ff = m.count(p + "feed_forward_length", 1)) {
+    s.d_mlp = *ff;
+  } else if (const GgufTensor* up = m.tensor("blk.0.ffn_up.weight"); up && up->shape.size() >= 2) {
+    s.d_mlp = up->shape[1];
+    out.notes.push_back("no " + p + "feed_forward_length: d_mlp " + group_digits(s.d_mlp) + " from blk.0.ffn_up.weight");
+  } else {
+    m.fail(p + "feed_forward_length", "missing '" + p + "feed_forward_length', and no blk.0.ffn_up.weight to read it from");
+  }
+
+  // vocab_size: the token embedding's rows (what the parameters are), else the vocabulary.
+  std::optional<std::uint64_t> vocab = m.count(p + "vocab_size", 1);
+  std::string vocab_from = p + "vocab_size";
+  if (!vocab) {
+    if (const GgufValue* tokens = f.find("tokenizer.ggml.tokens"); tokens && tokens->type == GgufValueType::array) {
+      vocab = tokens->count;
+      vocab_from = "tokenizer.ggml.tokens";
+    }
+  }
+  if (const GgufTensor* embd = m.tensor("token_embd.weight"); embd && embd->shape.size() >= 2) {
+    if (vocab && *vocab != embd->shape[1]) {
+      out.notes.push_back(vocab_from + " lists " + group_digits(*vocab) + " tokens; token_embd.weight has " +
+                          group_digits(embd->shape[1]) + " rows, which vocab_size follows");
+    }
+    vocab = embd->shape[1];
+  }
+  if (!vocab || *vocab == 0 || *vocab > kMaxSize) {
+    m.fail("tokenizer.ggml.tokens", "no vocabulary size: the file has no " + p +
+                                        "vocab_size, no tokenizer.ggml.tokens and no token_embd.weight");
+  }
+  s.vocab_size = *vocab;
+
+  if (experts > 0) {
+    s.experts = experts;
+    s.experts_per_token = m.required(p + "expert_used_count", 1);
+  }
+  s.sliding_window = m.count(p + "attention.sliding_window", 0).value_or(0);
+  if (const std::optional<bool> parallel = m.flag(p + "use_parallel_residual")) s.parallel_block = *parallel;
+
+  // What the tensors say about biases, norms, the head and positions (blk.0 stands for all).
+  if (!f.tensors.empty()) {
+    s.attn_qkv_bias = m.has("blk.0.attn_q.bias") || m.has("blk.0.attn_qkv.bias");
+    s.attn_out_bias = m.has("blk.0.attn_output.bias");
+    s.mlp_bias = m.has("blk.0.ffn_up.bias") || m.has("blk.0.ffn_down.bias");
+    if (m.has("blk.0.attn_norm.weight")) s.norm = m.has("blk.0.attn_norm.bias") ? NormKind::layernorm : NormKind::rmsnorm;
+    std::uint64_t norms = 0;
+    for (const GgufTensor& t : f.tensors) {
+      if (t.name.starts_with("blk.0.") && t.name.ends_with("norm.weight")) ++norms;
+    }
+    if (norms > 0) s.norms_per_layer = norms;
+    s.final_norm = m.has("output_norm.weight");
+    s.lm_head = m.has("output.weight") ? LmHead::untied : LmHead::tied;
+    s.lm_head_bias = m.has("output.bias");
+    if (const GgufTensor* pos = m.tensor("position_embd.weight"); pos && pos->shape.size() >= 2) {
+      s.positional = Positional::learned;
+      if (pos->shape[1] != s.max_seq_len) s.n_positions = pos->shape[1];
+    }
+    const GgufTensor* up = m.tensor("blk.0.ffn_up.weight");
+    if (m.has_prefix("blk.0.ffn_gate.") || m.has_prefix("blk.0.ffn_gate_exps.")) {
+      s.mlp = MlpKind::gated;
+    } else if (up && up->shape.size() >= 2 && up->shape[1] == 2 * s.d_mlp) {
+      s.mlp = MlpKind::gated;  // gate and up in one tensor (Phi-3)
+    } else if (up || m.has_prefix("blk.0.ffn_up_exps.")) {
+      s.mlp = MlpKind::plain;
+    }
+  }
+
+  try {
+    validate(s);
+  } catch (const Error& e) {
+    const auto gguf = std::find_if(std::begin(kSpecKeys), std::end(kSpecKeys),
+                                   [&](const SpecKey& k) { return k.spec == e.key(); });
+    m.fail(gguf == std::end(kSpecKeys) ? e.key() : p + std::string(gguf->gguf), e.what());
+  }
+
+  std::uint64_t params = 0;
+  try {
+    params = count_parameters(s);
+  } catch (const Error& e) {  // each size is at most 2^40, but their products can pass 2^64
+    throw ConfigError(f.path, 0, 0, p + "embedding_length", std::string("the architecture's sizes overflow: ") + e.what(),
+                      e.kind());
+  }
+
+  s.stored_weights = stored_weights(f);
+  if (f.tensors.empty()) {
+    out.notes.push_back("no tensors (a vocabulary-only file?): the weights are priced from the architecture");
+    return out;
+  }
+  std::uint64_t parameter_elements = 0, other = 0;
+  for (const GgufTensor& t : f.tensors) {
+    std::uint64_t& sum = component_of(t.name) == "other" ? other : parameter_elements;
+    sum = checked_add(sum, t.elements, "GGUF elements");
+  }
+  if (parameter_elements != params) {
+    out.notes.push_back("the file's parameter tensors hold " + group_digits(parameter_elements) +
+                        " elements and the architecture counts " + group_digits(params) +
+                        ": the weights are priced from the file, the rest of the estimate from the architecture");
+  }
+  if (other > 0) {
+    out.notes.push_back(group_digits(other) + " elements in tensors that are not parameters (rope_freqs and the like): "
+                        "priced with the weights, as llama.cpp loads them");
+  }
+  return out;
+}
+
+GgufImport load_gguf_model(const std::string& path) { return gguf_model(read_gguf(path)); }
+
+}  // namespace memplan

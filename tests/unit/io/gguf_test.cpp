@@ -1,0 +1,571 @@
+#include "memplan/io/gguf.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "breakdown_check.hpp"
+#include "gguf_writer.hpp"
+#include "memplan/core/error.hpp"
+#include "memplan/core/parameters.hpp"
+#include "memplan/core/text.hpp"
+#include "memplan/estimators/weights.hpp"
+#include "memplan/plan/plan.hpp"
+
+namespace memplan {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::GgufData;
+using testing::GgufWriter;
+using testing::le32;
+using testing::le64;
+using testing::gguf_string;
+
+// ---------------------------------------------------------------------------------------
+// The type table: each type's bytes, derived by hand from its ggml block struct.
+
+struct HandDerived {
+  const char* type;
+  std::uint32_t id;
+  std::uint64_t block;     // elements per block
+  std::uint64_t per_block; // bytes per block, summed from the struct's fields below
+};
+
+// ggml/src/ggml-common.h (QK_K = 256; a half is 2 bytes): the fields of each block_* struct.
+const HandDerived kHand[] = {
+    {"F32", 0, 1, 4},
+    {"F16", 1, 1, 2},
+    {"BF16", 30, 1, 2},
+    {"F64", 28, 1, 8},
+    {"I8", 24, 1, 1},
+    {"I16", 25, 1, 2},
+    {"I32", 26, 1, 4},
+    {"I64", 27, 1, 8},
+    {"Q4_0", 2, 32, 2 + 16},            // d; 32 x 4 bits
+    {"Q4_1", 3, 32, 2 + 2 + 16},        // d, m; 32 x 4 bits
+    {"Q5_0", 6, 32, 2 + 4 + 16},        // d; 32 fifth bits; 32 x 4 bits
+    {"Q5_1", 7, 32, 2 + 2 + 4 + 16},    // d, m; 32 fifth bits; 32 x 4 bits
+    {"Q8_0", 8, 32, 2 + 32},            // d; 32 x int8
+    {"Q8_1", 9, 32, 2 + 2 + 32},        // d, s; 32 x int8
+    {"Q2_K", 10, 256, 2 + 2 + 16 + 64}, // d, dmin; 16 x 4+4-bit scales; 256 x 2 bits = 84
+    {"Q3_K", 11, 256, 2 + 64 + 32 + 12},// d; 256 x 2 bits; 256 high bits; 12 scale bytes = 110
+    {"Q4_K", 12, 256, 2 + 2 + 12 + 128},// d, dmin; 12 scale bytes; 256 x 4 bits = 144
+    {"Q5_K", 13, 256, 2 + 2 + 12 + 128 + 32},  // + 256 fifth bits = 176
+    {"Q6_K", 14, 256, 128 + 64 + 16 + 2},      // 256 x 4 low bits; 256 x 2 high bits; 16 int8 scales; d = 210
+    {"Q8_K", 15, 256, 4 + 256 + 32},           // float d; 256 x int8; 16 x int16 block sums = 292
+    {"IQ2_XXS", 16, 256, 2 + 64},              // d; 32 x uint16 = 66
+    {"IQ2_XS", 17, 256, 2 + 64 + 8},           // d; 32 x uint16; 8 scale bytes = 74
+    {"IQ2_S", 22, 256, 2 + 64 + 8 + 8},        // d; 64 qs; 8 qh; 8 scales = 82
+    {"IQ3_XXS", 18, 256, 2 + 96},              // d; 3 x 256 / 8 = 98
+    {"IQ3_S", 21, 256, 2 + 64 + 8 + 32 + 4},   // d; 64 qs; 8 qh; 32 signs; 4 scales = 110
+    {"IQ1_S", 19, 256, 2 + 32 + 16},           // d; 32 qs; 8 x uint16 qh = 50
+    {"IQ1_M", 29, 256, 32 + 16 + 8},           // 32 qs; 16 qh; 8 scales (the scale lives in them) = 56
+    {"IQ4_NL", 20, 32, 2 + 16},                // d; 32 x 4 bits
+    {"IQ4_XS", 23, 256, 2 + 2 + 4 + 128},      // d; scales_h; 4 scales_l; 256 x 4 bits = 136
+    {"TQ1_0", 34, 256, 48 + 4 + 2},            // 240 ternary digits, 5 per byte; 16 more, 4 per byte; d = 54
+    {"TQ2_0", 35, 256, 64 + 2},                // 256 x 2 bits; d = 66
+    {"MXFP4", 39, 32, 1 + 16},                 // e8m0 exponent; 32 x fp4 = 17
+    {"NVFP4", 40, 64, 4 + 32},                 // 4 e4m3 scales (one per 16); 64 x fp4 = 36
+    {"Q1_0", 41, 128, 2 + 16},                 // d; 128 x 1 bit = 18
+    {"Q2_0", 42, 64, 2 + 16},                  // d; 64 x 2 bits = 18
+};
+
+TEST(GgmlTypes, EachTypeIsPricedAsItsBlockStructSays) {
+  ASSERT_EQ(ggml_types().size(), std::size(kHand));
+  for (const HandDerived& h : kHand) {
+    SCOPED_TRACE(h.type);
+    const GgmlType* t = find_ggml_type(h.id);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(t->name, h.type);
+    EXPECT_EQ(t->block_size, h.block);
+    EXPECT_EQ(t->type_size, h.per_block);
+    EXPECT_EQ(&parse_ggml_type(h.type), t);
+    // A 4096 x 4096 matrix: 16,777,216 elements = 16,777,216 / block blocks of per_block bytes.
+    EXPECT_EQ(ggml_tensor_bytes(*t, 4096ULL * 4096), 4096ULL * 4096 / h.block * h.per_block);
+    // The tests' own layouts (tests/support/gguf_writer.hpp) agree.
+    EXPECT_EQ(testing::ggml_layout(h.type).bytes, h.per_block);
+    EXPECT_EQ(testing::ggml_layout(h.type).block, h.block);
+  }
+}
+
+TEST(GgmlTypes, WorkedProducts) {
+  // Llama-2-7B's attention q in Q4_K: 4096 x 4096 = 65,536 blocks of 256, 144 bytes each.
+  EXPECT_EQ(ggml_tensor_bytes(parse_ggml_type("q4_k"), 4096ULL * 4096), 9'437'184U);
+  // Its token embedding in Q6_K: 32,000 x 4096 = 512,000 blocks of 210 bytes.
+  EXPECT_EQ(ggml_tensor_bytes(parse_ggml_type("Q6_K"), 32000ULL * 4096), 107'520'000U);
+  // Q8_0: 32 elements in 34 bytes, 8.5 bits each.
+  EXPECT_EQ(ggml_tensor_bytes(parse_ggml_type("Q8_0"), 4096), 128U * 34);
+  // IQ2_XXS: 2.0625 bits per weight: 256 elements in 66 bytes.
+  EXPECT_EQ(ggml_tensor_bytes(parse_ggml_type("IQ2_XXS"), 256), 66U);
+  // F32 4 bytes, BF16 2, I64 8: block size 1.
+  EXPECT_EQ(ggml_tensor_bytes(parse_ggml_type("BF16"), 3), 6U);
+}
+
+TEST(GgmlTypes, RefusalsNameTheType) {
+  try {
+    ggml_tensor_bytes(parse_ggml_type("Q4_K"), 100);
+    FAIL() << "100 elements of Q4_K were priced";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::invalid_input);
+    EXPECT_NE(std::string(e.what()).find("100 elements of Q4_K are not a whole number of its 256-element blocks"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    parse_ggml_type("Q4_KM");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.key(), "ggml_type");
+    EXPECT_NE(std::string(e.what()).find("did you mean 'Q4_K'"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(find_ggml_type(31), nullptr);  // Q4_0_4_4: removed from GGUF files
+  EXPECT_EQ(find_ggml_type(43), nullptr);
+  EXPECT_THROW(ggml_tensor_bytes(parse_ggml_type("F64"), 1ULL << 62), Error);  // 2^65 bytes
+}
+
+// ---------------------------------------------------------------------------------------
+// Files
+
+class Gguf : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("memplan_gguf_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string write_raw(const std::string& name, const std::string& bytes) const {
+    std::ofstream(path(name), std::ios::binary) << bytes;
+    return path(name);
+  }
+
+  static ConfigError error_reading(const std::string& file) {
+    try {
+      read_gguf(file);
+    } catch (const ConfigError& e) {
+      return e;
+    }
+    ADD_FAILURE() << file << " was accepted";
+    return ConfigError("", 0, 0, "", "");
+  }
+
+  // `w`, written with `data`, is refused naming the file and `key`; the message says `says`.
+  void expect_refused(const GgufWriter& w, const std::string& key, const std::string& says,
+                      GgufData data = GgufData::zeros) {
+    SCOPED_TRACE(says);
+    const std::string file = w.write(path("hostile.gguf"), data);
+    expect_error(file, key, says);
+  }
+  void expect_error(const std::string& file, const std::string& key, const std::string& says) {
+    const ConfigError e = error_reading(file);
+    EXPECT_EQ(e.file(), file);
+    EXPECT_EQ(e.key(), key);
+    EXPECT_EQ(std::string(e.what()).rfind(file + ": ", 0), 0U) << e.what();
+    EXPECT_NE(e.message().find(says), std::string::npos) << e.what();
+    EXPECT_EQ(e.kind(), ErrorKind::invalid_input);
+  }
+
+  fs::path dir_;
+};
+
+// The acceptance test: a .gguf holding every priced type; the weights are the sum of its
+// tensors' bytes, each the hand-derived product.
+TEST_F(Gguf, EveryPricedTypeWeighsTheSumOfItsTensors) {
+  const GgufWriter w = testing::every_type_llama();
+  for (const GgufData data : {GgufData::zeros, GgufData::sparse}) {
+    const std::string file = w.write(path(data == GgufData::zeros ? "complete.gguf" : "sparse.gguf"), data);
+    const GgufFile f = read_gguf(file);
+    ASSERT_EQ(f.tensors.size(), 39U);
+    std::set<std::string> types;
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < f.tensors.size(); ++i) {
+      const GgufTensor& t = f.tensors[i];
+      SCOPED_TRACE(t.name);
+      const auto* hand = std::find_if(std::begin(kHand), std::end(kHand),
+                                      [&](const HandDerived& x) { return t.type.name == x.type; });
+      ASSERT_NE(hand, std::end(kHand));
+      EXPECT_EQ(t.type.name, testing::ggml_layouts()[i % testing::ggml_layouts().size()].name);
+      EXPECT_EQ(t.bytes, t.elements / hand->block * hand->per_block);
+      types.insert(std::string(t.type.name));
+      sum += t.bytes;
+    }
+    EXPECT_EQ(types.size(), std::size(kHand)) << "every priced type appears";
+    EXPECT_EQ(f.bytes, sum);
+    EXPECT_EQ(f.bytes, 2'695'948U);  // as tests/cli/gguf.cmake asserts through the CLI
+    EXPECT_EQ(f.elements, 1'968'384U);
+    EXPECT_EQ(f.version, 3U);
+    EXPECT_EQ(f.alignment, 32U);
+    EXPECT_EQ(f.file_bytes, w.file_bytes());
+    EXPECT_EQ(f.data_offset % 32, 0U);
+
+    const GgufImport model = gguf_model(f);
+    const Breakdown weights = estimate_weights(model.entry.spec);
+    testing::expect_consistent(weights);
+    EXPECT_EQ(weights.total().count(), sum);
+    EXPECT_EQ(*weights.components[0].params, f.elements);
+    // The precision asked for does not reprice what the file stores.
+    WeightsOptions int4;
+    int4.precision = parse_precision("int4");
+    EXPECT_EQ(estimate_weights(model.entry.spec, int4).total().count(), sum);
+  }
+}
+
+TEST_F(Gguf, ATypeTotalSumsItsTensors) {
+  const GgufFile f = read_gguf(testing::tiny_llama().write(path("tiny.gguf")));
+  // Q4_0: attn_output 32x32 + gate 32x64 + up 32x64 + down 64x32 = 7,168 elements = 224 blocks x 18 B.
+  const auto q4 = std::find_if(f.types.begin(), f.types.end(), [](const GgufTypeTotal& t) { return t.type == "Q4_0"; });
+  ASSERT_NE(q4, f.types.end());
+  EXPECT_EQ(q4->tensors, 4U);
+  EXPECT_EQ(q4->elements, 7168U);
+  EXPECT_EQ(q4->bytes, 224U * 18);
+  // Q8_0: q 32x32 + k 32x16 + v 32x16 = 2,048 elements = 64 blocks x 34 B = 2,176 B.
+  // F16: embedding and head 2 x 32x8 = 512 elements x 2 B; F32: 3 norms x 32 x 4 B.
+  EXPECT_EQ(f.bytes, 224U * 18 + 64 * 34 + 512 * 2 + 96 * 4);
+  EXPECT_EQ(f.types.front().type, "Q4_0");  // most bytes first
+}
+
+TEST_F(Gguf, HeadersOnlyAreEnoughToPriceAFile) {
+  const GgufWriter w = testing::every_type_llama();
+  // Only the header, with the size the whole file has (a range request's worth).
+  const GgufFile f = parse_gguf(w.header(), w.file_bytes(), "every-type.gguf");
+  EXPECT_EQ(f.bytes, 2'695'948U);
+  // The same file cut after its header is a truncated file.
+  const std::string file = w.write(path("header-only.gguf"), GgufData::none);
+  expect_error(file, "token_embd.weight", "runs past the end of the file");
+}
+
+TEST_F(Gguf, MetadataValuesAreRead) {
+  GgufWriter w = testing::tiny_llama();
+  w.i32("test.negative", -5).boolean("test.flag", true).u64("test.big", 1ULL << 40).u32_array("test.array", {1, 2, 3});
+  const GgufFile f = read_gguf(w.write(path("values.gguf")));
+  ASSERT_NE(f.find("general.architecture"), nullptr);
+  EXPECT_EQ(std::get<std::string>(f.find("general.architecture")->value), "llama");
+  EXPECT_EQ(f.find("llama.block_count")->whole_number(), 1U);
+  EXPECT_EQ(std::get<std::int64_t>(f.find("test.negative")->value), -5);
+  EXPECT_FALSE(f.find("test.negative")->whole_number());
+  EXPECT_EQ(std::get<bool>(f.find("test.flag")->value), true);
+  EXPECT_EQ(f.find("test.big")->whole_number(), 1ULL << 40);
+  const GgufValue* tokens = f.find("tokenizer.ggml.tokens");
+  EXPECT_EQ(tokens->type, GgufValueType::array);
+  EXPECT_EQ(tokens->element_type, GgufValueType::string);
+  EXPECT_EQ(tokens->count, 8U);
+  EXPECT_EQ(f.find("test.array")->count, 3U);
+  EXPECT_EQ(f.find("no.such.key"), nullptr);
+  EXPECT_EQ(to_string(GgufValueType::boolean), "bool");
+}
+
+TEST_F(Gguf, Version2AndOtherAlignmentsRead) {
+  GgufWriter w = testing::tiny_llama();
+  w.version = 2;
+  w.alignment = 64;
+  w.u32("general.alignment", 64);
+  const GgufFile f = read_gguf(w.write(path("v2.gguf")));
+  EXPECT_EQ(f.version, 2U);
+  EXPECT_EQ(f.alignment, 64U);
+  EXPECT_EQ(f.data_offset % 64, 0U);
+  for (const GgufTensor& t : f.tensors) EXPECT_EQ(t.offset % 64, 0U) << t.name;
+}
+
+// ---------------------------------------------------------------------------------------
+// Hostile headers: each refused with the file, the field and the problem.
+
+TEST_F(Gguf, HostileCountsAreRefusedBeforeAnythingIsAllocated) {
+  GgufWriter w = testing::tiny_llama();
+  w.tensor_count = 1ULL << 60;
+  expect_refused(w, "tensor_count", "tensor_count is 1,152,921,504,606,846,976: more than the 1,048,576 tensors");
+  w.tensor_count = 1'000'000;  // under the limit, but 24 MB of infos in a small file
+  expect_refused(w, "tensor_count", "tensor infos take at least 24 bytes each, and the file has");
+  w.tensor_count.reset();
+  w.kv_count = ~0ULL;
+  expect_refused(w, "metadata_kv_count", "metadata_kv_count is 18,446,744,073,709,551,615");
+  w.kv_count = 100'000;
+  expect_refused(w, "metadata_kv_count", "key-value pairs take at least 14 bytes each");
+}
+
+TEST_F(Gguf, StringLengthsPastTheEndAreRefused) {
+  GgufWriter w;
+  w.raw_kv("general.name", le32(testing::kString) + le64(1ULL << 40) + "abc");
+  expect_refused(w, "general.name", "the string value of 'general.name' needs 1,099,511,627,776 bytes but the file has 3 left");
+
+  // A key's length over the spec's 65,535.
+  const std::string file =
+      write_raw("key.gguf", "GGUF" + le32(3) + le64(0) + le64(1) + le64(1ULL << 33) + std::string(32, 'x'));
+  expect_error(file, "", "metadata key 1 of 1 is 8,589,934,592 bytes long; the most a GGUF file may use is 65,535");
+
+  GgufWriter array;
+  array.raw_kv("tokenizer.ggml.tokens", le32(testing::kArray) + le32(testing::kString) + le64(1ULL << 61));
+  expect_refused(array, "tokenizer.ggml.tokens", "needs at least 2^64 bytes but the file has 0 left");
+  GgufWriter strings;
+  strings.raw_kv("tokenizer.ggml.tokens", le32(testing::kArray) + le32(testing::kString) + le64(2) + gguf_string("a") +
+                                              le64(1000) + "short");
+  expect_refused(strings, "tokenizer.ggml.tokens", "string 1 of array 'tokenizer.ggml.tokens' (2 strings) needs 1,000 bytes");
+  GgufWriter numbers;
+  numbers.raw_kv("x.scores", le32(testing::kArray) + le32(testing::kF32) + le64(1000) + le32(0));
+  expect_refused(numbers, "x.scores", "array 'x.scores' (1,000 float32s) needs at least 4,000 bytes but the file has 4 left");
+}
+
+TEST_F(Gguf, AHeaderOver256MiBIsRefused) {
+  // A sparse file of 300 MiB whose one string value claims 257 MiB of it.
+  GgufWriter w;
+  w.raw_kv("general.description", le32(testing::kString) + le64(257ULL << 20));
+  const std::string file = w.write(path("huge.gguf"), GgufData::none);
+  fs::resize_file(file, 300ULL << 20);
+  expect_error(file, "general.description", "ends past 268,435,456 bytes: memplan reads GGUF headers");
+}
+
+TEST_F(Gguf, HostileOffsetsAreRefused) {
+  GgufWriter w = testing::tiny_llama();
+  GgufWriter unaligned = w;
+  unaligned.tensor("extra.weight", {32}, "F32", 4'200);
+  expect_refused(unaligned, "extra.weight", "data offset 4,200 is not a multiple of the alignment (32)");
+
+  GgufWriter overlap;
+  overlap.str("general.architecture", "llama").tensor("a", {64}, "F32").tensor("b", {64}, "F32", 128);
+  expect_refused(overlap, "b", "data offset 128, but the tensors before it end at 256 (after 'a', each padded to 32 bytes)");
+
+  GgufWriter gap;
+  gap.tensor("a", {8}, "F32", 64);
+  expect_refused(gap, "a", "data offset 64, but the first tensor starts at 0");
+
+  GgufWriter far;
+  far.tensor("a", {1ULL << 40}, "F32");  // 4 TiB in a file of a few hundred bytes
+  expect_refused(far, "a", "its data, 4,398,046,511,104 bytes at data offset 0, runs past the end of the file",
+                 GgufData::none);
+}
+
+TEST_F(Gguf, HostileTypesAndShapesAreRefused) {
+  GgufWriter unknown;
+  unknown.tensor_id("w", {32}, 99);
+  expect_refused(unknown, "w", "tensor 'w' has ggml type 99, which is not a ggml type memplan prices");
+  GgufWriter removed;
+  removed.tensor_id("w", {32}, 31);
+  expect_refused(removed, "w", "ggml type 31 (Q4_0_4_4), which ggml has removed from GGUF files");
+
+  GgufWriter overflow;
+  overflow.tensor("w", {1ULL << 32, 1ULL << 32}, "F32");
+  expect_refused(overflow, "w", "of shape [4294967296, 4294967296] has 2^63 elements or more", GgufData::none);
+  GgufWriter negative;
+  negative.tensor("w", {1ULL << 63}, "F32");
+  expect_refused(negative, "w", "dimension 0 is 9,223,372,036,854,775,808, negative as ggml's int64_t sizes read it",
+                 GgufData::none);
+  GgufWriter dims;
+  dims.tensor("w", {1, 1, 1, 1, 1}, "F32");
+  expect_refused(dims, "w", "tensor 'w' has 5 dimensions; ggml tensors have at most 4");
+  GgufWriter row;
+  row.tensor("w", {100, 256}, "Q4_K");  // 25,600 elements: 100 whole blocks, but rows of 100
+  expect_refused(row, "w", "is Q4_K, whose blocks hold 256 elements, but its rows hold 100");
+  GgufWriter long_name;
+  long_name.tensor(std::string(64, 'n'), {32}, "F32");
+  expect_refused(long_name, "", "the name of tensor info 1 of 1 is 64 bytes long; ggml's limit is 63");
+  GgufWriter twice;
+  twice.tensor("w", {32}, "F32").tensor("w", {32}, "F32");
+  expect_refused(twice, "w", "tensor 'w' appears twice");
+}
+
+TEST_F(Gguf, HostileMetadataIsRefused) {
+  GgufWriter dup;
+  dup.u32("a.b", 1).u32("a.b", 2);
+  expect_refused(dup, "a.b", "metadata key 'a.b' appears twice");
+  GgufWriter empty;
+  empty.u32("", 1);
+  expect_refused(empty, "", "metadata key 1 of 1 is empty");
+  GgufWriter bad_bool;
+  bad_bool.raw_kv("x.flag", le32(testing::kBool) + std::string(1, '\2'));
+  expect_refused(bad_bool, "x.flag", "'x.flag' is a bool of value 2; GGUF bools are 0 or 1");
+  GgufWriter nested;
+  nested.raw_kv("x.nested", le32(testing::kArray) + le32(testing::kArray) + le64(1));
+  expect_refused(nested, "x.nested", "is an array of arrays");
+  GgufWriter bad_type;
+  bad_type.raw_kv("x.odd", le32(13));
+  expect_refused(bad_type, "x.odd", "the value type of 'x.odd' is 13, not a GGUF value type");
+  GgufWriter align;
+  align.u32("general.alignment", 48);
+  expect_refused(align, "general.alignment", "general.alignment is 48, not a power of two");
+  GgufWriter align64;
+  align64.u64("general.alignment", 64);
+  expect_refused(align64, "general.alignment", "general.alignment is a uint64; it must be a uint32");
+}
+
+TEST_F(Gguf, NotAGgufFileIsNamed) {
+  expect_error(write_raw("short.gguf", "GGU"), "", "is 3 bytes: too short for a GGUF file");
+  expect_error(write_raw("magic.gguf", "GGML" + le32(3) + le64(0) + le64(0)), "magic",
+               "does not start with the GGUF magic: its first bytes are 'GGML'");
+  expect_error(write_raw("v1.gguf", "GGUF" + le32(1) + le64(0) + le64(0)), "version", "GGUF version 1 is no longer read");
+  expect_error(write_raw("v4.gguf", "GGUF" + le32(4) + le64(0) + le64(0)), "version", "GGUF version 4: memplan reads versions 2 and 3");
+  expect_error(write_raw("be.gguf", "GGUF" + le32(3U << 24) + le64(0) + le64(0)), "version", "big-endian");
+  expect_error(write_raw("cut.gguf", "GGUF" + le32(3) + le64(0)), "metadata_kv_count",
+               "at byte 16: metadata_kv_count needs 8 bytes but the file has 0 left");
+  expect_error(path("missing.gguf"), "", "no such file");
+  expect_error(dir_.string(), "", "is a directory");
+  if (fs::exists("/dev/zero")) expect_error("/dev/zero", "", "not a regular file");
+  try {
+    parse_gguf("GGUF", 2, "x.gguf");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.file(), "x.gguf");
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Architectures
+
+TEST_F(Gguf, LlamaMapsToTheSpecAndCountsExactly) {
+  const GgufImport m = load_gguf_model(testing::tiny_llama().write(path("tiny-llama.gguf")));
+  const ModelSpec& s = m.entry.spec;
+  EXPECT_EQ(m.architecture, "llama");
+  EXPECT_EQ(s.name, "tiny-llama");
+  EXPECT_EQ(s.family, Family::llama);
+  EXPECT_EQ(s.d_model, 32U);
+  EXPECT_EQ(s.n_layers, 1U);
+  EXPECT_EQ(s.n_heads, 2U);
+  EXPECT_EQ(s.n_kv_heads, 1U);
+  EXPECT_EQ(s.d_head, 16U);
+  EXPECT_EQ(s.d_mlp, 64U);
+  EXPECT_EQ(s.vocab_size, 8U);
+  EXPECT_EQ(s.max_seq_len, 128U);
+  EXPECT_EQ(s.mlp, MlpKind::gated);
+  EXPECT_EQ(s.norm, NormKind::rmsnorm);
+  EXPECT_EQ(s.lm_head, LmHead::untied);
+  EXPECT_FALSE(s.attn_qkv_bias);
+  EXPECT_EQ(m.entry.origin, path("tiny-llama.gguf"));
+  // Embedding 256 + q 1,024 + k 512 + v 512 + o 1,024 + MLP 3 x 2,048 + norms 3 x 32 + head 256.
+  EXPECT_EQ(count_parameters(s), 9'824U);
+  EXPECT_EQ(read_gguf(path("tiny-llama.gguf")).elements, 9'824U);
+  // Grouped stored weights: the three Q4_0 MLP matrices of 2,048 elements are one group.
+  const auto mlp = std::find_if(s.stored_weights.begin(), s.stored_weights.end(),
+                                [](const StoredTensors& t) { return t.component == "mlp"; });
+  ASSERT_NE(mlp, s.stored_weights.end());
+  EXPECT_EQ(mlp->format, "Q4_0");
+  EXPECT_EQ(mlp->copies, 3U);
+  EXPECT_EQ(mlp->bytes, 64U * 18);
+  // find_model takes a .gguf, as every command does.
+  EXPECT_EQ(count_parameters(find_model(path("tiny-llama.gguf")).spec), 9'824U);
+}
+
+TEST_F(Gguf, TensorsDecideBiasesHeadTyingPositionsAndExperts) {
+  GgufWriter qwen;
+  qwen.str("general.architecture", "qwen2")
+      .u32("qwen2.context_length", 64).u32("qwen2.embedding_length", 32).u32("qwen2.block_count", 1)
+      .u32("qwen2.feed_forward_length", 64).u32("qwen2.attention.head_count", 2).u32("qwen2.attention.head_count_kv", 2)
+      .tokens("tokenizer.ggml.tokens", 8);
+  qwen.tensor("token_embd.weight", {32, 8}, "F32")
+      .tensor("blk.0.attn_q.weight", {32, 32}, "F32").tensor("blk.0.attn_q.bias", {32}, "F32")
+      .tensor("blk.0.attn_norm.weight", {32}, "F32");
+  GgufImport m = load_gguf_model(qwen.write(path("qwen.gguf")));
+  EXPECT_EQ(m.entry.spec.family, Family::qwen2);
+  EXPECT_TRUE(m.entry.spec.attn_qkv_bias);
+  EXPECT_EQ(m.entry.spec.lm_head, LmHead::tied);  // no output.weight: llama.cpp uses token_embd
+  EXPECT_FALSE(m.entry.spec.final_norm);
+  EXPECT_FALSE(m.notes.empty());  // a partial file: its elements differ from the architecture
+  const Breakdown tied = estimate_weights(m.entry.spec);
+  testing::expect_consistent(tied);
+  EXPECT_EQ(tied.total().count(), 4U * (256 + 1024 + 32 + 32));  // F32: embedding, q, q bias, norm
+  ASSERT_EQ(tied.components[0].detail.back().name, "lm_head");
+  EXPECT_EQ(tied.components[0].detail.back().bytes.count(), 0U);  // shares the embedding
+
+  GgufWriter gpt2;
+  gpt2.str("general.architecture", "gpt2")
+      .u32("gpt2.context_length", 16).u32("gpt2.embedding_length", 32).u32("gpt2.block_count", 1)
+      .u32("gpt2.feed_forward_length", 128).u32("gpt2.attention.head_count", 4).tokens("tokenizer.ggml.tokens", 8);
+  gpt2.tensor("token_embd.weight", {32, 8}, "F32").tensor("position_embd.weight", {32, 16}, "F32")
+      .tensor("blk.0.attn_norm.weight", {32}, "F32").tensor("blk.0.attn_norm.bias", {32}, "F32")
+      .tensor("blk.0.ffn_up.weight", {32, 128}, "F32");
+  m = load_gguf_model(gpt2.write(path("gpt2.gguf")));
+  EXPECT_EQ(m.entry.spec.family, Family::gpt2);
+  EXPECT_EQ(m.entry.spec.positional, Positional::learned);
+  EXPECT_EQ(m.entry.spec.norm, NormKind::layernorm);
+  EXPECT_EQ(m.entry.spec.mlp, MlpKind::plain);
+
+  GgufWriter mixtral = testing::tiny_llama();
+  mixtral.u32("llama.expert_count", 8).u32("llama.expert_used_count", 2);
+  m = load_gguf_model(mixtral.write(path("mixtral.gguf")));
+  EXPECT_EQ(m.entry.spec.family, Family::mixtral);
+  EXPECT_EQ(m.entry.spec.experts, 8U);
+  EXPECT_EQ(m.entry.spec.experts_per_token, 2U);
+}
+
+TEST_F(Gguf, UnmappedArchitecturesAndBadKeysAreNamed) {
+  GgufWriter mamba;
+  mamba.str("general.architecture", "mamba");
+  std::string file = mamba.write(path("mamba.gguf"));
+  try {
+    load_gguf_model(file);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.file(), file);
+    EXPECT_EQ(e.key(), "general.architecture");
+    EXPECT_NE(e.message().find("unsupported architecture 'mamba'"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("memplan maps 'falcon', 'gemma', 'gpt2', 'gptneox', 'llama', 'phi2', 'phi3' and 'qwen2'"),
+              std::string::npos)
+        << e.what();
+  }
+  const auto refused = [&](GgufWriter w, const std::string& key, const std::string& says) {
+    SCOPED_TRACE(says);
+    const std::string f = w.write(path("bad.gguf"));
+    try {
+      load_gguf_model(f);
+      ADD_FAILURE() << "accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.file(), f);
+      EXPECT_EQ(e.key(), key);
+      EXPECT_NE(e.message().find(says), std::string::npos) << e.what();
+    }
+  };
+  GgufWriter no_arch;
+  refused(no_arch, "general.architecture", "missing 'general.architecture'");
+  GgufWriter missing;
+  missing.str("general.architecture", "llama").u32("llama.embedding_length", 32);
+  refused(missing, "llama.block_count", "missing 'llama.block_count', which llama.cpp writes for every llama model");
+  refused(testing::tiny_llama().u32("llama.expert_count", 4), "llama.expert_used_count", "missing 'llama.expert_used_count'");
+  GgufWriter arrays;
+  arrays.str("general.architecture", "llama").u32_array("llama.embedding_length", {32, 32});
+  refused(arrays, "llama.embedding_length", "is a per-layer array of 2 uint32s");
+  GgufWriter kv = testing::tiny_llama();
+  kv.u32("llama.attention.key_length", 16).u32("llama.attention.value_length", 32);
+  refused(kv, "llama.attention.value_length", "differs from key_length 16");
+  GgufWriter heads = testing::tiny_llama();
+  heads.u32("llama.attention.head_count_kv", 3);  // duplicate of tiny_llama's key: refused by the reader
+  refused(heads, "llama.attention.head_count_kv", "appears twice");
+  GgufWriter typed;
+  typed.str("general.architecture", "llama").str("llama.embedding_length", "big");
+  refused(typed, "llama.embedding_length", "must be a whole number >= 0, got a string");
+  GgufWriter huge;
+  huge.str("general.architecture", "llama").u64("llama.embedding_length", 1ULL << 50);
+  refused(huge, "llama.embedding_length", "is 1,125,899,906,842,624; it must be from 1 to 2^40");
+  // Each size within 2^40, their products past 2^64 (found by fuzz_gguf): located, kind overflow.
+  GgufWriter giant;
+  giant.str("general.architecture", "llama").u64("llama.vocab_size", 1ULL << 40).u64("llama.context_length", 1);
+  for (const char* key : {"llama.embedding_length", "llama.block_count", "llama.feed_forward_length",
+                          "llama.attention.head_count"}) {
+    giant.u64(key, 1ULL << 40);
+  }
+  refused(giant, "llama.embedding_length", "the architecture's sizes overflow: arithmetic overflow computing");
+  try {
+    load_gguf_model(giant.write(path("giant.gguf")));
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::overflow);
+  }
+}
+
+TEST_F(Gguf, APlanOnAGgufPricesItsWeightsAsStored) {
+  const std::string file = testing::every_type_llama().write(path("every-type.gguf"), GgufData::sparse);
+  const ModelEntry entry = find_model(file);
+  PlanSettings settings;
+  settings.workload.kind = WorkloadKind::inference;
+  const Plan plan = bind(entry.spec, settings, DeviceChoice{});
+  const PlanEstimate result = estimate(plan);
+  testing::expect_consistent(result.breakdown);
+  ASSERT_NE(result.breakdown.find("weights"), nullptr);
+  EXPECT_EQ(result.breakdown.find("weights")->bytes.count(), 2'695'948U);
+  EXPECT_EQ(estimate_totals(plan).bytes.total, result.total);  // the fast path agrees
+}
+
+}  // namespace
+}  // namespace memplan
