@@ -1,0 +1,50 @@
+# GGUF files as MODEL (docs/gguf.md): the weights of a file holding every priced ggml type
+# are the sum of its tensors' bytes, and hostile headers end in exit 2 naming the file and
+# the field. The files are written by memplan_gguf_fixtures (tests/support/gguf_writer.hpp)
+# before the cases run. Included by tests/cli/CMakeLists.txt, which defines cli_case.
+add_executable(memplan_gguf_fixtures gguf_fixtures.cpp)
+target_include_directories(memplan_gguf_fixtures PRIVATE "${PROJECT_SOURCE_DIR}/tests/support")
+target_link_libraries(memplan_gguf_fixtures PRIVATE memplan_warnings)
+
+set(gguf "${CMAKE_CURRENT_BINARY_DIR}/gguf")
+add_test(NAME cli.gguf_fixtures COMMAND memplan_gguf_fixtures "${gguf}")
+set_tests_properties(cli.gguf_fixtures PROPERTIES LABELS cli FIXTURES_SETUP gguf_files)
+
+# A function, not a macro: a macro would expand its arguments' escapes ("\\.") a second time.
+set(gguf_cases "")
+function(gguf_case name)
+  cli_case(${name} ${ARGN})
+  set(gguf_cases ${gguf_cases} "cli.${name}" PARENT_SCOPE)
+endfunction()
+
+# 39 tensors, 35 types (tests/unit/io/gguf_test.cpp derives each tensor's bytes by hand):
+# 262,144 + 512 + 36,864 + ... = 2,695,948 bytes for 1,968,384 elements.
+gguf_case(gguf_every_type_weights_json EXIT 0 ARGS estimate "${gguf}/every-type.gguf" -w weights --format json
+          STDOUT "\"name\": \"every-type\",.*\"params\": 1968384.*\"name\": \"weights\",\n +\"bytes\": 2695948,.*\"total_bytes\": 2695948\n" STDERR_EMPTY)
+gguf_case(gguf_every_type_weights_table EXIT 0 ARGS estimate "${gguf}/every-type.gguf" -w weights
+          STDOUT "every-type \\(llama, 1,968,384 parameters.*total +1,968,384 +2\\.57 MiB.*note: weights: priced from the checkpoint's stored types" STDERR_EMPTY)
+gguf_case(gguf_tiny_llama_inference EXIT 0 ARGS estimate "${gguf}/tiny-llama.gguf" --seq 64 --format json
+          STDOUT "\"name\": \"weights\",\n +\"bytes\": 7616," STDERR_EMPTY)
+
+gguf_case(bad_gguf_huge_tensor_count EXIT 2 ARGS estimate "${gguf}/bad-huge-tensor-count.gguf" STDOUT_EMPTY
+          STDERR "^memplan: error: [^\n]*bad-huge-tensor-count\\.gguf: at byte 8: tensor_count is 1,152,921,504,606,846,976: more than the 1,048,576 tensors memplan reads\n$")
+gguf_case(bad_gguf_string_length EXIT 2 ARGS estimate "${gguf}/bad-string-length.gguf" STDOUT_EMPTY
+          STDERR "bad-string-length\\.gguf: at byte 56: the string value of 'general\\.name' needs 1,099,511,627,776 bytes but the file has 3 left")
+gguf_case(bad_gguf_unaligned_offset EXIT 2 ARGS estimate "${gguf}/bad-unaligned-offset.gguf" STDOUT_EMPTY
+          STDERR "bad-unaligned-offset\\.gguf: tensor 'extra\\.weight': data offset 4,200 is not a multiple of the alignment \\(32\\)\n$")
+gguf_case(bad_gguf_overlapping_offset EXIT 2 ARGS estimate "${gguf}/bad-overlapping-offset.gguf" STDOUT_EMPTY
+          STDERR "tensor 'b': data offset 128, but the tensors before it end at 256")
+gguf_case(bad_gguf_truncated_data EXIT 2 ARGS estimate "${gguf}/bad-truncated-data.gguf" STDOUT_EMPTY
+          STDERR "tensor 'token_embd\\.weight': its data, 512 bytes at data offset 0, runs past the end of the file")
+gguf_case(bad_gguf_unknown_type EXIT 2 ARGS estimate "${gguf}/bad-unknown-type.gguf" STDOUT_EMPTY
+          STDERR "tensor 'w' has ggml type 99, which is not a ggml type memplan prices \\(0 F32, 1 F16, ")
+gguf_case(bad_gguf_dims_overflow EXIT 2 ARGS estimate "${gguf}/bad-dims-overflow.gguf" STDOUT_EMPTY
+          STDERR "tensor 'w' of shape \\[4294967296, 4294967296\\] has 2\\^63 elements or more")
+gguf_case(bad_gguf_partial_block EXIT 2 ARGS estimate "${gguf}/bad-partial-block.gguf" STDOUT_EMPTY
+          STDERR "is Q4_K, whose blocks hold 256 elements, but its rows hold 100: not a whole number of blocks")
+gguf_case(bad_gguf_magic EXIT 2 ARGS estimate "${gguf}/bad-magic.gguf" STDOUT_EMPTY
+          STDERR "bad-magic\\.gguf: does not start with the GGUF magic: its first bytes are 'GGML'")
+gguf_case(bad_gguf_architecture EXIT 2 ARGS estimate "${gguf}/bad-architecture.gguf" STDOUT_EMPTY
+          STDERR "bad-architecture\\.gguf: unsupported architecture 'mamba'.*memplan maps 'falcon', 'gemma', 'gpt2', 'gptneox', 'llama', 'phi2', 'phi3' and 'qwen2'\n$")
+gguf_case(bad_gguf_missing EXIT 2 ARGS estimate "${gguf}/no-such.gguf" STDOUT_EMPTY STDERR "no-such\\.gguf: no such file\n$")
+set_tests_properties(${gguf_cases} PROPERTIES FIXTURES_REQUIRED gguf_files)
