@@ -152,6 +152,11 @@ class Reader {
     throw ConfigError(file_, 0, 0, key, message);
   }
 
+  // True when `n` more bytes lie within the file and the header limit.
+  bool fits(std::uint64_t n) const {
+    return n <= left() && n <= max_gguf_header_bytes - std::min(pos_, max_gguf_header_bytes);
+  }
+
   // Throws unless `n` more bytes of `what` lie within the file and the header limit.
   void need(std::uint64_t n, const std::string& key, const std::string& what) const {
     if (n > left()) {
@@ -299,9 +304,14 @@ GgufMetadata read_metadata(Reader& r, std::uint64_t index, std::uint64_t count) 
     r.skip(v.count * each, key, what);
     return kv;
   }
-  for (std::uint64_t i = 0; i < v.count; ++i) {  // bounded: each string takes at least 8 bytes of the file
-    const auto length = r.number<std::uint64_t>(key, "the length of string " + group_digits(i) + " of " + what);
-    r.skip(length, key, "string " + group_digits(i) + " of " + what);
+  // Bounded: each string takes at least 8 bytes of the file. A vocabulary has 10^5 of them, so
+  // the message naming string i is built only when that string does not fit.
+  const auto string_i = [&](std::uint64_t i) { return "string " + group_digits(i) + " of " + what; };
+  for (std::uint64_t i = 0; i < v.count; ++i) {
+    if (!r.fits(8)) r.need(8, key, "the length of " + string_i(i));
+    const auto length = r.number<std::uint64_t>(key, what);
+    if (!r.fits(length)) r.need(length, key, string_i(i));
+    r.skip(length, key, what);
   }
   return kv;
 }
