@@ -165,6 +165,9 @@ TensorShard tensor_parallel_shard(const ModelSpec& spec, const TensorShardOption
   out.spec.n_kv_heads = kv;
   out.spec.d_mlp = spec.d_mlp / t;
   out.spec.vocab_size = out.padded_vocab / t;
+  // A checkpoint's stored tensors (a .gguf) are not split per rank: a shard is priced from
+  // its architecture at the requested precision, as every multi-GPU layout is.
+  out.spec.stored_weights.clear();
   return out;
 }
 

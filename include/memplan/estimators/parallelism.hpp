@@ -42,7 +42,8 @@ struct TensorShardOptions {
 // the MLP's intermediate size split t ways (Megatron's column/row-parallel linears), KV
 // heads split or replicated, the vocabulary padded and split (vocab-parallel embedding and
 // LM head); d_model, norms, position tables, biases of row-parallel outputs and the MoE
-// router stay whole (replicated). Throws Error(invalid_input, key "tensor_parallel") when
+// router stay whole (replicated). The shard carries no stored_weights: it is priced from the
+// architecture at the requested precision. Throws Error(invalid_input, key "tensor_parallel") when
 // t is 0 or does not divide n_heads, n_kv_heads (or, with replication, is not a multiple of
 // it), d_mlp or the padded vocabulary; Error(overflow).
 TensorShard tensor_parallel_shard(const ModelSpec& spec, const TensorShardOptions& options);

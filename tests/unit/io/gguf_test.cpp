@@ -12,6 +12,7 @@
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/core/text.hpp"
+#include "memplan/estimators/parallelism.hpp"
 #include "memplan/estimators/weights.hpp"
 #include "memplan/plan/plan.hpp"
 
@@ -565,6 +566,11 @@ TEST_F(Gguf, APlanOnAGgufPricesItsWeightsAsStored) {
   ASSERT_NE(result.breakdown.find("weights"), nullptr);
   EXPECT_EQ(result.breakdown.find("weights")->bytes.count(), 2'695'948U);
   EXPECT_EQ(estimate_totals(plan).bytes.total, result.total);  // the fast path agrees
+
+  // A tensor-parallel shard is priced from the architecture: stored tensors are not split.
+  const TensorShard shard = tensor_parallel_shard(entry.spec, {2, 1, false});
+  EXPECT_TRUE(shard.spec.stored_weights.empty());
+  EXPECT_FALSE(entry.spec.stored_weights.empty());
 }
 
 }  // namespace
