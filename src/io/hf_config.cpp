@@ -354,7 +354,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
     const auto method = q.is_object() ? q.find("quant_method") : q.end();
     f.note(std::string("quantization_config") +
            (q.is_object() && method != q.end() && method->is_string() ? " (" + printable(method->get<std::string>()) + ")" : "") +
-           ": the checkpoint is quantised; the spec describes the architecture, choose --precision to match");
+           ": the checkpoint is quantised; the spec describes the architecture, choose `precision` to match");
   }
   for (const char* key : {"torch_dtype", "dtype"}) {
     if (map.has(key) && map.value(key).is_string()) {

@@ -60,9 +60,9 @@ void TablePrinter::budget_table(const BudgetTableReport& r, std::ostream& out) c
   if (!r.notes.empty()) out << '\n';
   for (const std::string& n : r.notes) out << "note: " << n << '\n';
   out << "\ntime: " << r.time_assumption << '\n'
-      << (u == Units::iec ? "sizes in IEC units (1 GiB = 1024^3 bytes; --units si for GB); 000 writes GB"
+      << (u == Units::iec ? "sizes in IEC units (1 GiB = 1024^3 bytes; `units` si for GB); 000 writes GB"
                           : "sizes in SI units (1 GB = 1000^3 bytes)")
-      << "; --format json gives exact bytes\n";
+      << "; `format` json gives exact bytes\n";
 }
 
 void JsonPrinter::budget_table(const BudgetTableReport& r, std::ostream& out) const {

@@ -223,15 +223,15 @@ void TablePrinter::layout(const LayoutReport& report, std::ostream& out) const {
     }
   } else if (!l.devices.empty()) {
     const DeviceMemory& w = l.devices[l.worst()];
-    out << fmt::format("\nlargest    {}: {} per GPU; --gpu NAME says whether it fits\n", w.role,
+    out << fmt::format("\nlargest    {}: {} per GPU; `gpu` NAME says whether it fits\n", w.role,
                        format_bytes(w.breakdown.total(), u));
   }
   for (const std::string& w : h.warnings) out << "warning: " << w << '\n';
   if (!l.notes.empty()) out << '\n';
   for (const std::string& n : l.notes) out << "note: " << n << '\n';
-  out << (u == Units::iec ? "\nsizes in IEC units (1 GiB = 1024^3 bytes; --units si for GB)"
-                          : "\nsizes in SI units (1 GB = 1000^3 bytes; --units iec for GiB)")
-      << (options_.explain ? "\n" : "; --explain shows each device's arithmetic, --format json exact bytes\n");
+  out << (u == Units::iec ? "\nsizes in IEC units (1 GiB = 1024^3 bytes; `units` si for GB)"
+                          : "\nsizes in SI units (1 GB = 1000^3 bytes; `units` iec for GiB)")
+      << (options_.explain ? "\n" : "; `explain` shows each device's arithmetic, `format` json exact bytes\n");
 }
 
 void JsonPrinter::layout(const LayoutReport& r, std::ostream& out) const {

@@ -54,7 +54,7 @@ std::string point_label(const SweepReportRow& row) {
 
 [[noreturn]] void csv_not_available(const char* what) {
   throw Error(ErrorKind::invalid_input,
-              std::string("--format csv prints grids (memplan sweep); ") + what + " prints as table or json", "format");
+              std::string("`format` csv prints grids (memplan sweep); ") + what + " prints as table or json", "format");
 }
 
 }  // namespace
@@ -122,9 +122,9 @@ void TablePrinter::sweep(const SweepReport& r, std::ostream& out) const {
   }
   if (!notes.empty()) out << '\n';
   for (const std::string& n : notes) out << "note: " << n << '\n';
-  out << (u == Units::iec ? "\nsizes in IEC units (1 GiB = 1024^3 bytes; --units si for GB)"
-                          : "\nsizes in SI units (1 GB = 1000^3 bytes; --units iec for GiB)")
-      << "; allocated: the tensors, without CUDA context and allocator overhead; --format csv or json: exact bytes\n";
+  out << (u == Units::iec ? "\nsizes in IEC units (1 GiB = 1024^3 bytes; `units` si for GB)"
+                          : "\nsizes in SI units (1 GB = 1000^3 bytes; `units` iec for GiB)")
+      << "; allocated: the tensors, without CUDA context and allocator overhead; `format` csv or json: exact bytes\n";
 }
 
 void JsonPrinter::sweep(const SweepReport& r, std::ostream& out) const {
@@ -222,7 +222,7 @@ void TablePrinter::recommend(const RecommendReport& r, std::ostream& out) const 
   if (r.fits) {
     out << "\nnothing to change: the plan fits as given";
     if (!r.mitigations.empty()) {
-      out << fmt::format(" ({} would save memory; --format json lists them)", plural(r.mitigations.size(), "change"));
+      out << fmt::format(" ({} would save memory; `format` json lists them)", plural(r.mitigations.size(), "change"));
     }
     out << '\n';
   } else if (r.mitigations.empty()) {
@@ -282,10 +282,10 @@ void TablePrinter::recommend(const RecommendReport& r, std::ostream& out) const 
       out << fmt::format("  {:<{}}  {:>10}  {:>10} in {:<9}  {} left\n", g.name, wn, format_bytes(g.memory, u),
                          format_bytes(*g.total, u), g.precision, format_bytes(Bytes(g.limit.count() - g.total->count()), u));
     }
-    if (fitting.size() > 3) out << fmt::format("  ... and {} larger; --format json lists every GPU\n", fitting.size() - 3);
+    if (fitting.size() > 3) out << fmt::format("  ... and {} larger; `format` json lists every GPU\n", fitting.size() - 3);
   }
-  out << (u == Units::iec ? "\nsizes in IEC units (1 GiB = 1024^3 bytes; --units si for GB); --format json: exact bytes\n"
-                          : "\nsizes in SI units (1 GB = 1000^3 bytes); --format json: exact bytes\n");
+  out << (u == Units::iec ? "\nsizes in IEC units (1 GiB = 1024^3 bytes; `units` si for GB); `format` json: exact bytes\n"
+                          : "\nsizes in SI units (1 GB = 1000^3 bytes); `format` json: exact bytes\n");
 }
 
 namespace {

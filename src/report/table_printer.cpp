@@ -132,9 +132,9 @@ void TablePrinter::estimate(const EstimateReport& r, std::ostream& out) const {
   for (const std::string& w : r.warnings) out << "warning: " << w << '\n';
   if (!notes.empty()) out << '\n';
   for (const std::string& n : notes) out << "note: " << n << '\n';
-  out << (u == Units::iec ? "\nsizes in IEC units (1 GiB = 1024^3 bytes; --units si for GB)"
-                          : "\nsizes in SI units (1 GB = 1000^3 bytes; --units iec for GiB)")
-      << (options_.explain ? "\n" : "; --explain shows the arithmetic, --format json exact bytes\n");
+  out << (u == Units::iec ? "\nsizes in IEC units (1 GiB = 1024^3 bytes; `units` si for GB)"
+                          : "\nsizes in SI units (1 GB = 1000^3 bytes; `units` iec for GiB)")
+      << (options_.explain ? "\n" : "; `explain` shows the arithmetic, `format` json exact bytes\n");
 }
 
 void TablePrinter::models(const std::vector<ModelRow>& rows, std::ostream& out) const {
@@ -223,8 +223,8 @@ void TablePrinter::probe(const ProbeReport& r, std::ostream& out) const {
   if (!r.notes.empty() || !r.warnings.empty()) out << '\n';
   for (const std::string& w : r.warnings) out << "warning: " << w << '\n';
   for (const std::string& n : r.notes) out << "note: " << n << '\n';
-  out << (options_.units == Units::iec ? "\nsizes in IEC units (1 GiB = 1024^3 bytes); --format json gives exact bytes\n"
-                                       : "\nsizes in SI units (1 GB = 1000^3 bytes); --format json gives exact bytes\n");
+  out << (options_.units == Units::iec ? "\nsizes in IEC units (1 GiB = 1024^3 bytes); `format` json gives exact bytes\n"
+                                       : "\nsizes in SI units (1 GB = 1000^3 bytes); `format` json gives exact bytes\n");
 }
 
 }  // namespace memplan::detail
@@ -270,7 +270,7 @@ void TablePrinter::measurement(const MeasureReport& r, std::ostream& out) const 
   for (const std::string& n : notes) out << "note: " << n << '\n';
   out << "\nratio = measured / estimate; "
       << (options_.units == Units::iec ? "sizes in IEC units (1 MiB = 1024^2 bytes)" : "sizes in SI units (1 MB = 1000^2 bytes)")
-      << "; --format json gives exact bytes\n";
+      << "; `format` json gives exact bytes\n";
 }
 
 void TablePrinter::calibration(const CalibrationReport& r, std::ostream& out) const {
@@ -416,8 +416,8 @@ void TablePrinter::checkpoint(const CheckpointReport& r, std::ostream& out) cons
   }
   if (!r.notes.empty()) out << '\n';
   for (const std::string& n : r.notes) out << "note: " << n << '\n';
-  out << (u == Units::iec ? "\nsizes in IEC units (1 GiB = 1024^3 bytes); --format json gives exact bytes\n"
-                          : "\nsizes in SI units (1 GB = 1000^3 bytes); --format json gives exact bytes\n");
+  out << (u == Units::iec ? "\nsizes in IEC units (1 GiB = 1024^3 bytes); `format` json gives exact bytes\n"
+                          : "\nsizes in SI units (1 GB = 1000^3 bytes); `format` json gives exact bytes\n");
 }
 
 void TablePrinter::check(const CheckReport& r, std::ostream& out) const {

@@ -11,6 +11,7 @@
 #include "memplan/io/plan_file.hpp"
 #include "memplan/probe/probe.hpp"
 #include "memplan/report/junit.hpp"
+#include "plan_options.hpp"
 
 namespace memplan::cli {
 
@@ -92,7 +93,7 @@ int run_check(const CheckArgs& args) {
       // One of several plans: an error not located in a file (an overflow at the resolved
       // precision) still names the plan.
       const std::string message = dynamic_cast<const ConfigError*>(&e) ? e.what() : path + ": " + e.what();
-      std::cerr << "memplan: error: " << message << '\n';
+      std::cerr << "memplan: error: " << render_for_cli(message) << '\n';
       PlanCheckRow row;
       row.plan = path;
       row.error = message;
@@ -121,11 +122,12 @@ void define_check(CLI::App& self, int& exit_code) {
       "Exit codes: 0 every plan fits, 1 any does not, 2 a plan cannot be read (or bad usage).\n"
       "Examples:\n"
       "  memplan check configs/plans/*.yaml\n"
-      "  memplan check plan.yaml --junit reports/memplan.xml --format json");
+      "  memplan check plan.yaml --junit memplan-report.xml --format json");
   cmd->add_option("PLAN", args->plans, "Plan files (.yaml)")->required();
   cmd->add_option("--budget", args->budget, "Budget for plans that name none: a GPU name, a size (24GiB, 80GB) or probe");
   cmd->add_option("--junit", args->junit,
-                  "Also write a JUnit XML report here, one testcase per plan (atomically: all or nothing)");
+                  "Also write a JUnit XML report here, one testcase per plan (atomically: all or nothing;\n"
+                  "its folder must exist: memplan creates no directories)");
   add_output_options(*cmd, args->output);
   cmd->callback([args, &exit_code] { exit_code = run_check(*args); });
 }

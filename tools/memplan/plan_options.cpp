@@ -107,7 +107,10 @@ std::string render_for_cli(std::string_view text) {
   return render_option_refs(text, [](std::string_view key) -> std::optional<std::string> {
     if (key == "kind") return std::string("-w");
     if (const OptionDef* o = find_option(key)) return flag_of(*o);
-    if (key == "gpu" || key == "vary" || key == "budget") return "--" + std::string(key);
+    // The command-line options outside the table.
+    for (const char* cli_only : {"gpu", "vary", "budget", "format", "units", "explain", "probe"}) {
+      if (key == cli_only) return "--" + std::string(key);
+    }
     return std::nullopt;
   });
 }
