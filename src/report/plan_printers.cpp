@@ -89,7 +89,11 @@ void TablePrinter::sweep(const SweepReport& r, std::ostream& out) const {
       c.push_back(format_bytes(*row.total, u));
       c.push_back(format_bytes(row.allocated, u));
       c.push_back(row.largest + " " + format_bytes(row.largest_bytes, u));
-      if (r.limit) c.push_back(fit_text(*row.total, *r.limit, *row.fits, u));
+      if (r.limit) {
+        c.push_back(row.verdict == Verdict::above_threshold
+                        ? fmt::format("above the limit by {}; within the GPU", format_bytes(Bytes(row.total->count() - r.limit->count()), u))
+                        : fit_text(*row.total, *r.limit, *row.fits, u));
+      }
     } else {
       c.insert(c.end(), {"-", "-", "(no estimate: see below)"});
       if (r.limit) c.push_back("-");
