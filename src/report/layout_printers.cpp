@@ -250,7 +250,7 @@ void JsonPrinter::layout(const LayoutReport& r, std::ostream& out) const {
     dj["role"] = d.role;
     dj["count"] = d.count;
     dj["holds"] = d.holds;
-    add_breakdown_json(dj, d.breakdown, /*allocator_figures=*/false);
+    add_breakdown_json(dj, d.breakdown, /*allocator_figures=*/true);
     if (d.capacity) {
       dj["device"] = {{"name", d.gpu}, {"memory_bytes", d.capacity->count()}};
       dj["fits"] = d.fits();
@@ -260,6 +260,10 @@ void JsonPrinter::layout(const LayoutReport& r, std::ostream& out) const {
   j["devices"] = devices;
   if (!l.devices.empty()) {
     j["worst_device"] = l.worst();
+    // The fullest device's figures, as a single-device estimate reports them.
+    const Breakdown& fullest = l.devices[l.worst()].breakdown;
+    j["allocated_bytes"] = fullest.allocated().count();
+    j["reserved_bytes"] = fullest.reserved().count();
     j["total_bytes"] = l.devices[l.worst()].breakdown.total().count();  // what the fullest GPU holds
   }
   if (l.serving) {

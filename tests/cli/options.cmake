@@ -28,3 +28,7 @@ cli_case(completion_bash EXIT 0 ARGS completion bash STDOUT "complete -F _mempla
 add_test(NAME cli.every_numeric_option_refuses_bad_values
          COMMAND "${CMAKE_COMMAND}" "-DMEMPLAN=$<TARGET_FILE:memplan>" -P "${CMAKE_CURRENT_SOURCE_DIR}/every_option.cmake")
 set_tests_properties(cli.every_numeric_option_refuses_bad_values PROPERTIES LABELS cli)
+add_test(NAME cli.options_doc_current
+         COMMAND "${CMAKE_COMMAND}" "-DMEMPLAN=$<TARGET_FILE:memplan>" "-DDOC=${PROJECT_SOURCE_DIR}/docs/options.md"
+                 -P "${CMAKE_CURRENT_SOURCE_DIR}/options_doc.cmake")
+set_tests_properties(cli.options_doc_current PROPERTIES LABELS cli)

@@ -74,15 +74,16 @@ std::string flag_suggestion(const CLI::App& cmd, const std::string& wanted) {
 // options the core names as `key` written as flags (--kv-precision).
 class RenderedStdout {
  public:
-  RenderedStdout() : original_(std::cout.rdbuf(buffer_.rdbuf())) {}
+  explicit RenderedStdout(bool render) : render_(render), original_(std::cout.rdbuf(buffer_.rdbuf())) {}
   RenderedStdout(const RenderedStdout&) = delete;
   RenderedStdout& operator=(const RenderedStdout&) = delete;
   ~RenderedStdout() {
     std::cout.rdbuf(original_);
-    std::cout << render_for_cli(buffer_.str()) << std::flush;
+    std::cout << (render_ ? render_for_cli(buffer_.str()) : buffer_.str()) << std::flush;
   }
 
  private:
+  bool render_;
   std::ostringstream buffer_;
   std::streambuf* original_;
 };
@@ -177,7 +178,8 @@ int main(int argc, char** argv) {
   }
 
   try {
-    const cli::RenderedStdout rendered;
+    // help writes the table's keys in backticks on purpose (markdown): it prints as is.
+    const cli::RenderedStdout rendered(chosen == nullptr || std::strcmp(chosen->name, "help") != 0);
     app.parse(argc, argv);
     if (app.get_subcommands().empty()) std::cout << app.help();
     return exit_code;
