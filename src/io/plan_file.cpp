@@ -98,6 +98,8 @@ PlanFile parse_plan_yaml(std::string_view text, const std::string& file, const s
     std::filesystem::path p(ref);
     if (p.is_relative()) p = std::filesystem::path(base_dir.empty() ? "." : base_dir) / p;
     ref = p.lexically_normal().string();
+    // Normalising "./gpt2" gives "gpt2": keep it a path, never the built-in of that name.
+    if (ref.find('/') == std::string::npos) ref = "./" + ref;
     std::error_code ec;
     if (!std::filesystem::exists(ref, ec)) {
       map.fail("model", "model file '" + printable(ref) + "' does not exist (relative paths are read from the plan's folder)");

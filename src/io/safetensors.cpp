@@ -3,6 +3,7 @@
 // data_offsets point into. Only the first 8 + N bytes of a file are ever read.
 #include "memplan/io/safetensors.hpp"
 
+
 #include <algorithm>
 #include <array>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/core/text.hpp"
+#include "memplan/io/file_checks.hpp"
 #include "text_file.hpp"
 
 namespace memplan {
@@ -180,6 +182,7 @@ void add_totals(SafetensorsInventory& inv) {
 std::uint64_t open_input(const std::string& path, std::ifstream& in) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw ConfigError(path, 0, 0, "", "is a directory, not a checkpoint file");
+  require_regular_input(path, "a checkpoint file");  // before opening: a FIFO would block
   in.open(path, std::ios::binary);
   if (!in) throw ConfigError(path, 0, 0, "", fs::exists(path, ec) ? "cannot be read" : "no such file");
   if (!fs::is_regular_file(path, ec)) {

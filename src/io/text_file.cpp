@@ -5,6 +5,7 @@
 
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
+#include "memplan/io/file_checks.hpp"
 
 namespace memplan::detail {
 
@@ -12,6 +13,7 @@ std::string read_text_file(const std::string& path, std::string_view what, std::
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw ConfigError(path, 0, 0, "", "is a directory, not " + std::string(what));
+  require_regular_input(path, what);  // a FIFO would block the open
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, 0, 0, "", fs::exists(path, ec) ? "cannot be read" : "no such file");
   std::string text;

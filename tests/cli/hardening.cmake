@@ -10,7 +10,7 @@ set(one_error "^memplan: error: [^\n]*\n$")  # exactly one line on stderr
 cli_case(bad_truncated_yaml EXIT 2 ARGS estimate "${data}/truncated.yaml" STDOUT_EMPTY
          STDERR "truncated\\.yaml:[45]:[0-9]+: YAML syntax error")
 cli_case(bad_dev_zero_model EXIT 2 ARGS estimate /dev/zero STDOUT_EMPTY
-         STDERR "^memplan: error: /dev/zero: is larger than 16,777,216 bytes, the most memplan reads as a model file\n$")
+         STDERR "^memplan: error: /dev/zero: is a character device, not a model file\n$")
 cli_case(bad_absurd_layers_extraction EXIT 2 ARGS estimate "${data}/absurd-layers.yaml" -w extraction --seq 16 STDOUT_EMPTY
          STDERR "^memplan: error: absurd-layers has 1,000,000,000,000 blocks: up to 20,000,000,000,000 hooks, more than the 1,000,000 memplan lists for a hook cache\n$")
 cli_case(bad_layer_at_top_of_uint64 EXIT 2 ARGS estimate gpt2 -w extraction --layers 18446744073709551615 STDOUT_EMPTY
@@ -44,7 +44,7 @@ cli_case(bad_config_zero_layers EXIT 2 ARGS estimate "${hf_bad}/zero-layers.json
          STDERR "zero-layers\\.json:4:24: 'num_hidden_layers' must be from 1 to")
 cli_case(bad_config_directory EXIT 2 ARGS import hf "${hf}/gpt2" STDOUT_EMPTY STDERR "gpt2: is a directory, not a config\\.json")
 cli_case(bad_config_dev_zero EXIT 2 ARGS import hf /dev/zero STDOUT_EMPTY
-         STDERR "/dev/zero: is larger than 16,777,216 bytes, the most memplan reads as a config\\.json")
+         STDERR "/dev/zero: is a character device, not a config\\.json")
 
 # safetensors: hostile headers (tests/data/safetensors/make_fixtures.py writes them).
 cli_case(bad_st_huge_header_length EXIT 2 ARGS import "${st_bad}/huge-header-length.safetensors" STDOUT_EMPTY
@@ -72,7 +72,7 @@ cli_case(bad_st_too_short EXIT 2 ARGS import "${st_bad}/too-short.safetensors" S
 cli_case(bad_st_empty EXIT 2 ARGS import "${st_bad}/empty.safetensors" STDOUT_EMPTY
          STDERR "empty\\.safetensors: is 0 bytes: too short for a safetensors file")
 cli_case(bad_st_device EXIT 2 ARGS import safetensors /dev/zero STDOUT_EMPTY
-         STDERR "^memplan: error: /dev/zero: is not a regular file: a safetensors file is read by its size and offsets\n$")
+         STDERR "^memplan: error: /dev/zero: is a character device, not a checkpoint file\n$")
 cli_case(bad_st_directory EXIT 2 ARGS import safetensors "${st}/tiny-llama" STDOUT_EMPTY
          STDERR "tiny-llama: is a directory, not a checkpoint file")
 cli_case(bad_st_missing EXIT 2 ARGS import "${st}/no-such.safetensors" STDOUT_EMPTY STDERR "no-such\\.safetensors: no such file")
@@ -98,7 +98,7 @@ cli_case(bad_plan_last_layer EXIT 2 ARGS check "${bad_plans}/last-layer-of-2-64.
          STDERR "last-layer-of-2-64\\.yaml:5:11: layer 18446744073709551615 does not exist: gpt2 has blocks 0-11")
 cli_case(bad_plan_directory EXIT 2 ARGS check "${bad_plans}" STDOUT_EMPTY STDERR "plans: is a directory, not a plan file")
 cli_case(bad_plan_dev_zero EXIT 2 ARGS check /dev/zero STDOUT_EMPTY
-         STDERR "/dev/zero: is larger than 16,777,216 bytes, the most memplan reads as a plan file")
+         STDERR "/dev/zero: is a character device, not a plan file")
 
 # Output files: a failed write is exit 2 and leaves nothing behind (import -o and check
 # --junit are also checked end to end by import_no_partial.cmake and check_junit.cmake).
@@ -122,3 +122,35 @@ cli_case(bad_measure_svg_missing_directory EXIT 2
          ARGS measure attention --variant eager --seq 32 --batch 1 --heads 1 --head-dim 8 --repeats 1
               --svg "${CMAKE_CURRENT_BINARY_DIR}/no-such-dir/m.svg"
          STDERR "no-such-dir/m\\.svg: cannot write: directory '[^']*no-such-dir' does not exist\n$")
+
+# ---- round two: special files, output targets, caches, relative paths
+# A FIFO as an input is refused before it is opened (opening it would block).
+add_test(NAME cli.fifo_input_refused
+         COMMAND sh -c "rm -f fifo-plan.yaml && mkfifo fifo-plan.yaml && timeout 10 \"$0\" check fifo-plan.yaml; echo \"exit $?\"" "$<TARGET_FILE:memplan>"
+         WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")
+set_tests_properties(cli.fifo_input_refused PROPERTIES LABELS cli
+  PASS_REGULAR_EXPRESSION "memplan: error: fifo-plan\\.yaml: is a FIFO \\(named pipe\\), not a plan file\nexit 2")
+# A device is not replaced by a regular file, and an output never overwrites an input.
+cli_case(output_device_refused EXIT 2 ARGS check "${PROJECT_SOURCE_DIR}/configs/plans/gpt2-selective-cache-rtx3060.yaml" --junit /dev/null
+         STDOUT_EMPTY STDERR "^memplan: error: /dev/null: cannot write: it is a character device; memplan writes regular files only")
+add_test(NAME cli.output_is_an_input_refused
+         COMMAND sh -c "cp \"$1\" own-plan.yaml && \"$0\" check own-plan.yaml --junit ./own-plan.yaml; echo \"exit $?\"; cmp -s \"$1\" own-plan.yaml && echo unchanged"
+                 "$<TARGET_FILE:memplan>" "${PROJECT_SOURCE_DIR}/configs/plans/gpt2-selective-cache-rtx3060.yaml"
+         WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")
+set_tests_properties(cli.output_is_an_input_refused PROPERTIES LABELS cli
+  PASS_REGULAR_EXPRESSION "cannot write: it is one of this command's inputs \\('own-plan\\.yaml'\\)\nexit 2\nunchanged")
+cli_case(sweep_svg_over_a_model_refused EXIT 2 ARGS sweep "${data}/tiny-gpt2.yaml" --svg "${data}/tiny-gpt2.yaml"
+         STDOUT_EMPTY STDERR "cannot write: it is one of this command's inputs")
+# `model: ./gpt2` is the file beside the plan, never the built-in gpt2, from any folder.
+add_test(NAME cli.plan_dot_slash_is_a_path COMMAND memplan check dot-slash-builtin-name.yaml
+         WORKING_DIRECTORY "${data}/plans-relative")
+set_tests_properties(cli.plan_dot_slash_is_a_path PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION "PASS dot-slash-builtin-name\\.yaml  gpt2 inference  522\\.41 MiB")
+add_test(NAME cli.plan_dot_slash_is_a_path_from_elsewhere COMMAND memplan check "${data}/plans-relative/dot-slash-builtin-name.yaml")
+set_tests_properties(cli.plan_dot_slash_is_a_path_from_elsewhere PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION "dot-slash-builtin-name\\.yaml  gpt2 inference  522\\.41 MiB")
+# A damaged calibration cache is a warning and the documented defaults, never an internal error.
+foreach(kind wrong-types negative huge directory)
+  cli_case(calibration_cache_${kind} EXIT 0 ARGS estimate llama-2-7b --probe
+           STDOUT "cuda_context +512\\.00 MiB.*warning: calibration cache .*calibration-${kind}/calibration\\.json not used")
+  set_tests_properties("cli.calibration_cache_${kind}" PROPERTIES ENVIRONMENT
+    "MEMPLAN_CUDA_LIBRARY=$<TARGET_FILE:memplan_fake_driver>;MEMPLAN_NVML_LIBRARY=$<TARGET_FILE:memplan_fake_driver>;MEMPLAN_FAKE_DRIVER_SCENARIO=two_gpus;MEMPLAN_CACHE_DIR=${data}/calibration-${kind}")
+endforeach()

@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/io/atomic_file.hpp"
+#include "memplan/io/file_checks.hpp"
 #include "memplan/io/plan_file.hpp"
 #include "memplan/probe/probe.hpp"
 #include "memplan/report/junit.hpp"
@@ -78,6 +79,7 @@ PlanCheckRow check_one(const std::string& path, const std::optional<PlanBudget>&
 
 int run_check(const CheckArgs& args) {
   const auto printer = args.output.printer();
+  if (!args.junit.empty()) require_output_target(args.junit, args.plans);  // before any work
   std::optional<PlanBudget> fallback;
   if (!args.budget.empty()) fallback = parse_budget(args.budget);
 
@@ -103,7 +105,7 @@ int run_check(const CheckArgs& args) {
   }
   printer->check(report, std::cout);
   if (!args.junit.empty()) {
-    write_file_atomically(args.junit, junit_xml(report, parse_units(args.output.units)));
+    write_file_atomically(args.junit, junit_xml(report, parse_units(args.output.units)), args.plans);
     spdlog::debug("wrote {}", args.junit);
   }
   return bad_input ? 2 : over_budget ? 1 : 0;

@@ -80,7 +80,7 @@ int import_config(const ImportArgs& args, const std::string& path) {
   }
   const auto printer = args.output_options.printer();
   if (!args.output.empty()) {
-    write_file_atomically(args.output, report.yaml);
+    write_file_atomically(args.output, report.yaml, args.inputs);
     spdlog::debug("wrote {}", args.output);
   }
   printer->imported_model(report, std::cout);

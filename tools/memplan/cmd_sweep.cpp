@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/io/atomic_file.hpp"
+#include "memplan/io/file_checks.hpp"
 #include "memplan/io/gpu_table.hpp"
 #include "memplan/io/model_file.hpp"
 #include "memplan/plan/fit.hpp"
@@ -46,6 +47,7 @@ std::vector<std::uint64_t> axis_counts(const std::vector<std::string>& values, s
 
 int run_sweep(const SweepArgs& a) {
   const auto printer = a.output.printer();
+  if (!a.svg.empty()) require_output_target(a.svg, a.models);  // before any work
   const Units units = parse_units(a.output.units);
   const PlanSettings settings = plan_settings(a.options);
   std::vector<ModelSpec> models;
@@ -144,7 +146,7 @@ int run_sweep(const SweepArgs& a) {
   }
   if (!any) throw Error(ErrorKind::invalid_input, "no point of the sweep can be estimated: " + report.rows.front().error);
   if (!a.svg.empty()) {
-    write_file_atomically(a.svg, sweep_svg(report, units));
+    write_file_atomically(a.svg, sweep_svg(report, units), a.models);
     spdlog::debug("wrote {}", a.svg);
   }
   printer->sweep(report, std::cout);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "memplan/core/error.hpp"
@@ -50,11 +51,25 @@ TEST(Hardening, AJsonNumberBeyondADoubleInASafetensorsHeaderNamesTheByte) {
 // Reads are bounded by what they read, not by what stat says: /dev/zero reports 0 bytes
 // and never ends. It was read until memory ran out.
 TEST(Hardening, ConfigFilesAreReadUpTo16MiB) {
-  if (!std::filesystem::exists("/dev/zero")) GTEST_SKIP() << "no /dev/zero";
+  // A sparse regular file one byte past 16 MiB: refused by size, read no further.
+  const std::string big = (std::filesystem::temp_directory_path() / "memplan-16mib-plus-one.yaml").string();
+  {
+    std::ofstream out(big, std::ios::binary);
+    out.seekp(16 * 1024 * 1024);
+    out.put('\n');
+  }
   const std::string limit = "is larger than 16,777,216 bytes, the most memplan reads as ";
-  EXPECT_EQ(config_error([] { load_model_file("/dev/zero"); }).message(), limit + "a model file");
-  EXPECT_EQ(config_error([] { load_plan_file("/dev/zero"); }).message(), limit + "a plan file");
-  EXPECT_EQ(config_error([] { load_hf_config("/dev/zero"); }).message(), limit + "a config.json");
+  EXPECT_EQ(config_error([&] { load_model_file(big); }).message(), limit + "a model file");
+  EXPECT_EQ(config_error([&] { load_plan_file(big); }).message(), limit + "a plan file");
+  EXPECT_EQ(config_error([&] { load_hf_config(big); }).message(), limit + "a config.json");
+  std::filesystem::remove(big);
+}
+
+TEST(Hardening, DevicesAreRefusedBeforeTheyAreRead) {
+  if (!std::filesystem::exists("/dev/zero")) GTEST_SKIP() << "no /dev/zero";
+  EXPECT_EQ(config_error([] { load_model_file("/dev/zero"); }).message(), "is a character device, not a model file");
+  EXPECT_EQ(config_error([] { load_plan_file("/dev/zero"); }).message(), "is a character device, not a plan file");
+  EXPECT_EQ(config_error([] { load_hf_config("/dev/zero"); }).message(), "is a character device, not a config.json");
 }
 
 TEST(Hardening, DirectoriesAndMissingFilesAreNamed) {
