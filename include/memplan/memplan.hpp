@@ -19,6 +19,7 @@
 #include "memplan/core/model_spec.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/core/precision.hpp"
+#include "memplan/core/rows.hpp"
 #include "memplan/core/text.hpp"
 #include "memplan/core/version.hpp"
 
