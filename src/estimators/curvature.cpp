@@ -123,7 +123,7 @@ FullCurvatureSize full_curvature_size(std::uint64_t params, const Precision& dty
     // The largest n with n^2 x element <= memory.
     const std::uint64_t cells = largest->memory.count() / std::max<std::uint64_t>(1, element_bits(dtype.format) / 8);
     auto root = static_cast<std::uint64_t>(std::sqrt(static_cast<long double>(cells)));
-    while (root > 0 && static_cast<Wide>(root) * root > cells) --root;
+    while (root > 0 && static_cast<Wide>(root) * root > cells) root -= 1;
     while (static_cast<Wide>(root + 1) * (root + 1) <= cells) ++root;
     out.max_params = root;
     out.message += "; the largest GPU in the table (" + largest->name + ") has " +
@@ -138,7 +138,7 @@ Breakdown estimate_full_curvature(std::uint64_t params, const Precision& dtype, 
   const std::string what = name == "fisher" ? "full Fisher" : "Hessian";
   const FullCurvatureSize size = full_curvature_size(params, dtype, what, model, largest);
   const auto fail = [&] {
-    throw Error(ErrorKind::overflow, size.message + "; use --workload lanczos for its top eigenvalues, or restrict it with --hessian-params",
+    throw Error(ErrorKind::overflow, size.message + "; use `workload` lanczos for its top eigenvalues, or restrict it with `hessian_params`",
                 "hessian_params");
   };
   if (!size.exact) fail();

@@ -62,14 +62,14 @@ std::string layer_range(std::uint64_t first, std::uint64_t count) {
 
 // The request as a whole, before any model arithmetic. Throws Error(invalid_input).
 void check_request(const TrainingShape& shape, const TrainingOptions& tr, const ParallelTrainingOptions& par) {
-  if (par.tensor == 0) invalid_layout("tensor_parallel", "the tensor-parallel degree (--tp) must be at least 1");
-  if (par.data == 0) invalid_layout("data_parallel", "the data-parallel degree (--dp) must be at least 1");
-  if (par.micro_batches == 0) invalid_layout("micro_batches", "a step needs at least 1 micro-batch (--micro-batches)");
+  if (par.tensor == 0) invalid_layout("tensor_parallel", "the tensor-parallel degree (`tp`) must be at least 1");
+  if (par.data == 0) invalid_layout("data_parallel", "the data-parallel degree (`dp`) must be at least 1");
+  if (par.micro_batches == 0) invalid_layout("micro_batches", "a step needs at least 1 micro-batch (`micro_batches`)");
   if (shape.batch == 0) invalid_layout("batch", "batch must be at least 1");
   if (shape.seq == 0) invalid_layout("seq_len", "seq_len must be at least 1");
   if (tr.lora.rank > 0) {
     invalid_layout("lora_rank",
-                   "multi-GPU layouts plan full training; LoRA with --tp/--pp/--dp/--zero/--fsdp is not modelled");
+                   "multi-GPU layouts plan full training; LoRA with `tp`/`pp`/`dp`/`zero`/`fsdp` is not modelled");
   }
   if (tr.double_backward || !tr.extra.empty()) {
     invalid_layout("workload", "multi-GPU layouts plan the training workload, not the gradient analyses");
@@ -84,17 +84,17 @@ void check_request(const TrainingShape& shape, const TrainingOptions& tr, const 
 void check_megatron_combinations(const TrainingShape& shape, const ParallelTrainingOptions& par) {
   if (par.sharding == Sharding::zero3 && par.pipeline > 1) {
     invalid_layout("pipeline_parallel",
-                   "DeepSpeed's pipeline engine supports ZeRO stages 0-2, not 3: use --zero 1 or 2 with --pp");
+                   "DeepSpeed's pipeline engine supports ZeRO stages 0-2, not 3: use `zero` 1 or 2 with `pp`");
   }
   if (par.sequence_parallel) {
     if (par.tensor < 2) {
       invalid_layout("sequence_parallel",
-                     "sequence parallelism splits what tensor parallelism replicates: it needs --tp 2 or more");
+                     "sequence parallelism splits what tensor parallelism replicates: it needs `tp` 2 or more");
     }
     if (shape.seq % par.tensor != 0) {
       invalid_layout("sequence_parallel", "sequence parallelism splits the sequence " + group_digits(par.tensor) +
                                               " ways: seq_len " + group_digits(shape.seq) +
-                                              " is not divisible by --tp " + group_digits(par.tensor));
+                                              " is not divisible by `tp` " + group_digits(par.tensor));
     }
   }
 }
@@ -353,14 +353,14 @@ std::vector<std::string> layout_notes(const ModelSpec& spec, const TensorShard& 
   }
   if (megatron && dtypes.grad_bits < 32) {
     out.push_back(
-        "Megatron-LM accumulates gradients in fp32 (main_grad) by default: --grad-precision fp32 gives its "
+        "Megatron-LM accumulates gradients in fp32 (main_grad) by default: `grad_precision` fp32 gives its "
         "18 B/param (6 + 12/d with the distributed optimizer)");
   }
   out.push_back(
       "gradients are counted alongside the activations: they accumulate across micro-batches (pipeline "
       "schedules, gradient accumulation)");
   if (par.sharding == Sharding::none && par.data > 1) {
-    out.push_back("data parallelism without sharding replicates every state: --zero 1|2|3 or --fsdp shard it");
+    out.push_back("data parallelism without sharding replicates every state: `zero` 1|2|3 or `fsdp` shard it");
   }
   return out;
 }
@@ -371,32 +371,32 @@ std::vector<std::string> layout_notes(const ModelSpec& spec, const TensorShard& 
 
 TensorShard tensor_parallel_shard(const ModelSpec& spec, const TensorShardOptions& o) {
   const std::uint64_t t = o.degree;
-  if (t == 0) invalid_layout("tensor_parallel", "the tensor-parallel degree (--tp) must be at least 1");
+  if (t == 0) invalid_layout("tensor_parallel", "the tensor-parallel degree (`tp`) must be at least 1");
   TensorShard out{spec, t, 1, spec.vocab_size};
   const std::uint64_t multiple = std::max<std::uint64_t>(o.vocab_multiple, 1);
   out.padded_vocab = checked_mul(ceil_div(spec.vocab_size, multiple), multiple, "the padded vocabulary");
   const std::string over = "tensor parallelism over " + group_digits(t) + " GPUs";
   if (spec.n_heads % t != 0) {
     invalid_layout("tensor_parallel", spec.name + " has " + group_digits(spec.n_heads) + " attention heads, which " +
-                                          over + " cannot split evenly: --tp must divide n_heads");
+                                          over + " cannot split evenly: `tp` must divide n_heads");
   }
   std::uint64_t kv = spec.n_kv_heads;
   if (spec.n_kv_heads >= t) {
     if (spec.n_kv_heads % t != 0) {
       invalid_layout("tensor_parallel", spec.name + " has " + group_digits(spec.n_kv_heads) +
                                             " key/value heads, which " + over +
-                                            " cannot split evenly: --tp must divide n_kv_heads");
+                                            " cannot split evenly: `tp` must divide n_kv_heads");
     }
     kv = spec.n_kv_heads / t;
   } else if (!o.replicate_kv_heads) {
     invalid_layout("tensor_parallel", spec.name + " has " + group_digits(spec.n_kv_heads) +
-                                          " key/value heads, fewer than --tp " + group_digits(t) +
+                                          " key/value heads, fewer than `tp` " + group_digits(t) +
                                           ": Megatron-LM needs the query groups to divide evenly across "
                                           "tensor-parallel ranks (vLLM serving replicates KV heads instead)");
   } else if (t % spec.n_kv_heads != 0) {
     invalid_layout("tensor_parallel", spec.name + " has " + group_digits(spec.n_kv_heads) +
-                                          " key/value heads and --tp " + group_digits(t) +
-                                          ": each KV head is replicated on t / n_kv_heads ranks, so --tp must be a "
+                                          " key/value heads and `tp` " + group_digits(t) +
+                                          ": each KV head is replicated on t / n_kv_heads ranks, so `tp` must be a "
                                           "multiple of n_kv_heads");
   } else {
     kv = 1;
@@ -405,7 +405,7 @@ TensorShard tensor_parallel_shard(const ModelSpec& spec, const TensorShardOption
   if (spec.d_mlp % t != 0) {
     invalid_layout("tensor_parallel", spec.name + "'s MLP intermediate size " + group_digits(spec.d_mlp) +
                                           " does not split evenly over " + group_digits(t) +
-                                          " GPUs: --tp must divide d_mlp");
+                                          " GPUs: `tp` must divide d_mlp");
   }
   if (out.padded_vocab % t != 0) {
     invalid_layout("tensor_parallel", "the vocabulary of " + group_digits(out.padded_vocab) + " rows (" +
@@ -430,10 +430,10 @@ PipelineSchedule parse_pipeline_schedule(std::string_view text) {
 
 std::vector<std::uint64_t> pipeline_stage_layers(std::uint64_t n_layers, std::uint64_t stages,
                                                  const std::vector<std::uint64_t>& requested) {
-  if (stages == 0) invalid_layout("pipeline_parallel", "the pipeline needs at least 1 stage (--pp 1 is no pipeline)");
+  if (stages == 0) invalid_layout("pipeline_parallel", "the pipeline needs at least 1 stage (`pp` 1 is no pipeline)");
   if (!requested.empty()) {
     if (requested.size() != stages) {
-      invalid_layout("stage_layers", "--stage-layers lists " + group_digits(requested.size()) + " stages but --pp is " +
+      invalid_layout("stage_layers", "`stage_layers` lists " + group_digits(requested.size()) + " stages but `pp` is " +
                                          group_digits(stages));
     }
     std::uint64_t total = 0;
@@ -444,7 +444,7 @@ std::vector<std::uint64_t> pipeline_stage_layers(std::uint64_t n_layers, std::ui
       total = checked_add(total, requested[i], "layers");
     }
     if (total != n_layers) {
-      invalid_layout("stage_layers", "--stage-layers adds up to " + group_digits(total) + " layers; the model has " +
+      invalid_layout("stage_layers", "`stage_layers` adds up to " + group_digits(total) + " layers; the model has " +
                                          group_digits(n_layers));
     }
     return requested;
@@ -452,7 +452,7 @@ std::vector<std::uint64_t> pipeline_stage_layers(std::uint64_t n_layers, std::ui
   if (stages > n_layers) {
     invalid_layout("pipeline_parallel", "the model's " + group_digits(n_layers) + " layers cannot fill " +
                                             group_digits(stages) +
-                                            " pipeline stages: every stage needs at least one layer (--pp at most " +
+                                            " pipeline stages: every stage needs at least one layer (`pp` at most " +
                                             group_digits(n_layers) + ")");
   }
   std::vector<std::uint64_t> out(stages, n_layers / stages);

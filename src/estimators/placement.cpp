@@ -69,7 +69,7 @@ class LargestRemaining {
 
   // Called as unit `i` is placed.
   void placed(std::size_t i) {
-    if (units_[i].bytes.count() == size_ && count_ > 0) --count_;
+    if (units_[i].bytes.count() == size_ && count_ > 0) count_ -= 1;
     if (count_ == 0) recompute(i + 1);
   }
 
@@ -191,7 +191,7 @@ std::vector<PlacementUnit> placement_units(const ModelSpec& spec, const WeightsO
 }
 
 Placement place_units(const std::vector<PlacementUnit>& units, const PlacementOptions& o) {
-  if (o.max_memory.empty()) detail::invalid_layout("gpus", "device_map placement needs at least one GPU (--gpus)");
+  if (o.max_memory.empty()) detail::invalid_layout("gpus", "device_map placement needs at least one GPU (`gpus`)");
   Placement out;
   out.max_memory = o.max_memory;
   const ModelTotals totals = model_totals(units);

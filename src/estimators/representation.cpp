@@ -80,7 +80,7 @@ Breakdown estimate_superposition(const ModelSpec& s, const RepresentationOptions
     with.name = "superposition_with_overlap";
     with.bytes = with.bytes.plus(overlap.bytes, "superposition");
     with.formula += ", plus the F x F interference matrix";
-    with.note = "with the F x F feature-overlap matrix (--overlap)";
+    with.note = "with the F x F feature-overlap matrix (`overlap`)";
     with.detail.clear();
     out.alternatives.push_back({"superposition", with});
   }

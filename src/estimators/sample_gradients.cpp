@@ -108,7 +108,7 @@ Item stored_gradient(std::uint64_t entries, std::uint64_t tensors, const SampleG
     out.low = Bytes(packed);
     out.high = raw;
     out.note = "zlib ratio " + decimal(o.zlib_ratio) +
-               " is an assumption (--zlib-ratio): quantised gradients are far from text; up to " +
+               " is an assumption (`zlib_ratio`): quantised gradients are far from text; up to " +
                group_digits(raw.count()) + " B if zlib gains nothing";
     what += ", zlib /" + decimal(o.zlib_ratio);
   }

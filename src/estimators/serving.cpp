@@ -10,7 +10,7 @@ namespace memplan {
 ServingCapacity vllm_kv_capacity(Bytes capacity, double utilization, Bytes non_kv, Bytes block_bytes,
                                  std::uint64_t block_size, std::uint64_t max_model_len) {
   if (!(utilization > 0.0 && utilization <= 1.0)) {
-    throw Error(ErrorKind::invalid_input, "--gpu-memory-utilization must be above 0 and at most 1",
+    throw Error(ErrorKind::invalid_input, "`gpu_memory_utilization` must be above 0 and at most 1",
                 "gpu_memory_utilization");
   }
   if (block_size == 0) {

@@ -171,7 +171,7 @@ std::uint64_t optimizer_state_elements(Optimizer optimizer) {
     case Optimizer::adafactor:
       invalid_layout("optimizer", "layouts shard optimizer states as K bytes per parameter (ZeRO's K); " +
                                       to_string(optimizer) +
-                                      " keeps per-tensor states and is not modelled with --zero/--fsdp/--tp/--pp/--dp");
+                                      " keeps per-tensor states and is not modelled with `zero`/`fsdp`/`tp`/`pp`/`dp`");
   }
   return 0;
 }
@@ -197,26 +197,26 @@ std::uint64_t shard_count(const ParallelTrainingOptions& par) {
   if (sh == Sharding::fsdp_hybrid) {
     if (par.shard_group == 0) {
       invalid_layout("shard_group",
-                     "--fsdp hybrid shards within groups of GPUs and replicates across them: give the "
-                     "group size with --shard-group N (a node, e.g. 8)");
+                     "`fsdp` hybrid shards within groups of GPUs and replicates across them: give the "
+                     "group size with `shard_group` N (a node, e.g. 8)");
     }
     if (par.data % par.shard_group != 0) {
       invalid_layout("shard_group",
-                     "--shard-group " + group_digits(par.shard_group) + " must divide --dp " + group_digits(par.data));
+                     "`shard_group` " + group_digits(par.shard_group) + " must divide `dp` " + group_digits(par.data));
     }
     shards = par.shard_group;
   } else {
-    if (par.shard_group != 0) invalid_layout("shard_group", "--shard-group applies to --fsdp hybrid only");
+    if (par.shard_group != 0) invalid_layout("shard_group", "`shard_group` applies to `fsdp` hybrid only");
     if (sh != Sharding::none) shards = par.data;
   }
   if (par.offload_optimizer) {
     if (sh == Sharding::none) {
-      invalid_layout("offload", "optimizer offload is DeepSpeed's ZeRO-Offload: it needs --zero 1, 2 or 3");
+      invalid_layout("offload", "optimizer offload is DeepSpeed's ZeRO-Offload: it needs `zero` 1, 2 or 3");
     }
     if (is_fsdp(sh)) {
       invalid_layout("offload",
                      "FSDP offloads parameters, gradients and optimizer states together "
-                     "(CPUOffload(offload_params=True)): use --offload params");
+                     "(CPUOffload(offload_params=True)): use `offload` params");
     }
   }
   if (par.offload_params && sh != Sharding::zero3 && !is_fsdp(sh)) {

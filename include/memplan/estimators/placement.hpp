@@ -1,7 +1,7 @@
 // device_map placement: where accelerate's infer_auto_device_map (transformers'
 // from_pretrained(device_map=...)) puts each module of a model across GPUs, the CPU and
 // disk, after get_balanced_memory has set each GPU's budget.
-// docs/estimators.md#device_map-placement-transformers--accelerate gives the rules.
+// docs/estimators.md, "device_map placement", gives the rules.
 #pragma once
 
 #include <cstdint>
