@@ -1,8 +1,9 @@
-#include "memplan/estimators/parallelism.hpp"
+#include "memplan/estimators/megatron.hpp"
 
 #include <gtest/gtest.h>
 
 #include "breakdown_check.hpp"
+#include "layout_fixtures.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
 #include "reference_models.hpp"
@@ -10,23 +11,14 @@
 namespace memplan {
 namespace {
 
+using testing::bf16_shape;
+using testing::bytes_of;
+using testing::expect_all_consistent;
+using testing::expect_invalid;
+using testing::llama2_70b;
 using testing::llama2_7b;
-
-// meta-llama/Llama-2-70b-hf config.json: hidden 8192, 80 layers, 64 heads, 8 KV heads,
-// intermediate 28672, vocabulary 32000, 4096 positions; 68,976,648,192 parameters.
-ModelSpec llama2_70b() {
-  ModelSpec s = family_defaults(Family::llama);
-  s.name = "llama-2-70b";
-  s.d_model = 8192;
-  s.n_layers = 80;
-  s.n_heads = 64;
-  s.n_kv_heads = 8;
-  s.d_head = 128;
-  s.d_mlp = 28672;
-  s.vocab_size = 32000;
-  s.max_seq_len = 4096;
-  return s;
-}
+using testing::states_of;
+using testing::StateBytes;
 
 // A GPT-3-style layer small enough to write out (Korthikanti et al.'s setting: LayerNorm,
 // 4h GeLU MLP, dropout, 16-bit eager softmax): h = 1024, a = 16, s = 512, b = 2.
@@ -54,39 +46,6 @@ TrainingShape gpt_like_shape() {
   t.dropout = true;
   t.hf_unfused_ops = false;  // fused norm and GeLU kernels, as Megatron-LM and Korthikanti et al. count
   return t;
-}
-
-TrainingShape bf16_shape(std::uint64_t seq = 2048) {
-  TrainingShape t;
-  t.batch = 1;
-  t.seq = seq;
-  t.weights.precision = precisions::bf16;
-  t.compute = precisions::bf16;
-  return t;
-}
-
-std::uint64_t bytes_of(const Breakdown& b, const std::string& name) {
-  const Item* item = b.find(name);
-  EXPECT_NE(item, nullptr) << "no component " << name;
-  return item == nullptr ? 0 : item->bytes.count();
-}
-
-void expect_all_consistent(const LayoutEstimate& layout) {
-  for (const DeviceMemory& d : layout.devices) {
-    SCOPED_TRACE(d.role);
-    testing::expect_consistent(d.breakdown);
-  }
-}
-
-template <typename F>
-void expect_invalid(F&& f, const std::string& key) {
-  try {
-    f();
-    ADD_FAILURE() << "expected Error(invalid_input, " << key << ")";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::invalid_input);
-    EXPECT_EQ(e.key(), key) << e.what();
-  }
 }
 
 // ------------------------------------------------------------------- tensor parallel
@@ -229,121 +188,6 @@ TEST(Pipeline, FirstAndLastStagesHoldTheEmbeddingsAndTheHead) {
   EXPECT_EQ(l.world_size, 4u);
 }
 
-// ------------------------------------------------------------------- data parallel
-
-struct StateBytes {
-  std::uint64_t weights, gradients, master, states;
-};
-
-StateBytes states_of(const Breakdown& b) {
-  const auto get = [&](const char* name) {
-    const Item* i = b.find(name);
-    return i ? i->bytes.count() : 0;
-  };
-  return {get("weights"), get("gradients"), get("master_weights"), get("optimizer_states")};
-}
-
-LayoutEstimate data_parallel(Sharding sharding, std::uint64_t d = 8) {
-  ParallelTrainingOptions par;
-  par.data = d;
-  par.sharding = sharding;
-  return estimate_parallel_training(llama2_7b(), bf16_shape(), {}, par, std::nullopt);
-}
-
-constexpr std::uint64_t kPsi = 6738415616ULL;  // Llama-2-7b
-constexpr std::uint64_t kPart = kPsi / 8;      // 842,301,952: divides exactly
-constexpr std::uint64_t kBucket = 500000000ULL * 2;
-
-TEST(DataParallel, ZeroStagesFollowRajbhandariFigure1) {
-  // Adam in mixed precision, Psi parameters, N = 8 ranks, K = 12 (fp32 master + two states).
-  const StateBytes ddp = states_of(data_parallel(Sharding::none).devices[0].breakdown);
-  EXPECT_EQ(ddp.weights + ddp.gradients + ddp.master + ddp.states, 16 * kPsi);  // (2 + 2 + K) Psi
-
-  const StateBytes z1 = states_of(data_parallel(Sharding::zero1).devices[0].breakdown);
-  EXPECT_EQ(z1.weights, 2 * kPsi);
-  EXPECT_EQ(z1.gradients, 2 * kPsi);
-  EXPECT_EQ(z1.master + z1.states, 12 * kPart);  // 2Psi + 2Psi + K Psi / N
-
-  const StateBytes z2 = states_of(data_parallel(Sharding::zero2).devices[0].breakdown);
-  EXPECT_EQ(z2.weights, 2 * kPsi);
-  EXPECT_EQ(z2.gradients, 2 * kPart + kBucket);  // 2Psi/N and DeepSpeed's reduce bucket (5e8 x 2 B)
-  EXPECT_EQ(z2.master + z2.states, 12 * kPart);
-
-  const LayoutEstimate z3l = data_parallel(Sharding::zero3);
-  const StateBytes z3 = states_of(z3l.devices[0].breakdown);
-  EXPECT_EQ(z3.weights + (z3.gradients - kBucket) + z3.master + z3.states, 16 * kPart);  // 16 Psi / N
-  // The largest module gathered with its gradient: the token table 32000 x 4096, 4 B each.
-  EXPECT_EQ(bytes_of(z3l.devices[0].breakdown, "gathered_parameters"), 32000ULL * 4096 * 4);
-  expect_all_consistent(z3l);
-}
-
-TEST(DataParallel, MatchesTheSingleGpuTrainingEstimatorWithoutSharding) {
-  // One GPU, no sharding: the state rows are the training estimator's, byte for byte.
-  const LayoutEstimate l = data_parallel(Sharding::none, 1);
-  const Breakdown single = estimate_training(llama2_7b(), bf16_shape(), {});
-  for (const char* name : {"weights", "master_weights", "optimizer_states"}) {
-    SCOPED_TRACE(name);
-    EXPECT_EQ(bytes_of(l.devices[0].breakdown, name), bytes_of(single, name));
-  }
-  EXPECT_EQ(bytes_of(l.devices[0].breakdown, "weights"), 2 * kPsi);
-  EXPECT_EQ(bytes_of(l.devices[0].breakdown, "master_weights"), 4 * kPsi);
-  EXPECT_EQ(bytes_of(l.devices[0].breakdown, "optimizer_states"), 8 * kPsi);
-}
-
-TEST(DataParallel, OptimizerOffloadMovesTheStatesToTheHost) {
-  ParallelTrainingOptions par;
-  par.data = 8;
-  par.sharding = Sharding::zero2;
-  par.offload_optimizer = true;
-  const LayoutEstimate l = estimate_parallel_training(llama2_7b(), bf16_shape(), {}, par, std::nullopt);
-  const Breakdown& b = l.devices[0].breakdown;
-  EXPECT_EQ(b.find("master_weights"), nullptr);
-  EXPECT_EQ(b.find("optimizer_states"), nullptr);
-  EXPECT_EQ(bytes_of(b, "gradients"), kBucket);  // the bucket; the gradients go to the host
-  // Host, per rank: master 4, Adam 8 and fp32 gradients 4 bytes per parameter of the partition.
-  EXPECT_EQ(b.host_total().count(), 16 * kPart);
-  testing::expect_consistent(b);
-}
-
-TEST(DataParallel, FsdpFullShardGathersTheRootAndTwoBlocks) {
-  const LayoutEstimate l = data_parallel(Sharding::fsdp_full);
-  const Breakdown& b = l.devices[0].breakdown;
-  // Sharded fp32 flat parameters, fp32 gradients and Adam: 16 Psi / N.
-  EXPECT_EQ(bytes_of(b, "weights") + bytes_of(b, "gradients") + bytes_of(b, "optimizer_states"), 16 * kPart);
-  EXPECT_EQ(b.find("master_weights"), nullptr);  // the fp32 shards are the master copy
-  // Gathered in bf16: the root unit (token table, final norm, LM head: 262,148,096 params)
-  // and two blocks (202,383,360 each), plus one block's bf16 gradients.
-  EXPECT_EQ(bytes_of(b, "gathered_parameters"), (262148096ULL + 2 * 202383360ULL) * 2 + 202383360ULL * 2);
-  testing::expect_consistent(b);
-}
-
-TEST(DataParallel, FsdpHybridShardsWithinTheGroup) {
-  ParallelTrainingOptions par;
-  par.data = 16;
-  par.sharding = Sharding::fsdp_hybrid;
-  par.shard_group = 8;
-  const LayoutEstimate l = estimate_parallel_training(llama2_7b(), bf16_shape(), {}, par, std::nullopt);
-  const Breakdown& b = l.devices[0].breakdown;
-  EXPECT_EQ(bytes_of(b, "weights") + bytes_of(b, "gradients") + bytes_of(b, "optimizer_states"), 16 * kPart);
-  EXPECT_EQ(l.devices[0].count, 16u);
-  // SHARD_GRAD_OP keeps every unit gathered between forward and backward.
-  const LayoutEstimate grad_op = data_parallel(Sharding::fsdp_grad_op);
-  EXPECT_EQ(bytes_of(grad_op.devices[0].breakdown, "gathered_parameters"), 2 * kPsi + 2 * 202383360ULL);
-}
-
-TEST(DataParallel, AStageNeverCostsMoreThanTheOneBelow) {
-  // Property: each ZeRO stage shards more; per device it never needs more.
-  std::uint64_t previous = data_parallel(Sharding::none).devices[0].breakdown.total().count();
-  for (const Sharding s : {Sharding::zero1, Sharding::zero2}) {
-    const std::uint64_t total = data_parallel(s).devices[0].breakdown.total().count();
-    EXPECT_LE(total, previous) << to_string(s);
-    previous = total;
-  }
-  // More ranks never cost more per rank.
-  EXPECT_LE(data_parallel(Sharding::zero3, 16).devices[0].breakdown.total(),
-            data_parallel(Sharding::zero3, 8).devices[0].breakdown.total());
-}
-
 // ------------------------------------------------------------------- combined
 
 TEST(Combined, Llama70bOverTensorPipelineAndData) {
@@ -433,88 +277,6 @@ TEST(Combined, ImpossibleLayoutsAreTypedErrors) {
   int4.weights.precision = parse_precision("int4");
   expect_invalid([&] { run({}, {}, int4); }, "precision");
   expect_invalid([] { parse_sharding("zero4"); }, "sharding");
-}
-
-// ------------------------------------------------------------------- vLLM arithmetic
-
-TEST(Serving, KvBudgetIsWhatUtilizationLeaves) {
-  // 80 GiB at 0.9: ceil(85,899,345,920 x 0.9) = 77,309,411,328; less 40e9 of weights and
-  // activations = 37,309,411,328; blocks of 1,310,720 B: 28,464 (remainder 1,077,248).
-  const ServingCapacity c = vllm_kv_capacity(Bytes(85899345920ULL), 0.9, Bytes(40000000000ULL), Bytes(1310720), 16, 4096);
-  EXPECT_EQ(c.requested.count(), 77309411328ULL);
-  EXPECT_EQ(c.kv_budget.count(), 37309411328ULL);
-  EXPECT_EQ(c.blocks, 28464u);
-  EXPECT_EQ(c.tokens, 28464u * 16);
-  EXPECT_EQ(c.full_sequences, 28464u * 16 / 4096);  // 111
-  EXPECT_TRUE(c.holds_a_sequence());
-  const ServingCapacity none = vllm_kv_capacity(Bytes(85899345920ULL), 0.5, Bytes(50000000000ULL), Bytes(1310720), 16, 4096);
-  EXPECT_EQ(none.blocks, 0u);
-  EXPECT_EQ(none.shortfall.count(), 50000000000ULL - 42949672960ULL);
-  EXPECT_FALSE(none.holds_a_sequence());
-  expect_invalid([] { vllm_kv_capacity(Bytes(1), 0.0, Bytes(0), Bytes(1), 16, 1); }, "gpu_memory_utilization");
-  expect_invalid([] { vllm_kv_capacity(Bytes(1), 1.5, Bytes(0), Bytes(1), 16, 1); }, "gpu_memory_utilization");
-}
-
-// ------------------------------------------------------------------- placement
-
-TEST(Placement, UnitsFollowTheModuleOrder) {
-  const std::vector<PlacementUnit> units = placement_units(llama2_70b(), {});
-  ASSERT_EQ(units.size(), 1u + 80 + 1 + 1);
-  EXPECT_EQ(units.front().name, "token_embedding");
-  EXPECT_EQ(units[1].name, "layers.0");
-  EXPECT_EQ(units[80].name, "layers.79");
-  EXPECT_EQ(units[81].name, "final_norm");
-  EXPECT_EQ(units[82].name, "lm_head");
-  // One block: 2*8192^2 + 2*8192*1024 + 3*8192*28672 + 2*8192 = 855,654,400 params, bf16; nine modules.
-  EXPECT_EQ(units[1].bytes.count(), 2 * 855654400ULL);
-  EXPECT_EQ(units[1].modules, 9u);
-  // A tied LM head shares the token table: no unit of its own.
-  const std::vector<PlacementUnit> gpt2 = placement_units(testing::gpt2(), {});
-  EXPECT_EQ(gpt2.back().name, "final_norm");
-}
-
-TEST(Placement, Llama70bBalancedOverThreeA100s) {
-  // transformers device_map="auto": per GPU total/3 + int(1.25 x one block) =
-  // 45,984,432,128 + 2,139,136,000 = 48,123,568,128 for GPUs 0 and 1; GPU 2 keeps its free
-  // memory (80 GiB less a 512 MiB context). GPU 0 keeps a block (1,711,308,800) free: the
-  // token table and 26 blocks fit in 46,412,259,328; GPU 1 takes 28 blocks; GPU 2 the rest.
-  const std::vector<PlacementUnit> units = placement_units(llama2_70b(), {});
-  const Bytes free(85899345920ULL - 536870912ULL);
-  const Placement p = place_units(units, {PlacementPolicy::balanced, {free, free, free}, false, std::nullopt});
-  EXPECT_EQ(p.max_memory[0].count(), 48123568128ULL);
-  EXPECT_EQ(p.max_memory[1].count(), 48123568128ULL);
-  EXPECT_EQ(p.max_memory[2], free);
-  EXPECT_EQ(p.largest_unit.count(), 1711308800ULL);
-  EXPECT_EQ(p.device[0], 0);   // token_embedding
-  EXPECT_EQ(p.device[26], 0);  // layers.25
-  EXPECT_EQ(p.device[27], 1);  // layers.26
-  EXPECT_EQ(p.device[54], 1);  // layers.53
-  EXPECT_EQ(p.device[55], 2);  // layers.54
-  EXPECT_EQ(p.device[82], 2);  // lm_head
-  EXPECT_EQ(p.used[0].count(), 524288000ULL + 26 * 1711308800ULL);
-}
-
-TEST(Placement, WhatDoesNotFitGoesToTheCpu) {
-  // Sequential over two 24 GiB budgets: 140 GB of bf16 weights cannot fit.
-  const std::vector<PlacementUnit> units = placement_units(llama2_70b(), {});
-  const Bytes budget(24ULL << 30);
-  const Placement p = place_units(units, {PlacementPolicy::sequential, {budget, budget}, true, std::nullopt});
-  EXPECT_EQ(p.device.back(), -1);  // lm_head on the CPU
-  // GPU 0 keeps a block free: (24 GiB - 1,711,308,800 - 524,288,000) / 1,711,308,800 = 13 blocks.
-  EXPECT_EQ(p.device[13], 0);
-  EXPECT_EQ(p.device[14], 1);
-  // With a host budget too small for the rest, the remainder goes to disk.
-  const Placement disk = place_units(units, {PlacementPolicy::sequential, {budget, budget}, true, Bytes(8ULL << 30)});
-  EXPECT_EQ(disk.device.back(), -2);
-  expect_invalid([&] { place_units(units, {}); }, "gpus");
-}
-
-TEST(Placement, OneGpuKeepsTenPercent) {
-  const std::vector<PlacementUnit> units = placement_units(llama2_7b(), {});
-  const Placement p = place_units(units, {PlacementPolicy::balanced, {Bytes(1000)}, false, std::nullopt});
-  EXPECT_EQ(p.max_memory[0].count(), 900u);
-  const Placement user = place_units(units, {PlacementPolicy::balanced, {Bytes(1000)}, true, std::nullopt});
-  EXPECT_EQ(user.max_memory[0].count(), 1000u);
 }
 
 }  // namespace
