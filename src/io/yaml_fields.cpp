@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <set>
+#include <vector>
 
 #include "memplan/core/text.hpp"
 
@@ -10,7 +11,14 @@ namespace memplan::detail {
 
 YAML::Node parse_yaml(std::string_view text, const std::string& file) {
   try {
-    return YAML::Load(std::string(text));
+    // A second document ("---") would otherwise be dropped without a word.
+    std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));
+    if (documents.size() > 1) {
+      fail_at(documents[1], file, "",
+              "the file holds " + std::to_string(documents.size()) +
+                  " YAML documents (separated by '---'); memplan reads one per file");
+    }
+    return documents.empty() ? YAML::Node() : documents.front();
   } catch (const YAML::ParserException& e) {
     throw ConfigError(file, static_cast<std::size_t>(e.mark.line + 1), static_cast<std::size_t>(e.mark.column + 1),
                       "", "YAML syntax error: " + e.msg);

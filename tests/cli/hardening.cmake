@@ -154,3 +154,8 @@ foreach(kind wrong-types negative huge directory)
   set_tests_properties("cli.calibration_cache_${kind}" PROPERTIES ENVIRONMENT
     "MEMPLAN_CUDA_LIBRARY=$<TARGET_FILE:memplan_fake_driver>;MEMPLAN_NVML_LIBRARY=$<TARGET_FILE:memplan_fake_driver>;MEMPLAN_FAKE_DRIVER_SCENARIO=two_gpus;MEMPLAN_CACHE_DIR=${data}/calibration-${kind}")
 endforeach()
+# Input that is not understood is refused, not dropped: a second YAML document, nested lists.
+cli_case(plan_two_documents EXIT 2 ARGS check "${bad_plans}/two-documents.yaml" STDOUT_EMPTY
+         STDERR "two-documents\\.yaml:5:1: the file holds 2 YAML documents \\(separated by '---'\\); memplan reads one per file")
+cli_case(plan_nested_layers EXIT 2 ARGS check "${bad_plans}/nested-layers.yaml" STDOUT_EMPTY
+         STDERR "nested-layers\\.yaml:4:11: 'layers' lists words or numbers, not nested lists or mappings")
