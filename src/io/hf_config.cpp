@@ -162,7 +162,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   s.name = name;
   if (const std::optional<std::string> path = map.optional_string("_name_or_path")) {
     const std::string last = last_path_part(*path);
-    if (!last.empty() && last != "." && last != "..") s.name = last;
+    if (!last.empty() && last != "." && last != "..") s.name = printable(last);  // no control bytes in a name
   }
 
   // Sizes.
@@ -400,10 +400,9 @@ HfImport load_hf_config(const std::string& path) {
 std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& comments) {
   const ModelSpec& s = entry.spec;
   std::ostringstream out;
-  for (std::string line : comments) {
-    std::replace(line.begin(), line.end(), '\n', ' ');
-    out << "# " << line << '\n';
-  }
+  // A comment is one line: any control byte (LF, CR, ESC) from a config's strings is
+  // written as \xNN, so no other YAML reader sees an injected key.
+  for (const std::string& line : comments) out << "# " << printable(line) << '\n';
   out << "family: " << to_string(s.family) << '\n'
       << "d_model: " << s.d_model << '\n'
       << "n_layers: " << s.n_layers << '\n'

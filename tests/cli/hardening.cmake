@@ -159,3 +159,13 @@ cli_case(plan_two_documents EXIT 2 ARGS check "${bad_plans}/two-documents.yaml" 
          STDERR "two-documents\\.yaml:5:1: the file holds 2 YAML documents \\(separated by '---'\\); memplan reads one per file")
 cli_case(plan_nested_layers EXIT 2 ARGS check "${bad_plans}/nested-layers.yaml" STDOUT_EMPTY
          STDERR "nested-layers\\.yaml:4:11: 'layers' lists words or numbers, not nested lists or mappings")
+# Escape sequences from a file never reach the terminal or a file memplan writes: the
+# config's _name_or_path carries ESC [2J (clear the screen) and a CR before "family: bert".
+cli_case(escape_in_a_name_printed EXIT 0 ARGS estimate "${data}/hf-escape/config.json" -w weights
+         STDOUT "^model +evil\\\\x1b\\[2J\\\\x0dfamily: bert \\(gpt2, 172,288 parameters")
+add_test(NAME cli.escape_in_a_name_written
+         COMMAND sh -c "\"$0\" import \"$1\" -o escaped.yaml >/dev/null && grep -c '^family:' escaped.yaml && grep -c \"$(printf '\\r')\" escaped.yaml"
+                 "$<TARGET_FILE:memplan>" "${data}/hf-escape/config.json"
+         WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")
+# One family: line (gpt2), and no carriage return anywhere in the file.
+set_tests_properties(cli.escape_in_a_name_written PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION "^1\n0\n$")

@@ -79,7 +79,7 @@ class RenderedStdout {
   RenderedStdout& operator=(const RenderedStdout&) = delete;
   ~RenderedStdout() {
     std::cout.rdbuf(original_);
-    std::cout << (render_ ? render_for_cli(buffer_.str()) : buffer_.str()) << std::flush;
+    std::cout << (render_ ? render_for_cli(buffer_.str()) : terminal_safe(buffer_.str())) << std::flush;
   }
 
  private:
@@ -200,13 +200,13 @@ int main(int argc, char** argv) {
         message = "'" + printable(word) + "' is not a memplan command" + did_you_mean(word, names);
       }
     }
-    std::cerr << "memplan: error: " << message << "\nRun 'memplan --help' or 'memplan COMMAND --help' for usage.\n";
+    std::cerr << "memplan: error: " << cli::terminal_safe(message) << "\nRun 'memplan --help' or 'memplan COMMAND --help' for usage.\n";
     return 2;
   } catch (const Error& e) {
     std::cerr << "memplan: error: " << cli::render_for_cli(e.what()) << '\n';
     return e.kind() == ErrorKind::internal ? 3 : 2;
   } catch (const std::exception& e) {
-    std::cerr << "memplan: internal error: " << e.what() << '\n';
+    std::cerr << "memplan: internal error: " << cli::terminal_safe(e.what()) << '\n';
     return 3;
   }
 }
