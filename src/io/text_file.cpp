@@ -26,6 +26,9 @@ std::string read_text_file(const std::string& path, std::string_view what, std::
     }
   }
   if (in.bad()) throw ConfigError(path, 0, 0, "", "cannot be read");
+  // A UTF-8 byte order mark is no part of the document: without it, positions start at 1:1
+  // on the first character a person sees.
+  if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);
   return text;
 }
 

@@ -169,3 +169,14 @@ add_test(NAME cli.escape_in_a_name_written
          WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")
 # One family: line (gpt2), and no carriage return anywhere in the file.
 set_tests_properties(cli.escape_in_a_name_written PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION "^1\n0\n$")
+# Every error from an input names the file, the place and the key: past a byte order mark,
+# and at the second of two equal keys (JSON keeps the last one silently).
+cli_case(config_with_a_bom_located EXIT 2 ARGS estimate "${data}/hf-bom/config.json" STDOUT_EMPTY
+         STDERR "hf-bom/config\\.json:4:14: 'n_layer' must be an integer from 1 to")
+cli_case(config_duplicate_key EXIT 2 ARGS estimate "${data}/hf-duplicate/config.json" STDOUT_EMPTY
+         STDERR "hf-duplicate/config\\.json:6:3: duplicate key 'n_layer': JSON objects take each key once")
+add_test(NAME cli.json_error_located_in_one_pass
+         COMMAND "${CMAKE_COMMAND}" "-DMEMPLAN=$<TARGET_FILE:memplan>" "-DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}"
+                 -P "${CMAKE_CURRENT_SOURCE_DIR}/json_many_strings.cmake")
+# A bound, not a benchmark: the quadratic locator ran for minutes.
+set_tests_properties(cli.json_error_located_in_one_pass PROPERTIES LABELS cli TIMEOUT 60)
