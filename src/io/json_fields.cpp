@@ -112,7 +112,8 @@ TextPosition position_of(std::string_view text, std::size_t offset) {
   return p;
 }
 
-nlohmann::json parse_json(std::string_view text, const std::string& file, std::optional<std::uint64_t> byte_base) {
+nlohmann::json parse_json(std::string_view text, const std::string& file, std::optional<std::uint64_t> byte_base,
+                          bool duplicates_checked_by_caller) {
   const auto fail_at = [&](std::size_t offset, const std::string& key, const std::string& message) {
     fail_json(text, file, byte_base, offset, key, message);
   };
@@ -144,7 +145,7 @@ nlohmann::json parse_json(std::string_view text, const std::string& file, std::o
       return true;
     };
     nlohmann::json out = nlohmann::json::parse(text.begin(), text.end(), watch);
-    if (duplicate) {
+    if (duplicate && !duplicates_checked_by_caller) {
       fail_at(nth_key(text, *duplicate, 2).value_or(0), *duplicate,
               "duplicate key '" + printable(*duplicate) + "': JSON objects take each key once");
     }

@@ -238,7 +238,7 @@ std::uint64_t safetensors_dtype_bits(std::string_view dtype) {
 
 SafetensorsInventory parse_safetensors_header(std::string_view header, std::uint64_t data_size,
                                               const std::string& file) {
-  const nlohmann::json root = detail::parse_json(header, file, std::uint64_t{8});
+  const nlohmann::json root = detail::parse_json(header, file, std::uint64_t{8}, /*duplicates_checked_by_caller=*/true);
   if (!root.is_object()) {
     throw ConfigError(file, 0, 0, "",
                       "the header must be a JSON object of tensor names, got " + detail::json_type_name(root));

@@ -180,3 +180,13 @@ add_test(NAME cli.json_error_located_in_one_pass
                  -P "${CMAKE_CURRENT_SOURCE_DIR}/json_many_strings.cmake")
 # A bound, not a benchmark: the quadratic locator ran for minutes.
 set_tests_properties(cli.json_error_located_in_one_pass PROPERTIES LABELS cli TIMEOUT 60)
+# Sizes of memplan's own kernels: checked arithmetic (n x n wrapped to 0 and crashed), and a
+# run that cannot fit in this machine's memory is refused before it allocates (it ended in
+# std::bad_alloc, exit 3). n = 2^20: the operator alone is 4 TiB.
+cli_case(measure_lanczos_overflow EXIT 2 ARGS measure lanczos --dim 4294967296 STDOUT_EMPTY
+         STDERR "overflow computing the n x n operator: 4294967296 \\* 4294967296 exceeds 2\\^64 - 1")
+cli_case(measure_block_eig_overflow EXIT 2 ARGS measure block-eig --block-size 4294967296 STDOUT_EMPTY
+         STDERR "overflow computing the blocks")
+cli_case(measure_too_big_for_the_machine EXIT 2 ARGS measure lanczos --dim 1048576 --reorth on STDOUT_EMPTY
+         STDERR "lanczos at n 1048576 needs [0-9.]+ TiB \\(its inputs and the estimated peak\\); this machine has [0-9.]+ [GMT]iB available")
+cli_case(measure_negative_size EXIT 2 ARGS measure lanczos --dim -1 STDOUT_EMPTY STDERR "--dim: Value -1 not in range")

@@ -22,6 +22,7 @@
 #include "memplan/kernels/cuda.hpp"
 #include "memplan/kernels/lanczos.hpp"
 #include "memplan/kernels/measure.hpp"
+#include "memplan/probe/host.hpp"
 
 namespace memplan::cli {
 
@@ -65,6 +66,22 @@ std::vector<float> random_values(std::size_t count, std::uint32_t seed) {
   std::vector<float> out(count);
   for (float& x : out) x = normal(rng);
   return out;
+}
+
+// Every count of measure: 1 to 2^40 (CLI11 would read -1 as 2^64-1 into an unsigned).
+const CLI::Range kCount(std::uint64_t{1}, std::uint64_t{1} << 40, "a whole number from 1 to 2^40");
+
+// Refuses a run whose inputs and estimated peak do not fit in this machine's available
+// memory, before allocating: `what` says which run, `needed` is inputs + estimate.
+void require_host_memory(const std::string& what, Bytes needed) {
+  const HostInfo host = read_host();
+  std::optional<Bytes> available = host.ram_available;
+  if (host.memory_limit && (!available || *host.memory_limit < *available)) available = host.memory_limit;
+  if (available && needed > *available) {
+    throw Error(ErrorKind::invalid_input, what + " needs " + format_bytes(needed, Units::iec) +
+                                              " (its inputs and the estimated peak); this machine has " +
+                                              format_bytes(*available, Units::iec) + " available");
+  }
 }
 
 void require_positive(const std::vector<std::uint64_t>& values, const char* option) {
@@ -166,7 +183,10 @@ int run_attention(const AttentionArgs& a) {
   HeapMeter& meter = counting_heap();
   Progress progress(variants.size() * a.seqs.size());
   for (const std::uint64_t seq : a.seqs) {  // one set of inputs per length, shared by the variants
-    const std::size_t count = on_gpu ? 0 : a.batch * a.heads * seq * a.head_dim;
+    const std::uint64_t elements =
+        checked_mul(checked_mul(checked_mul(a.batch, a.heads, "q, k, v"), seq, "q, k, v"), a.head_dim, "q, k, v");
+    if (!on_gpu) require_host_memory("attention at seq " + std::to_string(seq), Bytes(checked_mul(elements, 12, "q, k, v")));
+    const std::size_t count = on_gpu ? 0 : elements;
     const std::vector<float> q = random_values(count, 1), k = random_values(count, 2), v = random_values(count, 3);
     for (const AttentionVariant variant : variants) {
       progress.step(to_string(variant) + " at seq " + std::to_string(seq));
@@ -255,6 +275,9 @@ int run_lanczos(const LanczosArgs& a) {
     for (const std::uint64_t n : a.dims) {
       progress.step(std::string("lanczos ") + (reorth ? "reorth" : "plain") + " at n " + std::to_string(n));
       const std::uint64_t m = std::min(a.iterations, n);
+      const Bytes operator_bytes(checked_mul(checked_mul(n, n, "the n x n operator"), 4, "the n x n operator"));
+      const Bytes estimate = estimate_lanczos({n, m, a.k, reorth, precisions::fp32}).total();
+      require_host_memory("lanczos at n " + std::to_string(n), operator_bytes.plus(estimate, "lanczos"));
       std::vector<float> matrix = random_values(n * n, 7);
       for (std::uint64_t i = 0; i < n; ++i) {
         for (std::uint64_t j = 0; j < i; ++j) matrix[i * n + j] = matrix[j * n + i];
@@ -274,7 +297,7 @@ int run_lanczos(const LanczosArgs& a) {
       row.variant = reorth ? "reorth" : "plain";
       row.size = n;
       row.shape = "n=" + std::to_string(n) + " m=" + std::to_string(m) + " k=" + std::to_string(a.k);
-      row.estimate = estimate_lanczos({n, m, a.k, reorth, precisions::fp32}).total();
+      row.estimate = estimate;
       const CpuMeasurement measured = measure_cpu(
           [&] {
             const LanczosResult<float> r = lanczos_topk<float>(n, apply, options);
@@ -315,6 +338,9 @@ int run_block_eig(const BlockEigArgs& a) {
   Progress progress(a.sizes.size());
   for (const std::uint64_t b : a.sizes) {
     progress.step("block-eig at b " + std::to_string(b));
+    const Bytes input(checked_mul(checked_mul(checked_mul(a.blocks, b, "the blocks"), b, "the blocks"), 4, "the blocks"));
+    const Bytes estimate = estimate_block_eig({a.blocks, b, precisions::fp32, false}).total();
+    require_host_memory("block-eig at b " + std::to_string(b), input.plus(estimate, "block-eig"));
     std::vector<float> blocks = random_values(a.blocks * b * b, 11);
     for (std::uint64_t c = 0; c < a.blocks; ++c) {
       float* block = blocks.data() + c * b * b;
@@ -325,7 +351,7 @@ int run_block_eig(const BlockEigArgs& a) {
     MeasureRow row;
     row.size = b;
     row.shape = std::to_string(a.blocks) + " x " + std::to_string(b) + " x " + std::to_string(b);
-    row.estimate = estimate_block_eig({a.blocks, b, precisions::fp32, false}).total();
+    row.estimate = estimate;
     const CpuMeasurement measured = measure_cpu(
         [&] {
           const std::vector<float> values = block_eigenvalues<float>(blocks, b, a.blocks);
@@ -355,15 +381,15 @@ void define_measure(CLI::App& self, int& exit_code) {
                                                     "causal_linear_naive, causal_linear_chunked, recurrent")
       ->delimiter(',')
       ->capture_default_str();
-  attention->add_option("--batch", at->batch, "B")->capture_default_str();
-  attention->add_option("--heads", at->heads, "H")->capture_default_str();
-  attention->add_option("--head-dim", at->head_dim, "D")->capture_default_str();
-  attention->add_option("--seq", at->seqs, "Sequence lengths N, comma-separated")->delimiter(',')->capture_default_str();
-  attention->add_option("--chunk", at->chunk, "C, for chunked and causal_linear_chunked")->capture_default_str();
+  attention->add_option("--batch", at->batch, "B")->check(kCount)->capture_default_str();
+  attention->add_option("--heads", at->heads, "H")->check(kCount)->capture_default_str();
+  attention->add_option("--head-dim", at->head_dim, "D")->check(kCount)->capture_default_str();
+  attention->add_option("--seq", at->seqs, "Sequence lengths N, comma-separated")->check(kCount)->delimiter(',')->capture_default_str();
+  attention->add_option("--chunk", at->chunk, "C, for chunked and causal_linear_chunked")->check(kCount)->capture_default_str();
   attention->add_option("--device", at->device, "cpu, or cuda (falls back to the CPU, saying why, without a device)")
       ->capture_default_str();
   attention->add_option("--dtype", at->dtype, "fp32, or fp16 (CUDA only)")->capture_default_str();
-  attention->add_option("--repeats", at->repeats, "Runs per point; time is the best and the median")->capture_default_str();
+  attention->add_option("--repeats", at->repeats, "Runs per point; time is the best and the median")->check(kCount)->capture_default_str();
   add_output_options(*attention, at->output);
   at->output.csv = true;
   attention->get_option("--format")->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
@@ -372,11 +398,11 @@ void define_measure(CLI::App& self, int& exit_code) {
 
   auto la = std::make_shared<LanczosArgs>();
   CLI::App* lanczos = cmd->add_subcommand("lanczos", "Lanczos top-k on a dense symmetric operator, with and without reorthogonalisation");
-  lanczos->add_option("--dim", la->dims, "Operator sizes n, comma-separated")->delimiter(',')->capture_default_str();
-  lanczos->add_option("--iterations", la->iterations, "Lanczos steps m (at most n)")->capture_default_str();
-  lanczos->add_option("--k", la->k, "Eigenvalues wanted")->capture_default_str();
+  lanczos->add_option("--dim", la->dims, "Operator sizes n, comma-separated")->check(kCount)->delimiter(',')->capture_default_str();
+  lanczos->add_option("--iterations", la->iterations, "Lanczos steps m (at most n)")->check(kCount)->capture_default_str();
+  lanczos->add_option("--k", la->k, "Eigenvalues wanted")->check(kCount)->capture_default_str();
   lanczos->add_option("--reorth", la->reorth, "both, on or off")->capture_default_str();
-  lanczos->add_option("--repeats", la->repeats, "Runs per point")->capture_default_str();
+  lanczos->add_option("--repeats", la->repeats, "Runs per point")->check(kCount)->capture_default_str();
   add_output_options(*lanczos, la->output);
   la->output.csv = true;
   lanczos->get_option("--format")->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
@@ -386,9 +412,9 @@ void define_measure(CLI::App& self, int& exit_code) {
   auto be = std::make_shared<BlockEigArgs>();
   CLI::App* block = cmd->add_subcommand("block-eig", "Per-block eigenvalues of a block-diagonal (Fisher) approximation");
   block->alias("fisher-block");
-  block->add_option("--blocks", be->blocks, "Number of blocks")->capture_default_str();
-  block->add_option("--block-size", be->sizes, "Block sizes b, comma-separated")->delimiter(',')->capture_default_str();
-  block->add_option("--repeats", be->repeats, "Runs per point")->capture_default_str();
+  block->add_option("--blocks", be->blocks, "Number of blocks")->check(kCount)->capture_default_str();
+  block->add_option("--block-size", be->sizes, "Block sizes b, comma-separated")->check(kCount)->delimiter(',')->capture_default_str();
+  block->add_option("--repeats", be->repeats, "Runs per point")->check(kCount)->capture_default_str();
   add_output_options(*block, be->output);
   be->output.csv = true;
   block->get_option("--format")->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
