@@ -147,7 +147,7 @@ nlohmann::json parse_json(std::string_view text, const std::string& file, std::o
     nlohmann::json out = nlohmann::json::parse(text.begin(), text.end(), watch);
     if (duplicate && !duplicates_checked_by_caller) {
       fail_at(nth_key(text, *duplicate, 2).value_or(0), *duplicate,
-              "duplicate key '" + printable(*duplicate) + "': JSON objects take each key once");
+              "key '" + printable(*duplicate) + "' appears twice (JSON would keep only the last)");
     }
     return out;
   } catch (const nlohmann::json::parse_error& e) {

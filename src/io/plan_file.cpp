@@ -229,7 +229,7 @@ PlanFile parse_plan_yaml(std::string_view text, const std::string& file, const s
 }
 
 PlanFile load_plan_file(const std::string& path) {
-  const std::string text = detail::read_text_file(path, "a plan file");
+  const std::string text = detail::read_text_file(path, "a plan file", detail::kMaxYamlFileBytes);
   return parse_plan_yaml(text, path, std::filesystem::path(path).parent_path().string());
 }
 

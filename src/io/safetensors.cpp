@@ -329,7 +329,7 @@ SafetensorsInventory read_safetensors_index(const std::string& path) {
     map.fail("weight_map", "'weight_map' must map each tensor name to its shard file, got " + short_json(weight_map));
   }
   std::map<std::string, std::string> shard_of;  // tensor -> shard, as the index says
-  std::vector<std::string> shards;
+  std::set<std::string> shards;                 // each shard once, in order (a linear search was quadratic)
   for (const auto& [tensor, shard] : weight_map.items()) {
     if (!shard.is_string() || shard.get<std::string>().empty()) {
       map.fail("weight_map", "weight_map maps tensor '" + printable(tensor) + "' to " + short_json(shard) +
@@ -341,9 +341,8 @@ SafetensorsInventory read_safetensors_index(const std::string& path) {
                                  "': shard files must be relative paths inside the index's directory");
     }
     shard_of[tensor] = file;
-    if (std::find(shards.begin(), shards.end(), file) == shards.end()) shards.push_back(file);
+    shards.insert(file);
   }
-  std::sort(shards.begin(), shards.end());
 
   const fs::path dir = fs::path(path).parent_path();
   std::set<std::string> found;

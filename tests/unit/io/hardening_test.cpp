@@ -50,19 +50,25 @@ TEST(Hardening, AJsonNumberBeyondADoubleInASafetensorsHeaderNamesTheByte) {
 
 // Reads are bounded by what they read, not by what stat says: /dev/zero reports 0 bytes
 // and never ends. It was read until memory ran out.
-TEST(Hardening, ConfigFilesAreReadUpTo16MiB) {
-  // A sparse regular file one byte past 16 MiB: refused by size, read no further.
-  const std::string big = (std::filesystem::temp_directory_path() / "memplan-16mib-plus-one.yaml").string();
-  {
-    std::ofstream out(big, std::ios::binary);
-    out.seekp(16 * 1024 * 1024);
+TEST(Hardening, ConfigFilesAreReadUpTo16MiBAndYamlFilesUpTo1MiB) {
+  // Sparse regular files one byte past each limit: refused by size, read no further.
+  const auto sparse = [](const char* name, std::streamoff size) {
+    const std::string path = (std::filesystem::temp_directory_path() / name).string();
+    std::ofstream out(path, std::ios::binary);
+    out.seekp(size - 1);
     out.put('\n');
-  }
-  const std::string limit = "is larger than 16,777,216 bytes, the most memplan reads as ";
-  EXPECT_EQ(config_error([&] { load_model_file(big); }).message(), limit + "a model file");
-  EXPECT_EQ(config_error([&] { load_plan_file(big); }).message(), limit + "a plan file");
-  EXPECT_EQ(config_error([&] { load_hf_config(big); }).message(), limit + "a config.json");
-  std::filesystem::remove(big);
+    return path;
+  };
+  const std::string yaml = sparse("memplan-1mib-plus-one.yaml", 1024 * 1024 + 1);
+  const std::string json = sparse("memplan-16mib-plus-one.json", 16 * 1024 * 1024 + 1);
+  EXPECT_EQ(config_error([&] { load_model_file(yaml); }).message(),
+            "is larger than 1,048,576 bytes, the most memplan reads as a model file");
+  EXPECT_EQ(config_error([&] { load_plan_file(yaml); }).message(),
+            "is larger than 1,048,576 bytes, the most memplan reads as a plan file");
+  EXPECT_EQ(config_error([&] { load_hf_config(json); }).message(),
+            "is larger than 16,777,216 bytes, the most memplan reads as a config.json");
+  std::filesystem::remove(yaml);
+  std::filesystem::remove(json);
 }
 
 TEST(Hardening, DevicesAreRefusedBeforeTheyAreRead) {
