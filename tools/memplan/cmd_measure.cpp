@@ -10,6 +10,7 @@
 #include <random>
 
 #include "commands.hpp"
+#include "progress.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
 #include "memplan/estimators/attention.hpp"
@@ -38,28 +39,6 @@ constexpr const char* kCudaMethod =
     "the estimate leaves the inputs out likewise; time from CUDA events";
 
 // A progress line on stderr once a sweep has run for more than a second.
-class Progress {
- public:
-  explicit Progress(std::size_t total) : total_(total), tty_(isatty(STDERR_FILENO) != 0) {}
-  ~Progress() {
-    if (shown_ && tty_) std::cerr << "\r\033[K" << std::flush;
-  }
-  void step(const std::string& what) {
-    ++done_;
-    if (std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1)) return;
-    shown_ = true;
-    std::cerr << (tty_ ? "\r\033[K" : "") << "memplan: measuring " << what << " (" << done_ << "/" << total_ << ")"
-              << (tty_ ? "" : "\n") << std::flush;
-  }
-
- private:
-  std::size_t total_;
-  std::size_t done_ = 0;
-  bool tty_;
-  bool shown_ = false;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
-
 std::vector<float> random_values(std::size_t count, std::uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.f, 1.f);
@@ -181,7 +160,7 @@ int run_attention(const AttentionArgs& a) {
   const Precision precision = dtype == "fp16" ? precisions::fp16 : precisions::fp32;
 
   HeapMeter& meter = counting_heap();
-  Progress progress(variants.size() * a.seqs.size());
+  Progress progress("measuring", variants.size() * a.seqs.size());
   for (const std::uint64_t seq : a.seqs) {  // one set of inputs per length, shared by the variants
     const std::uint64_t elements =
         checked_mul(checked_mul(checked_mul(a.batch, a.heads, "q, k, v"), seq, "q, k, v"), a.head_dim, "q, k, v");
@@ -270,7 +249,7 @@ int run_lanczos(const LanczosArgs& a) {
   report.parameters = "m=" + std::to_string(a.iterations) + " k=" + std::to_string(a.k) + ", dense symmetric operator";
   report.method = std::string(kCpuMethod) + "; the operator's n x n matrix is an input";
   HeapMeter& meter = counting_heap();
-  Progress progress(modes.size() * a.dims.size());
+  Progress progress("measuring", modes.size() * a.dims.size());
   for (const bool reorth : modes) {
     for (const std::uint64_t n : a.dims) {
       progress.step(std::string("lanczos ") + (reorth ? "reorth" : "plain") + " at n " + std::to_string(n));
@@ -335,7 +314,7 @@ int run_block_eig(const BlockEigArgs& a) {
   report.parameters = std::to_string(a.blocks) + " symmetric blocks";
   report.method = kCpuMethod;
   HeapMeter& meter = counting_heap();
-  Progress progress(a.sizes.size());
+  Progress progress("measuring", a.sizes.size());
   for (const std::uint64_t b : a.sizes) {
     progress.step("block-eig at b " + std::to_string(b));
     const Bytes input(checked_mul(checked_mul(checked_mul(a.blocks, b, "the blocks"), b, "the blocks"), 4, "the blocks"));

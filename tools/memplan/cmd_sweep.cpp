@@ -16,6 +16,7 @@
 #include "memplan/plan/sweep.hpp"
 #include "memplan/resolve/resolver.hpp"
 #include "plan_options.hpp"
+#include "progress.hpp"
 
 namespace memplan::cli {
 
@@ -114,7 +115,17 @@ int run_sweep(const SweepArgs& a) {
   report.smallest_gpu = a.smallest_gpu;
   const std::vector<GpuSpec> table = a.smallest_gpu ? builtin_gpus() : std::vector<GpuSpec>{};
   bool any = false;
-  for (const SweepRow& row : run_sweep(models, base, axes, plan.budget, plan.threshold)) {
+  std::size_t points = 1;
+  for (const std::size_t n : {models.size(), axes.workloads.size(), axes.precisions.size(), axes.batches.size(),
+                              axes.seqs.size()}) {
+    points *= n;
+  }
+  std::vector<SweepRow> rows;
+  {
+    Progress progress("sweeping plans", points);
+    rows = run_sweep(models, base, axes, plan.budget, plan.threshold, [&] { progress.step(); });
+  }
+  for (const SweepRow& row : rows) {
     SweepReportRow out;
     out.model = models[row.point.model].name;
     out.workload = to_string(row.point.workload);
