@@ -87,7 +87,7 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   try {
     validate(s);
   } catch (const Error& e) {
-    map.fail(e.key(), e.what());
+    map.fail(e.key(), e.what(), e.kind());
   }
   return entry;
 }

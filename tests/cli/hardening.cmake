@@ -195,3 +195,9 @@ add_test(NAME cli.index_with_many_shards_fails_fast
                  -P "${CMAKE_CURRENT_SOURCE_DIR}/index_many_shards.cmake")
 # A bound, not a benchmark: the quadratic version ran for minutes.
 set_tests_properties(cli.index_with_many_shards_fails_fast PROPERTIES LABELS cli TIMEOUT 60)
+# Sizes each in range that multiply past 64 bits: the error names the file, the place and
+# the key (it said only "arithmetic overflow computing matrix elements").
+cli_case(model_sizes_overflow_located EXIT 2 ARGS estimate "${data}/overflowing-sizes.yaml" -w weights STDOUT_EMPTY
+         STDERR "overflowing-sizes\\.yaml:2:10: the model's parameter count does not fit in 64 bits \\(arithmetic overflow computing [^)]*\\); 'd_model' 4294967296 is the largest of its sizes")
+cli_case(config_sizes_overflow_located EXIT 2 ARGS estimate "${data}/hf-overflow/config.json" -w weights STDOUT_EMPTY
+         STDERR "hf-overflow/config\\.json:1:[0-9]+: the model's parameter count does not fit in 64 bits")
