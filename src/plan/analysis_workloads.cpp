@@ -202,7 +202,7 @@ Item reduced_patterns(const ModelSpec& s, const Workload& w) {
   if (reduced.chunk == 0) reduced.chunk = std::min<std::uint64_t>(512, w.seq_len);
   Item r = estimate_attention_patterns(s, w.batch, w.seq_len, reduced).components.front();
   r.name = "attention_patterns_reduced";
-  r.note = "entropy per row, " + std::to_string(reduced.chunk) + " query rows at a time (--attention-reduce)";
+  r.note = "entropy per row, " + std::to_string(reduced.chunk) + " query rows at a time (`attention_reduce`)";
   r.detail.clear();
   return r;
 }
@@ -237,7 +237,7 @@ TrainingShape shape_for(const Workload& w, std::uint64_t batch) {
     case AttentionVariant::chunked: t.flash_attention = false; break;  // autograd keeps every chunk's probabilities
     default:
       throw Error(ErrorKind::invalid_input,
-                  "training and gradient analyses model --attention eager, sdpa or chunked, not " + to_string(w.attention),
+                  "training and gradient analyses model `attention` eager, sdpa or chunked, not " + to_string(w.attention),
                   "attention");
   }
   return t;
