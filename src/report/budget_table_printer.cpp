@@ -87,7 +87,7 @@ void JsonPrinter::budget_table(const BudgetTableReport& r, std::ostream& out) co
   j["time_assumption"] = r.time_assumption;
   j["rows"] = rows;
   j["notes"] = r.notes;
-  out << j.dump(2) << '\n';
+  out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
 }
 
 }  // namespace detail

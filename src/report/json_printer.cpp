@@ -64,7 +64,7 @@ ordered_json tflops_json(const GpuSpec& g) {
   return j;
 }
 
-void emit(const ordered_json& j, std::ostream& out) { out << j.dump(2) << '\n'; }
+void emit(const ordered_json& j, std::ostream& out) { out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n'; }
 
 }  // namespace
 
@@ -233,7 +233,7 @@ void JsonPrinter::measurement(const MeasureReport& r, std::ostream& out) const {
   j["measure"] = {{"kernel", r.kernel},         {"device", r.device},   {"dtype", r.dtype},
                   {"parameters", r.parameters}, {"size", r.size_label}, {"method", r.method},
                   {"repeats", r.repeats},       {"notes", r.notes},     {"rows", rows}};
-  out << j.dump(2) << '\n';
+  out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
 }
 
 void JsonPrinter::calibration(const CalibrationReport& r, std::ostream& out) const {
@@ -251,7 +251,7 @@ void JsonPrinter::calibration(const CalibrationReport& r, std::ostream& out) con
   }
   if (!r.cache_path.empty()) j["calibration"]["cache_path"] = r.cache_path;
   j["calibration"]["figures"] = figures;
-  out << j.dump(2) << '\n';
+  out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
 }
 
 }  // namespace memplan::detail
@@ -274,7 +274,7 @@ void JsonPrinter::hooks(const HooksReport& r, std::ostream& out) const {
                            {"all_hooks", r.all_hooks},
                            {"selected_bytes", r.selected_bytes.count()},
                            {"all_bytes", r.all_bytes.count()}};
-  out << j.dump(2) << '\n';
+  out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
 }
 
 void JsonPrinter::attention_table(const AttentionTableReport& r, std::ostream& out) const {
@@ -293,7 +293,7 @@ void JsonPrinter::attention_table(const AttentionTableReport& r, std::ostream& o
                            {"include_inputs", r.include_inputs},
                            {"seq_lens", r.seq_lens},
                            {"rows", rows}};
-  out << j.dump(2) << '\n';
+  out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
 }
 
 }  // namespace memplan::detail
@@ -414,7 +414,7 @@ void JsonPrinter::fit(const FitReport& r, std::ostream& out) const {
   if (r.next_total) j["next_total_bytes"] = r.next_total->count();
   if (r.next_overflows) j["next_overflows"] = true;
   if (!r.binding.empty()) j["binding"] = {{"name", r.binding}, {"bytes", r.binding_bytes.count()}};
-  out << j.dump(2) << '\n';
+  out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
 }
 
 }  // namespace memplan::detail

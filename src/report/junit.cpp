@@ -2,30 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "xml_text.hpp"
+
 namespace memplan {
 
-namespace {
-
-std::string xml_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // XML 1.0 allows no control characters but tab, newline and carriage return.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') break;
-        out += c;
-    }
-  }
-  return out;
-}
-
-}  // namespace
+using detail::xml_text;
 
 std::string junit_xml(const CheckReport& report, Units units) {
   std::size_t failures = 0, errors = 0;
@@ -42,10 +23,10 @@ std::string junit_xml(const CheckReport& report, Units units) {
   out += fmt::format("  <testsuite name=\"memplan check\" tests=\"{0}\" failures=\"{1}\" errors=\"{2}\" skipped=\"0\">\n",
                      report.plans.size(), failures, errors);
   for (const PlanCheckRow& p : report.plans) {
-    const std::string name = xml_escape(p.plan);
+    const std::string name = xml_text(p.plan);
     if (!p.error.empty()) {
       out += fmt::format("    <testcase classname=\"memplan.check\" name=\"{}\">\n", name);
-      out += fmt::format("      <error message=\"{}\"/>\n", xml_escape(p.error));
+      out += fmt::format("      <error message=\"{}\"/>\n", xml_text(p.error));
       out += "    </testcase>\n";
       continue;
     }
@@ -56,9 +37,9 @@ std::string junit_xml(const CheckReport& report, Units units) {
     out += fmt::format("    <testcase classname=\"memplan.check\" name=\"{}\">\n", name);
     if (!p.fits) {
       out += fmt::format("      <failure message=\"{}\" type=\"over_budget\">total {} bytes &gt; limit {} bytes</failure>\n",
-                         xml_escape("does not fit: " + summary), p.total.count(), p.limit.count());
+                         xml_text("does not fit: " + summary), p.total.count(), p.limit.count());
     }
-    out += fmt::format("      <system-out>{}</system-out>\n", xml_escape(summary));
+    out += fmt::format("      <system-out>{}</system-out>\n", xml_text(summary));
     out += "    </testcase>\n";
   }
   out += "  </testsuite>\n</testsuites>\n";

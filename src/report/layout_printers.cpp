@@ -289,7 +289,7 @@ void JsonPrinter::layout(const LayoutReport& r, std::ostream& out) const {
     j["verdict"] = to_string(*r.verdict);
   }
   if (const std::optional<bool> fits = l.fits()) j["fits"] = *fits;
-  out << j.dump(2) << '\n';
+  out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
 }
 
 void CsvPrinter::layout(const LayoutReport& r, std::ostream& out) const {

@@ -172,7 +172,7 @@ void JsonPrinter::sweep(const SweepReport& r, std::ostream& out) const {
   }
   j["rows"] = rows;
   j["notes"] = r.notes;
-  out << j.dump(2) << '\n';
+  out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
 }
 
 void CsvPrinter::sweep(const SweepReport& r, std::ostream& out) const {
@@ -348,7 +348,7 @@ void JsonPrinter::recommend(const RecommendReport& r, std::ostream& out) const {
   j["gpus"] = gpus;
   j["gpus_that_fit"] = fitting;
   j["notes"] = r.notes;
-  out << j.dump(2) << '\n';
+  out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
 }
 
 // ---------------------------------------------------------------- csv: grids only

@@ -11,6 +11,7 @@
 
 #include "memplan/core/error.hpp"
 #include "memplan/report/printer.hpp"
+#include "xml_text.hpp"
 
 namespace memplan {
 
@@ -19,19 +20,7 @@ namespace {
 constexpr std::array<const char*, 10> kColours = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                                   "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 
-std::string xml(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string xml(const std::string& text) { return detail::xml_text(text); }
 
 // "16.00 GiB" -> "16 GiB" for axis labels.
 std::string tick_label(Bytes b, Units u) {

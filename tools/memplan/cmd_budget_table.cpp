@@ -153,11 +153,18 @@ int run_budget_table(const BudgetArgs& args) {
                           : "largest parts: " + largest_parts(b, units);
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::overflow) throw;
-      const FullCurvatureSize size =
-          full_curvature_size(params, w.analysis.curvature_dtype, "Hessian", spec.name, w.analysis.largest_device);
-      out.needed = wide_size_text(size.bytes);
       out.fits = false;
-      out.note = size.message;
+      if (row->kind == WorkloadKind::hessian || row->kind == WorkloadKind::full_fisher) {
+        // The dense n x n matrix: its size, exact past 64 bits.
+        const FullCurvatureSize size =
+            full_curvature_size(params, w.analysis.curvature_dtype,
+                                row->kind == WorkloadKind::hessian ? "Hessian" : "Fisher", spec.name,
+                                w.analysis.largest_device);
+        out.needed = wide_size_text(size.bytes);
+        out.note = size.message;
+      } else {
+        out.note = std::string("the total does not fit in 64 bits: ") + e.what();  // this row's own overflow
+      }
     }
     if (const auto time = estimate_workload_time(spec, w, gpu)) {
       out.seconds = time->seconds;
