@@ -201,3 +201,15 @@ cli_case(model_sizes_overflow_located EXIT 2 ARGS estimate "${data}/overflowing-
          STDERR "overflowing-sizes\\.yaml:2:10: the model's parameter count does not fit in 64 bits \\(arithmetic overflow computing [^)]*\\); 'd_model' 4294967296 is the largest of its sizes")
 cli_case(config_sizes_overflow_located EXIT 2 ARGS estimate "${data}/hf-overflow/config.json" -w weights STDOUT_EMPTY
          STDERR "hf-overflow/config\\.json:1:[0-9]+: the model's parameter count does not fit in 64 bits")
+# A file name that is not UTF-8: JSON output stays valid JSON (it exited 3), a JUnit report
+# stays valid XML (the name's bad byte becomes U+FFFD).
+add_test(NAME cli.non_utf8_name_in_json
+         COMMAND sh -c "cp \"$1\" \"$(printf 'latin1-\\351.yaml')\" && \"$0\" estimate \"$(printf 'latin1-\\351.yaml')\" -w weights --format json > latin1.json; echo \"exit $?\"; /usr/bin/python3 -c 'import json; print(ascii(json.load(open(\"latin1.json\"))[\"model\"][\"origin\"]))'"
+                 "$<TARGET_FILE:memplan>" "${data}/tiny-gpt2.yaml"
+         WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")
+set_tests_properties(cli.non_utf8_name_in_json PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION "^exit 0\n'latin1-\\\\ufffd\\.yaml'\n$")
+add_test(NAME cli.non_utf8_name_in_junit
+         COMMAND sh -c "cp \"$1\" \"$(printf 'plan-\\351.yaml')\" && \"$0\" check \"$(printf 'plan-\\351.yaml')\" --junit latin1.xml > /dev/null; echo \"exit $?\"; /usr/bin/python3 -c 'import xml.dom.minidom as m; print(ascii(m.parse(\"latin1.xml\").getElementsByTagName(\"testcase\")[0].getAttribute(\"name\")))'"
+                 "$<TARGET_FILE:memplan>" "${PROJECT_SOURCE_DIR}/configs/plans/gpt2-selective-cache-rtx3060.yaml"
+         WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")
+set_tests_properties(cli.non_utf8_name_in_junit PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION "^exit 0\n'plan-\\\\ufffd\\.yaml'\n$")
