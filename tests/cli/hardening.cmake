@@ -213,3 +213,16 @@ add_test(NAME cli.non_utf8_name_in_junit
                  "$<TARGET_FILE:memplan>" "${PROJECT_SOURCE_DIR}/configs/plans/gpt2-selective-cache-rtx3060.yaml"
          WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")
 set_tests_properties(cli.non_utf8_name_in_junit PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION "^exit 0\n'plan-\\\\ufffd\\.yaml'\n$")
+# A driver library override that is a FIFO is refused, not opened (dlopen would block).
+add_test(NAME cli.driver_override_fifo_refused
+         COMMAND sh -c "rm -f fifo-libcuda.so && mkfifo fifo-libcuda.so && MEMPLAN_CUDA_LIBRARY=$PWD/fifo-libcuda.so MEMPLAN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 timeout 10 \"$0\" probe; echo \"exit $?\"" "$<TARGET_FILE:memplan>"
+         WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")
+set_tests_properties(cli.driver_override_fifo_refused PROPERTIES LABELS cli
+  PASS_REGULAR_EXPRESSION "status +no_driver: no NVIDIA driver: [^\n]*fifo-libcuda\\.so could not be loaded \\([^\n]*is not a regular file\\).*exit 0")
+# The numeric options outside the table are range-checked too.
+cli_case(attention_negative_batch EXIT 2 ARGS attention --batch -1 STDOUT_EMPTY STDERR "--batch: Value -1 not in range")
+cli_case(hooks_zero_seq EXIT 2 ARGS hooks gpt2 --seq 0 STDOUT_EMPTY STDERR "--seq: Value 0 not in range")
+cli_case(budget_table_infinite_ratio EXIT 2 ARGS budget-table --zlib-ratio inf STDOUT_EMPTY
+         STDERR "--zlib-ratio: Value inf is not a finite number")
+cli_case(budget_table_nan_efficiency EXIT 2 ARGS budget-table --efficiency nan STDOUT_EMPTY
+         STDERR "--efficiency: Value nan is not a finite number")

@@ -7,6 +7,7 @@
 
 #include "plan_options.hpp"
 #include "commands.hpp"
+#include "validators.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/core/text.hpp"
@@ -195,10 +196,10 @@ void define_budget_table(CLI::App& self, int& exit_code) {
   cmd->add_option("-m,--model", args->model, "Built-in model name or path to a .yaml model file")->capture_default_str();
   cmd->add_option("-g,--gpu", args->gpu, "GPU to plan for (see 'memplan gpus')")->capture_default_str();
   cmd->add_option("--table", args->table, "Which of 000's tables: 7b, 70b or auto (by parameter count)")->capture_default_str();
-  cmd->add_option("-b,--batch", args->batch, "Batch for every row (default: the table's, 32 or 8)");
+  cmd->add_option("-b,--batch", args->batch, "Batch for every row (default: the table's, 32 or 8)")->check(count_range());
   cmd->add_option("-p,--precision", args->precision, "Weight precision")->capture_default_str();
-  cmd->add_option("--zlib-ratio", args->zlib_ratio, "Assumed zlib ratio on top of int8 (000: 8, i.e. 32x)")->capture_default_str();
-  cmd->add_option("--efficiency", args->efficiency, "Time estimates: fraction of peak throughput (default: stated per part)");
+  cmd->add_option("--zlib-ratio", args->zlib_ratio, "Assumed zlib ratio on top of int8 (000: 8, i.e. 32x)")->capture_default_str()->check(finite_range(1.0, 1e6));
+  cmd->add_option("--efficiency", args->efficiency, "Time estimates: fraction of peak throughput (default: stated per part)")->check(finite_range(1e-6, 1.0));
   add_output_options(*cmd, args->output);
   cmd->callback([args, &exit_code] { exit_code = run_budget_table(*args); });
 }

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "commands.hpp"
+#include "validators.hpp"
 #include "progress.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
@@ -47,8 +48,6 @@ std::vector<float> random_values(std::size_t count, std::uint32_t seed) {
   return out;
 }
 
-// Every count of measure: 1 to 2^40 (CLI11 would read -1 as 2^64-1 into an unsigned).
-const CLI::Range kCount(std::uint64_t{1}, std::uint64_t{1} << 40, "a whole number from 1 to 2^40");
 
 // Refuses a run whose inputs and estimated peak do not fit in this machine's available
 // memory, before allocating: `what` says which run, `needed` is inputs + estimate.
@@ -360,15 +359,15 @@ void define_measure(CLI::App& self, int& exit_code) {
                                                     "causal_linear_naive, causal_linear_chunked, recurrent")
       ->delimiter(',')
       ->capture_default_str();
-  attention->add_option("--batch", at->batch, "B")->check(kCount)->capture_default_str();
-  attention->add_option("--heads", at->heads, "H")->check(kCount)->capture_default_str();
-  attention->add_option("--head-dim", at->head_dim, "D")->check(kCount)->capture_default_str();
-  attention->add_option("--seq", at->seqs, "Sequence lengths N, comma-separated")->check(kCount)->delimiter(',')->capture_default_str();
-  attention->add_option("--chunk", at->chunk, "C, for chunked and causal_linear_chunked")->check(kCount)->capture_default_str();
+  attention->add_option("--batch", at->batch, "B")->check(count_range())->capture_default_str();
+  attention->add_option("--heads", at->heads, "H")->check(count_range())->capture_default_str();
+  attention->add_option("--head-dim", at->head_dim, "D")->check(count_range())->capture_default_str();
+  attention->add_option("--seq", at->seqs, "Sequence lengths N, comma-separated")->check(count_range())->delimiter(',')->capture_default_str();
+  attention->add_option("--chunk", at->chunk, "C, for chunked and causal_linear_chunked")->check(count_range())->capture_default_str();
   attention->add_option("--device", at->device, "cpu, or cuda (falls back to the CPU, saying why, without a device)")
       ->capture_default_str();
   attention->add_option("--dtype", at->dtype, "fp32, or fp16 (CUDA only)")->capture_default_str();
-  attention->add_option("--repeats", at->repeats, "Runs per point; time is the best and the median")->check(kCount)->capture_default_str();
+  attention->add_option("--repeats", at->repeats, "Runs per point; time is the best and the median")->check(count_range())->capture_default_str();
   add_output_options(*attention, at->output);
   at->output.csv = true;
   attention->get_option("--format")->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
@@ -377,11 +376,11 @@ void define_measure(CLI::App& self, int& exit_code) {
 
   auto la = std::make_shared<LanczosArgs>();
   CLI::App* lanczos = cmd->add_subcommand("lanczos", "Lanczos top-k on a dense symmetric operator, with and without reorthogonalisation");
-  lanczos->add_option("--dim", la->dims, "Operator sizes n, comma-separated")->check(kCount)->delimiter(',')->capture_default_str();
-  lanczos->add_option("--iterations", la->iterations, "Lanczos steps m (at most n)")->check(kCount)->capture_default_str();
-  lanczos->add_option("--k", la->k, "Eigenvalues wanted")->check(kCount)->capture_default_str();
+  lanczos->add_option("--dim", la->dims, "Operator sizes n, comma-separated")->check(count_range())->delimiter(',')->capture_default_str();
+  lanczos->add_option("--iterations", la->iterations, "Lanczos steps m (at most n)")->check(count_range())->capture_default_str();
+  lanczos->add_option("--k", la->k, "Eigenvalues wanted")->check(count_range())->capture_default_str();
   lanczos->add_option("--reorth", la->reorth, "both, on or off")->capture_default_str();
-  lanczos->add_option("--repeats", la->repeats, "Runs per point")->check(kCount)->capture_default_str();
+  lanczos->add_option("--repeats", la->repeats, "Runs per point")->check(count_range())->capture_default_str();
   add_output_options(*lanczos, la->output);
   la->output.csv = true;
   lanczos->get_option("--format")->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
@@ -391,9 +390,9 @@ void define_measure(CLI::App& self, int& exit_code) {
   auto be = std::make_shared<BlockEigArgs>();
   CLI::App* block = cmd->add_subcommand("block-eig", "Per-block eigenvalues of a block-diagonal (Fisher) approximation");
   block->alias("fisher-block");
-  block->add_option("--blocks", be->blocks, "Number of blocks")->check(kCount)->capture_default_str();
-  block->add_option("--block-size", be->sizes, "Block sizes b, comma-separated")->check(kCount)->delimiter(',')->capture_default_str();
-  block->add_option("--repeats", be->repeats, "Runs per point")->check(kCount)->capture_default_str();
+  block->add_option("--blocks", be->blocks, "Number of blocks")->check(count_range())->capture_default_str();
+  block->add_option("--block-size", be->sizes, "Block sizes b, comma-separated")->check(count_range())->delimiter(',')->capture_default_str();
+  block->add_option("--repeats", be->repeats, "Runs per point")->check(count_range())->capture_default_str();
   add_output_options(*block, be->output);
   be->output.csv = true;
   block->get_option("--format")->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
