@@ -156,7 +156,7 @@ foreach(kind wrong-types negative huge directory)
 endforeach()
 # Input that is not understood is refused, not dropped: a second YAML document, nested lists.
 cli_case(plan_two_documents EXIT 2 ARGS check "${bad_plans}/two-documents.yaml" STDOUT_EMPTY
-         STDERR "two-documents\\.yaml:5:1: the file holds 2 YAML documents \\(separated by '---'\\); memplan reads one per file")
+         STDERR "two-documents\\.yaml:4:1: the file holds more than one YAML document \\(separated by '---'\\); memplan reads one per file")
 cli_case(plan_nested_layers EXIT 2 ARGS check "${bad_plans}/nested-layers.yaml" STDOUT_EMPTY
          STDERR "nested-layers\\.yaml:4:11: 'layers' lists words or numbers, not nested lists or mappings")
 # Escape sequences from a file never reach the terminal or a file memplan writes: the
