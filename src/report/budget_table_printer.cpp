@@ -1,25 +1,13 @@
-// memplan budget-table (issue 4): 000's memory budget tables beside memplan's own figures,
-// and format_duration for every time estimate.
+// memplan budget-table (issue 4): 000's memory budget tables beside memplan's own figures.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "memplan/core/text.hpp"
 #include "printers.hpp"
 
 namespace memplan {
-
-std::string format_duration(double seconds) {
-  if (!(seconds >= 0) || std::isinf(seconds)) return "-";
-  if (seconds < 1) return fmt::format("{:.0f} ms", seconds * 1e3);
-  if (seconds < 60) return fmt::format("{:.2g} s", seconds);
-  if (seconds < 3600) return fmt::format("{:.2g} min", seconds / 60);
-  if (seconds < 86400 * 2) return fmt::format("{:.2g} h", seconds / 3600);
-  if (seconds < 86400 * 365.25 * 2) return fmt::format("{:.2g} days", seconds / 86400);
-  return fmt::format("{:.2g} years", seconds / (86400 * 365.25));
-}
 
 namespace detail {
 

@@ -52,9 +52,10 @@ std::string point_label(const SweepReportRow& row) {
   return fmt::format("{} {} {} batch {} seq {}", row.model, row.workload, row.precision, row.batch, row.seq_len);
 }
 
-[[noreturn]] void csv_not_available(const char* what) {
-  throw Error(ErrorKind::invalid_input,
-              std::string("`format` csv prints grids (memplan sweep); ") + what + " prints as table or json", "format");
+// The reports that are not grids of rows refuse csv where every refusal is made.
+[[noreturn]] void csv_not_available() {
+  require_format(OutputFormat::csv, /*csv=*/false);
+  throw Error(ErrorKind::internal, "require_format accepted csv for a report without it");
 }
 
 }  // namespace
@@ -353,11 +354,11 @@ void JsonPrinter::recommend(const RecommendReport& r, std::ostream& out) const {
 
 // ---------------------------------------------------------------- csv: grids only
 
-void CsvPrinter::estimate(const EstimateReport&, std::ostream&) const { csv_not_available("estimate"); }
-void CsvPrinter::models(const std::vector<ModelRow>&, std::ostream&) const { csv_not_available("models"); }
-void CsvPrinter::gpus(const std::vector<GpuSpec>&, std::ostream&) const { csv_not_available("gpus"); }
-void CsvPrinter::resolve(const ResolveReport&, std::ostream&) const { csv_not_available("resolve"); }
-void CsvPrinter::probe(const ProbeReport&, std::ostream&) const { csv_not_available("probe"); }
+void CsvPrinter::estimate(const EstimateReport&, std::ostream&) const { csv_not_available(); }
+void CsvPrinter::models(const std::vector<ModelRow>&, std::ostream&) const { csv_not_available(); }
+void CsvPrinter::gpus(const std::vector<GpuSpec>&, std::ostream&) const { csv_not_available(); }
+void CsvPrinter::resolve(const ResolveReport&, std::ostream&) const { csv_not_available(); }
+void CsvPrinter::probe(const ProbeReport&, std::ostream&) const { csv_not_available(); }
 void CsvPrinter::measurement(const MeasureReport& r, std::ostream& out) const {
   out << "kernel,device,dtype,variant," << r.size_label
       << ",shape,estimate_bytes,measured_bytes,ratio,seconds_best,seconds_median,note\n";
@@ -373,14 +374,14 @@ void CsvPrinter::measurement(const MeasureReport& r, std::ostream& out) const {
                        row.measured ? fmt::format("{:.9g}", row.seconds_median) : "", csv_field(row.note));
   }
 }
-void CsvPrinter::calibration(const CalibrationReport&, std::ostream&) const { csv_not_available("calibrate"); }
-void CsvPrinter::hooks(const HooksReport&, std::ostream&) const { csv_not_available("hooks"); }
-void CsvPrinter::attention_table(const AttentionTableReport&, std::ostream&) const { csv_not_available("attention"); }
-void CsvPrinter::imported_model(const ImportReport&, std::ostream&) const { csv_not_available("import"); }
-void CsvPrinter::checkpoint(const CheckpointReport&, std::ostream&) const { csv_not_available("import"); }
-void CsvPrinter::check(const CheckReport&, std::ostream&) const { csv_not_available("check"); }
-void CsvPrinter::fit(const FitReport&, std::ostream&) const { csv_not_available("fit"); }
-void CsvPrinter::budget_table(const BudgetTableReport&, std::ostream&) const { csv_not_available("budget-table"); }
-void CsvPrinter::recommend(const RecommendReport&, std::ostream&) const { csv_not_available("recommend"); }
+void CsvPrinter::calibration(const CalibrationReport&, std::ostream&) const { csv_not_available(); }
+void CsvPrinter::hooks(const HooksReport&, std::ostream&) const { csv_not_available(); }
+void CsvPrinter::attention_table(const AttentionTableReport&, std::ostream&) const { csv_not_available(); }
+void CsvPrinter::imported_model(const ImportReport&, std::ostream&) const { csv_not_available(); }
+void CsvPrinter::checkpoint(const CheckpointReport&, std::ostream&) const { csv_not_available(); }
+void CsvPrinter::check(const CheckReport&, std::ostream&) const { csv_not_available(); }
+void CsvPrinter::fit(const FitReport&, std::ostream&) const { csv_not_available(); }
+void CsvPrinter::budget_table(const BudgetTableReport&, std::ostream&) const { csv_not_available(); }
+void CsvPrinter::recommend(const RecommendReport&, std::ostream&) const { csv_not_available(); }
 
 }  // namespace memplan::detail

@@ -20,11 +20,8 @@ struct OutputOptions {
 
   std::unique_ptr<Printer> printer() const {
     const OutputFormat f = parse_output_format(format);
-    if (f == OutputFormat::csv && !csv) {
-      throw Error(ErrorKind::invalid_input, "--format csv applies to 'memplan sweep' and 'memplan measure'; accepted here: 'table' or 'json'",
-                  "format");
-    }
-    return make_printer(f, PrintOptions{parse_units(units), explain});
+    require_format(f, csv);
+    return make_printer(f, PrintOptions{f, parse_units(units), explain});
   }
 };
 

@@ -17,26 +17,10 @@
 #include "memplan/estimators/compute_time.hpp"
 #include "memplan/estimators/parallelism.hpp"
 #include "memplan/plan/verdict.hpp"
+#include "memplan/report/print.hpp"
 #include "memplan/resolve/resolver.hpp"
 
 namespace memplan {
-
-enum class Units { iec, si };            // KiB/MiB/GiB (powers of 1024) or KB/MB/GB (powers of 1000)
-enum class OutputFormat { table, json, csv };  // csv: memplan sweep only
-
-// Parse the CLI spellings ("iec", "si"; "table", "json", "csv"). Throw Error(invalid_input).
-Units parse_units(std::string_view text);
-OutputFormat parse_output_format(std::string_view text);
-
-// Returns bytes as a value and unit with two decimals: "12.55 GiB", "13.48 GB", "512 B".
-std::string format_bytes(Bytes bytes, Units units);
-
-// Returns a duration for people, two significant figures: "850 ms", "4.2 s", "12 min",
-// "3.1 h", "2.0 days", "4.5e+06 years".
-std::string format_duration(double seconds);
-
-// JSON schema version of every report; bumped only when a field is renamed or removed.
-inline constexpr int json_schema_version = 1;
 
 struct EstimateReport {
   std::string model;                   // model name
@@ -416,11 +400,6 @@ struct LayoutReport {
   EstimateReport header;               // model, workload, precision, warnings (breakdown, device, fits unused)
   LayoutEstimate layout;               // one Breakdown per device role, checked against its GPU when one is named
   std::optional<Verdict> verdict;      // the most loaded device against its GPU and the threshold
-};
-
-struct PrintOptions {
-  Units units = Units::iec;
-  bool explain = false;  // show each row's formula
 };
 
 class Printer {

@@ -1,9 +1,11 @@
+#include "memplan/report/print.hpp"
+
 #include <fmt/format.h>
 
 #include <array>
+#include <cmath>
 
 #include "memplan/core/error.hpp"
-#include "memplan/report/printer.hpp"
 
 namespace memplan {
 
@@ -22,6 +24,14 @@ OutputFormat parse_output_format(std::string_view text) {
               "format");
 }
 
+void require_format(OutputFormat format, bool csv) {
+  if (format == OutputFormat::csv && !csv) {
+    throw Error(ErrorKind::invalid_input,
+                "`format` csv applies to 'memplan sweep' and 'memplan measure'; accepted here: 'table' or 'json'",
+                "format");
+  }
+}
+
 std::string format_bytes(Bytes bytes, Units units) {
   static constexpr std::array<const char*, 7> iec{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   static constexpr std::array<const char*, 7> si{"B", "KB", "MB", "GB", "TB", "PB", "EB"};
@@ -37,6 +47,16 @@ std::string format_bytes(Bytes bytes, Units units) {
     ++unit;
   }
   return fmt::format("{:.2f} {}", value, names[unit]);
+}
+
+std::string format_duration(double seconds) {
+  if (!(seconds >= 0) || std::isinf(seconds)) return "-";
+  if (seconds < 1) return fmt::format("{:.0f} ms", seconds * 1e3);
+  if (seconds < 60) return fmt::format("{:.2g} s", seconds);
+  if (seconds < 3600) return fmt::format("{:.2g} min", seconds / 60);
+  if (seconds < 86400 * 2) return fmt::format("{:.2g} h", seconds / 3600);
+  if (seconds < 86400 * 365.25 * 2) return fmt::format("{:.2g} days", seconds / 86400);
+  return fmt::format("{:.2g} years", seconds / (86400 * 365.25));
 }
 
 }  // namespace memplan
