@@ -7,55 +7,6 @@ namespace memplan::detail {
 
 using nlohmann::ordered_json;
 
-ordered_json item_json(const Item& item) {
-  ordered_json j;
-  j["name"] = item.name;
-  j["bytes"] = item.bytes.count();
-  if (item.params) j["params"] = *item.params;
-  j["formula"] = item.formula;
-  if (!item.note.empty()) j["note"] = item.note;
-  if (item.low && item.high) {
-    j["bytes_low"] = item.low->count();
-    j["bytes_high"] = item.high->count();
-  }
-  if (!item.detail.empty()) {
-    ordered_json detail = ordered_json::array();
-    for (const Item& d : item.detail) detail.push_back(item_json(d));
-    j["detail"] = detail;
-  }
-  return j;
-}
-
-void add_breakdown_json(ordered_json& j, const Breakdown& b, bool allocator_figures) {
-  ordered_json components = ordered_json::array();
-  for (const Item& item : b.components) components.push_back(item_json(item));
-  j["components"] = components;
-  j["total_bytes"] = b.total().count();
-  if (allocator_figures && b.find("overhead") != nullptr) {
-    j["allocated_bytes"] = b.allocated().count();
-    j["reserved_bytes"] = b.reserved().count();
-  }
-  if (b.total_low() != b.total() || b.total_high() != b.total()) {
-    j["total_bytes_low"] = b.total_low().count();
-    j["total_bytes_high"] = b.total_high().count();
-  }
-  if (!b.host.empty()) {
-    ordered_json host = ordered_json::array();
-    for (const Item& item : b.host) host.push_back(item_json(item));
-    j["host_components"] = host;
-    j["host_total_bytes"] = b.host_total().count();
-  }
-  if (!b.alternatives.empty()) {
-    ordered_json alternatives = ordered_json::array();
-    for (const Alternative& a : b.alternatives) {
-      ordered_json alternative = item_json(a.item);
-      alternative["replaces"] = a.replaces;
-      alternatives.push_back(alternative);
-    }
-    j["alternatives"] = alternatives;
-  }
-}
-
 namespace {
 
 ordered_json tflops_json(const GpuSpec& g) {
@@ -67,41 +18,6 @@ ordered_json tflops_json(const GpuSpec& g) {
 void emit(const ordered_json& j, std::ostream& out) { out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n'; }
 
 }  // namespace
-
-void JsonPrinter::estimate(const EstimateReport& r, std::ostream& out) const {
-  ordered_json j;
-  j["schema_version"] = json_schema_version;
-  j["model"] = {{"name", r.model}, {"family", r.family}, {"origin", r.model_origin}, {"params", r.params}};
-  j["workload"] = {{"kind", r.workload_kind}};
-  if (r.batch > 0) {
-    j["workload"]["batch_size"] = r.batch;
-    j["workload"]["seq_len"] = r.seq_len;
-    if (r.new_tokens > 0) j["workload"]["new_tokens"] = r.new_tokens;
-  }
-  j["precision"] = {{"requested", r.precision_requested},
-                    {"resolved", r.precision_resolved},
-                    {"warnings", r.warnings}};
-  add_breakdown_json(j, r.breakdown, /*allocator_figures=*/true);
-  if (r.device) {
-    j["device"] = {{"name", r.device->name}, {"memory_bytes", r.device->memory.count()}};
-  }
-  if (r.verdict) {
-    j["threshold"] = r.threshold;
-    j["verdict"] = to_string(*r.verdict);
-    j["fits"] = *r.verdict != Verdict::does_not_fit;  // schema 1: within the device's memory; `verdict` says more
-  }
-  if (r.time) {
-    ordered_json parts = ordered_json::array();
-    for (const TimePart& p : r.time->parts) {
-      parts.push_back({{"name", p.name}, {"seconds", p.seconds}, {"flops", p.flops}, {"precision", to_string(p.format)},
-                       {"peak_tflops", p.peak_tflops}, {"efficiency", p.efficiency}, {"formula", p.formula},
-                       {"assumption", p.assumption}});
-    }
-    j["time"] = {{"seconds", r.time->seconds}, {"device", r.time->device}, {"assumption", r.time->assumption},
-                 {"parts", parts}};
-  }
-  emit(j, out);
-}
 
 void JsonPrinter::models(const std::vector<ModelRow>& rows, std::ostream& out) const {
   ordered_json list = ordered_json::array();
@@ -358,63 +274,6 @@ void JsonPrinter::checkpoint(const CheckpointReport& r, std::ostream& out) const
   j["schema_version"] = json_schema_version;
   j["checkpoint"] = c;
   out << j.dump(2, ' ', false, ordered_json::error_handler_t::replace) << '\n';
-}
-
-void JsonPrinter::check(const CheckReport& r, std::ostream& out) const {
-  ordered_json plans = ordered_json::array();
-  bool all_fit = true;
-  for (const PlanCheckRow& p : r.plans) {
-    ordered_json j;
-    j["plan"] = p.plan;
-    if (!p.error.empty()) {
-      j["error"] = p.error;
-      all_fit = false;
-      plans.push_back(j);
-      continue;
-    }
-    j["model"] = p.model;
-    j["workload"] = p.workload_kind;
-    j["precision"] = p.precision;
-    j["budget"] = p.budget;
-    if (!p.device.empty()) j["device"] = p.device;
-    j["total_bytes"] = p.total.count();
-    j["budget_bytes"] = p.budget_bytes.count();
-    j["threshold"] = p.threshold;
-    j["limit_bytes"] = p.limit.count();
-    j["verdict"] = to_string(p.verdict);
-    j["fits"] = p.fits;
-    j["notes"] = p.notes;
-    all_fit = all_fit && p.fits;
-    plans.push_back(j);
-  }
-  ordered_json j;
-  j["schema_version"] = json_schema_version;
-  j["plans"] = plans;
-  j["all_fit"] = all_fit;
-  out << j.dump(2, ' ', false, ordered_json::error_handler_t::replace) << '\n';
-}
-
-void JsonPrinter::fit(const FitReport& r, std::ostream& out) const {
-  ordered_json j;
-  j["schema_version"] = json_schema_version;
-  j["model"] = r.model;
-  j["workload"] = r.workload_kind;
-  j["gpu"] = r.gpu;
-  j["precision"] = r.precision;
-  j["vary"] = r.vary;
-  if (!r.option.empty()) j["option"] = r.option;
-  j["fixed"] = r.fixed;
-  j["value"] = r.value;
-  if (r.given_verdict) j["given"] = {{"value", r.given_value}, {"verdict", to_string(*r.given_verdict)}};
-  j["cap"] = r.cap;
-  j["threshold"] = r.threshold;
-  j["budget_bytes"] = r.budget_bytes.count();
-  j["limit_bytes"] = r.limit.count();
-  if (r.value > 0) j["total_bytes"] = r.total.count();
-  if (r.next_total) j["next_total_bytes"] = r.next_total->count();
-  if (r.next_overflows) j["next_overflows"] = true;
-  if (!r.binding.empty()) j["binding"] = {{"name", r.binding}, {"bytes", r.binding_bytes.count()}};
-  out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
 }
 
 }  // namespace memplan::detail

@@ -10,7 +10,9 @@
 #include <tuple>
 
 #include "memplan/core/error.hpp"
+#include "memplan/plan/fit.hpp"
 #include "memplan/report/printer.hpp"
+#include "memplan/report/sweep.hpp"
 #include "xml_text.hpp"
 
 namespace memplan {
@@ -93,8 +95,8 @@ class LogLogFrame {
 
 std::string sweep_svg(const SweepReport& r, Units units) {
   // x: sequence length when several are swept, else the batch.
-  const bool by_seq = r.seqs > 1 || r.batches <= 1;
-  const auto x_of = [&](const SweepReportRow& row) { return by_seq ? row.seq_len : row.batch; };
+  const bool by_seq = r.axes.seqs.size() > 1 || r.axes.batches.size() <= 1;
+  const auto x_of = [&](const SweepPoint& p) { return by_seq ? p.seq : p.batch; };
 
   // One series per model x workload x precision x the other axis' value.
   struct Series {
@@ -109,22 +111,27 @@ std::string sweep_svg(const SweepReport& r, Units units) {
     lo = lo == 0 ? v : std::min(lo, v);
     hi = std::max(hi, v);
   };
-  for (const SweepReportRow& row : r.rows) {
+  for (const SweepReportRow& x : r.rows) {
+    const SweepRow& row = x.row;
     if (!row.total || row.total->count() == 0) continue;
-    const std::uint64_t other = by_seq ? row.batch : row.seq_len;
-    const auto key = std::make_tuple(row.model, row.workload, row.precision, other);
+    const SweepPoint& p = row.point;
+    const std::string model = p.model < r.models.size() ? r.models[p.model] : "";
+    const std::uint64_t other = by_seq ? p.batch : p.seq;
+    const auto key = std::make_tuple(model, to_string(p.workload), to_string(p.precision), other);
     auto it = index.find(key);
     if (it == index.end()) {
       it = index.emplace(key, series.size()).first;
-      series.push_back({fmt::format("{} {} {} {}={}", row.model, row.workload, row.precision, by_seq ? "batch" : "seq", other),
+      series.push_back({fmt::format("{} {} {} {}={}", model, to_string(p.workload), to_string(p.precision),
+                                    by_seq ? "batch" : "seq", other),
                         {}});
     }
-    series[it->second].points.emplace_back(x_of(row), row.total->count());
-    xs.insert(x_of(row));
+    series[it->second].points.emplace_back(x_of(p), row.total->count());
+    xs.insert(x_of(p));
     extend(static_cast<double>(row.total->count()));
   }
   if (series.empty()) throw Error(ErrorKind::invalid_input, "no point of the sweep has an estimate to plot", "svg");
-  if (r.limit && r.limit->count() > 0) extend(static_cast<double>(r.limit->count()));
+  const Bytes limit = r.device ? budget_limit(r.device->memory, r.threshold) : Bytes(0);  // with a device
+  if (limit.count() > 0) extend(static_cast<double>(limit.count()));
   if (r.device && r.device->memory.count() > 0) extend(static_cast<double>(r.device->memory.count()));
 
   std::size_t longest = 0;
@@ -145,8 +152,8 @@ std::string sweep_svg(const SweepReport& r, Units units) {
                      colour, xml(label));
   };
   if (r.device) hline(r.device->memory, "#555", "2,0", r.device->name + " " + format_bytes(r.device->memory, units));
-  if (r.limit) {
-    hline(*r.limit, "#c00", "6,4", fmt::format("limit {} ({:g}%)", format_bytes(*r.limit, units), r.threshold * 100.0));
+  if (r.device) {
+    hline(limit, "#c00", "6,4", fmt::format("limit {} ({:g}%)", format_bytes(limit, units), r.threshold * 100.0));
   }
   // The series and the legend.
   for (std::size_t i = 0; i < series.size(); ++i) {

@@ -11,13 +11,24 @@
 
 namespace memplan::cli {
 
-// Options every reporting command shares: --format, --units.
+// Options every reporting command shares: --format, --units (--explain where it applies).
 struct OutputOptions {
   std::string format = "table";
   std::string units = "iec";
   bool explain = false;
-  bool csv = false;  // the command prints rows (sweep, measure): --format csv applies
+  bool csv = false;  // the command prints rows (measure): --format csv applies
 
+  // Returns the options to print `Report` with. Throws Error(invalid_input, key "format" or
+  // "units") for an unknown format or units, and for a format the report does not have
+  // (require_format): commands call it before doing any work.
+  template <class Report>
+  PrintOptions print_options() const {
+    const OutputFormat f = parse_output_format(format);
+    require_format<Report>(f);
+    return PrintOptions{f, parse_units(units), explain};
+  }
+
+  // The printer of the reports that have no header of their own yet.
   std::unique_ptr<Printer> printer() const {
     const OutputFormat f = parse_output_format(format);
     require_format(f, csv);

@@ -1,5 +1,7 @@
 // What every report shares: the output formats and units, sizes and durations for people,
-// and the one place a format a report does not have is refused.
+// and the one place a format a report does not have is refused. Each report has its own
+// header beside this one (estimate.hpp, fit.hpp, sweep.hpp, ...): the report, which holds
+// the library's results as they are, and `print`, which writes it in the format asked for.
 #pragma once
 
 #include <string>
@@ -34,10 +36,20 @@ struct PrintOptions {
 };
 
 // Every report prints as a table and as JSON; those that are grids of rows (a sweep, a
-// measurement) also as CSV. Returns normally when a report with (or without) a CSV form
-// prints in `format`. Throws Error(invalid_input, key "format") for csv on a report
-// without one: "`format` csv applies to 'memplan sweep' and 'memplan measure'; accepted
-// here: 'table' or 'json'".
+// measurement) also as CSV. A report's header sets has_csv<Report> = true when it has CSV.
+template <class Report>
+inline constexpr bool has_csv = false;
+
+// Returns normally when a report with (or without) a CSV form prints in `format`. Throws
+// Error(invalid_input, key "format") for csv on a report without one:
+// "`format` csv applies to 'memplan sweep' and 'memplan measure'; accepted here: 'table' or 'json'".
 void require_format(OutputFormat format, bool csv);
+
+// require_format for a report type: a command calls it before doing its work, and every
+// `print` calls it before writing anything.
+template <class Report>
+void require_format(OutputFormat format) {
+  require_format(format, has_csv<Report>);
+}
 
 }  // namespace memplan

@@ -1,6 +1,7 @@
 // Turning results into text for people (table) and programs (json). Every output format
 // implements Printer; commands build a report value and hand it to whichever printer the
-// user chose, so adding a format touches no command.
+// user chose. The planning reports (estimate, fit, sweep, recommend, check) have moved to a
+// header each, beside print.hpp.
 #pragma once
 
 #include <cstdint>
@@ -14,33 +15,10 @@
 
 #include "memplan/core/breakdown.hpp"
 #include "memplan/core/gpu_spec.hpp"
-#include "memplan/estimators/compute_time.hpp"
-#include "memplan/estimators/parallelism.hpp"
-#include "memplan/plan/verdict.hpp"
 #include "memplan/report/print.hpp"
 #include "memplan/resolve/resolver.hpp"
 
 namespace memplan {
-
-struct EstimateReport {
-  std::string model;                   // model name
-  std::string family;
-  std::string model_origin;            // "built-in" or a file path
-  std::uint64_t params = 0;
-  std::string workload_kind;           // "weights", "inference", ...
-  std::uint64_t batch = 0;             // 0 for weights-only estimates
-  std::uint64_t seq_len = 0;
-  std::uint64_t new_tokens = 0;
-  std::string precision_requested;
-  std::string precision_resolved;
-  std::string precision_description;   // "bf16, 2 B/param"
-  std::vector<std::string> warnings;
-  Breakdown breakdown;
-  std::optional<GpuSpec> device;       // set when the user named a GPU
-  std::optional<Verdict> verdict;      // against the device's memory and `threshold`
-  double threshold = 0.85;             // the share of the device a plan may use
-  std::optional<TimeEstimate> time;    // with a device: how long the workload takes (an estimate, its assumption stated)
-};
 
 struct ModelRow {
   std::string name;
@@ -247,51 +225,6 @@ struct CheckpointReport {
   std::vector<std::string> notes;
 };
 
-// memplan check: each plan against its budget x memory_warning_threshold.
-struct PlanCheckRow {
-  std::string plan;                    // the plan file as named
-  std::string model;
-  std::string workload_kind;
-  std::string precision;               // precision_mode resolved
-  std::string budget;                  // as the plan names it: a GPU, a size, "probe"
-  std::string device;                  // the GPU the budget is, when it is one
-  Bytes total;
-  Bytes budget_bytes;
-  Bytes limit;                         // floor(budget_bytes x threshold)
-  double threshold = 0.85;
-  bool fits = false;                   // verdict == fits
-  Verdict verdict = Verdict::does_not_fit;
-  std::vector<std::string> notes;      // settings that do not apply, resolver warnings
-  std::string error;                   // non-empty: the plan could not be read or estimated
-};
-
-struct CheckReport {
-  std::vector<PlanCheckRow> plans;
-};
-
-// memplan fit: the largest batch or sequence that fits on a GPU, and what binds.
-struct FitReport {
-  std::string model;
-  std::string workload_kind;
-  std::string gpu;
-  std::string precision;               // resolved for the GPU
-  std::string vary;                    // the knob: "batch", "seq", "attention_chunk" or "streaming_chunk"
-  std::string option;                  // the `memplan estimate` option it sets: "--batch", "--streaming-chunk", ...
-  std::string fixed;                   // the knobs held: "seq_len 2048", "batch 1", "batch 1, seq_len 4096"
-  std::uint64_t value = 0;             // the largest value that fits; 0 when none does
-  std::uint64_t cap = 0;               // the search's upper end (seq: the model's context)
-  double threshold = 0.85;
-  Bytes budget_bytes;
-  Bytes limit;                         // floor(budget_bytes x threshold)
-  Bytes total;                         // at value
-  std::optional<Bytes> next_total;     // at value + 1 (at 1 when none fits); unset at the cap or on overflow
-  bool next_overflows = false;         // the total at value + 1 (or 1) does not fit in 64 bits
-  std::string binding;                 // the component that grows the most from value to value + 1
-  Bytes binding_bytes;                 // its bytes at value + 1
-  std::uint64_t given_value = 0;       // the value the plan as given has
-  std::optional<Verdict> given_verdict;  // the verdict of the plan as given
-};
-
 // memplan budget-table: 000's memory budget tables, regenerated from memplan's formulas.
 struct BudgetRow {
   std::string metric;                  // 000's name: "Fisher Spectrum", "Lanczos (k=20)", ...
@@ -320,92 +253,9 @@ struct BudgetTableReport {
   std::vector<std::string> notes;
 };
 
-// memplan sweep: a grid of plans (plan/sweep.hpp), one row per point.
-struct SweepReportRow {
-  std::string model;
-  std::string workload;                // "inference", "training", ...
-  std::string precision;               // the weights' precision, resolved: "bf16", "int4-g128"
-  std::uint64_t batch = 0;
-  std::uint64_t seq_len = 0;
-  std::optional<Bytes> total;          // unset when the point cannot be estimated (`error`)
-  Bytes allocated;                     // the tensors: total less CUDA context, workspaces and allocator overhead
-  std::string largest;                 // the largest component
-  Bytes largest_bytes;
-  std::optional<bool> fits;            // verdict == fits, with a GPU
-  std::optional<Verdict> verdict;
-  std::optional<GpuSpec> smallest_gpu; // with --smallest-gpu: the GPU of the table with the least memory that holds it
-  std::string smallest_gpu_precision;  // the precision it runs in there, when the GPU changes it ("fp16" for bf16 on a V100)
-  std::vector<std::string> notes;
-  std::string error;
-};
-
-struct SweepReport {
-  std::size_t models = 0, workloads = 0, precisions = 0, batches = 0, seqs = 0;  // the axes' sizes
-  std::optional<GpuSpec> device;       // with --gpu
-  double threshold = 0.85;
-  std::optional<Bytes> limit;          // floor(device memory x threshold), with --gpu
-  bool smallest_gpu = false;           // rows carry the smallest GPU that fits (--smallest-gpu)
-  std::vector<SweepReportRow> rows;
-  std::vector<std::string> notes;      // precision resolutions
-};
-
-// memplan recommend: one change to the plan, estimated again (plan/recommend.hpp).
-struct MitigationRow {
-  std::string kind;                    // stable snake_case: precision, selective_cache, recompute, smaller_batch, combined, ...
-  std::string change;                  // in words
-  std::vector<std::string> options;    // the `memplan estimate` options that make the change
-  std::vector<std::string> command;    // the whole `memplan estimate` command line of the changed plan
-  std::string tradeoff;
-  Bytes total;
-  Bytes saved;
-  Bytes host;                          // host RAM the changed plan needs (0: none)
-  bool fits = false;
-};
-
-// The plan as given on one GPU of the table.
-struct GpuFitRow {
-  std::string name;
-  Bytes memory;
-  std::string precision;               // resolved for this GPU
-  std::optional<Bytes> total;          // unset when it overflows 64 bits
-  Bytes limit;                         // floor(memory x threshold)
-  bool fits = false;
-  std::vector<std::string> warnings;
-};
-
-struct RecommendReport {
-  std::string model;
-  std::string workload_kind;
-  std::uint64_t batch = 0;             // 0 for the weights alone
-  std::uint64_t seq_len = 0;
-  std::uint64_t new_tokens = 0;
-  std::string precision;               // resolved for the GPU
-  std::string gpu;
-  Bytes gpu_memory;
-  double threshold = 0.85;
-  Bytes total;                         // the plan as given
-  Bytes limit;                         // floor(gpu_memory x threshold)
-  bool fits = false;                   // verdict == fits
-  Verdict verdict = Verdict::does_not_fit;
-  std::vector<MitigationRow> mitigations;  // most saved first
-  std::optional<MitigationRow> combined;   // when no single change fits
-  std::uint64_t min_devices = 1;       // ceil(total / limit)
-  std::vector<GpuFitRow> gpus;         // every GPU of the table, smallest first
-  std::vector<std::string> notes;      // what memplan does not estimate here (more GPUs, weight offload)
-};
-
-// memplan estimate with a multi-GPU layout (--tp, --pp, --dp, --zero, --fsdp, --serving vllm,
-// --device-map): the memory of every device role.
-struct LayoutReport {
-  EstimateReport header;               // model, workload, precision, warnings (breakdown, device, fits unused)
-  LayoutEstimate layout;               // one Breakdown per device role, checked against its GPU when one is named
-  std::optional<Verdict> verdict;      // the most loaded device against its GPU and the threshold
-};
-
 class Printer {
  public:
   virtual ~Printer() = default;
-  virtual void estimate(const EstimateReport& report, std::ostream& out) const = 0;
   virtual void models(const std::vector<ModelRow>& rows, std::ostream& out) const = 0;
   virtual void gpus(const std::vector<GpuSpec>& gpus, std::ostream& out) const = 0;
   virtual void resolve(const ResolveReport& report, std::ostream& out) const = 0;
@@ -416,21 +266,10 @@ class Printer {
   virtual void attention_table(const AttentionTableReport& report, std::ostream& out) const = 0;
   virtual void imported_model(const ImportReport& report, std::ostream& out) const = 0;
   virtual void checkpoint(const CheckpointReport& report, std::ostream& out) const = 0;
-  virtual void check(const CheckReport& report, std::ostream& out) const = 0;
-  virtual void fit(const FitReport& report, std::ostream& out) const = 0;
   virtual void budget_table(const BudgetTableReport& report, std::ostream& out) const = 0;
-  virtual void sweep(const SweepReport& report, std::ostream& out) const = 0;
-  virtual void recommend(const RecommendReport& report, std::ostream& out) const = 0;
-  virtual void layout(const LayoutReport& report, std::ostream& out) const = 0;  // layout_printers.cpp
 };
 
 std::unique_ptr<Printer> make_printer(OutputFormat format, const PrintOptions& options);
-
-// Returns a self-contained SVG chart of a sweep: total memory (log scale) against sequence
-// length (or batch, when one sequence length is swept), one line per model x workload x
-// precision x batch (or sequence), and the limit and the GPU's memory as horizontal lines.
-// Points without an estimate are left out. Throws Error(invalid_input) when no point has one.
-std::string sweep_svg(const SweepReport& report, Units units);
 
 // Returns a log-log SVG chart of a measurement: per variant, the estimate as a dashed line
 // over the swept size and the measured peaks as dots (what seed 003 plots with matplotlib).

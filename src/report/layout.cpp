@@ -1,32 +1,15 @@
 // memplan estimate with a multi-GPU layout: one column per device role (table), one object
-// per device (json), one line per device (csv).
+// per device (JSON). estimate.cpp's print calls these when the estimate has a layout.
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 
+#include "common.hpp"
 #include "memplan/core/text.hpp"
-#include "printers.hpp"
 
 namespace memplan::detail {
 
 namespace {
-
-using nlohmann::ordered_json;
-
-ordered_json header_json(const EstimateReport& r) {
-  ordered_json j;
-  j["schema_version"] = json_schema_version;
-  j["model"] = {{"name", r.model}, {"family", r.family}, {"origin", r.model_origin}, {"params", r.params}};
-  j["workload"] = {{"kind", r.workload_kind}};
-  if (r.batch > 0) {
-    j["workload"]["batch_size"] = r.batch;
-    j["workload"]["seq_len"] = r.seq_len;
-    if (r.new_tokens > 0) j["workload"]["new_tokens"] = r.new_tokens;
-  }
-  j["precision"] = {{"requested", r.precision_requested}, {"resolved", r.precision_resolved}, {"warnings", r.warnings}};
-  return j;
-}
 
 // Component names in the order they first appear across the devices.
 std::vector<std::string> component_names(const LayoutEstimate& layout) {
@@ -43,18 +26,11 @@ std::string ratio_text(double value) { return fmt::format("{:.2f}", value); }
 
 }  // namespace
 
-void TablePrinter::layout(const LayoutReport& report, std::ostream& out) const {
-  const EstimateReport& h = report.header;
-  const LayoutEstimate& l = report.layout;
-  const Units u = options_.units;
-  out << fmt::format("model      {} ({}, {} parameters, {})\n", h.model, h.family, group_digits(h.params), h.model_origin);
-  if (h.batch > 0) {
-    out << fmt::format("workload   {}: batch {} x {} tokens{}\n", h.workload_kind, h.batch, h.seq_len,
-                       h.new_tokens ? fmt::format(" + {} generated", h.new_tokens) : "");
-  } else {
-    out << fmt::format("workload   {}\n", h.workload_kind);
-  }
-  out << fmt::format("precision  {}\n", h.precision_description);
+void layout_table(const EstimateReport& report, const PrintOptions& options, std::ostream& out) {
+  const EstimateHeader h = estimate_header(report);
+  const LayoutEstimate& l = *report.estimate.layout;
+  const Units u = options.units;
+  header_table(h, out);
   out << fmt::format("layout     {} [{}]\n\n", l.description, l.engine);
 
   std::size_t role_width = 4;
@@ -158,7 +134,7 @@ void TablePrinter::layout(const LayoutReport& report, std::ostream& out) const {
     out << "(a '-' under a device whose peak is the optimizer step: its activations are freed by then)\n";
   }
 
-  if (options_.explain) {
+  if (options.explain) {
     for (const DeviceMemory& d : l.devices) {
       out << fmt::format("\n{} (x{}):\n", d.role, d.count);
       for (const Item& c : d.breakdown.components) {
@@ -203,8 +179,8 @@ void TablePrinter::layout(const LayoutReport& report, std::ostream& out) const {
                          format_bytes(total, u), format_bytes(*w.capacity, u), w.gpu,
                          format_bytes(Bytes(w.capacity->count() - total.count()), u));
     }
-    if (*fits && report.verdict == Verdict::above_threshold) {
-      out << fmt::format("warning: the fullest GPU is above the {:g}% threshold ({:.1f}% used)\n", h.threshold * 100,
+    if (*fits && report.estimate.verdict == Verdict::above_threshold) {
+      out << fmt::format("warning: the fullest GPU is above the {:g}% threshold ({:.1f}% used)\n", report.plan.threshold * 100,
                          100.0 * static_cast<double>(total.count()) / static_cast<double>(w.capacity->count()));
     }
     if (!*fits) {
@@ -231,12 +207,12 @@ void TablePrinter::layout(const LayoutReport& report, std::ostream& out) const {
   for (const std::string& n : l.notes) out << "note: " << n << '\n';
   out << (u == Units::iec ? "\nsizes in IEC units (1 GiB = 1024^3 bytes; `units` si for GB)"
                           : "\nsizes in SI units (1 GB = 1000^3 bytes; `units` iec for GiB)")
-      << (options_.explain ? "\n" : "; `explain` shows each device's arithmetic, `format` json exact bytes\n");
+      << (options.explain ? "\n" : "; `explain` shows each device's arithmetic, `format` json exact bytes\n");
 }
 
-void JsonPrinter::layout(const LayoutReport& r, std::ostream& out) const {
-  const LayoutEstimate& l = r.layout;
-  ordered_json j = header_json(r.header);
+void layout_json(const EstimateReport& r, std::ostream& out) {
+  const LayoutEstimate& l = *r.estimate.layout;
+  ordered_json j = header_json(estimate_header(r));
   j["layout"] = {{"engine", l.engine},
                  {"description", l.description},
                  {"world_size", l.world_size},
@@ -250,7 +226,7 @@ void JsonPrinter::layout(const LayoutReport& r, std::ostream& out) const {
     dj["role"] = d.role;
     dj["count"] = d.count;
     dj["holds"] = d.holds;
-    add_breakdown_json(dj, d.breakdown, /*allocator_figures=*/true);
+    add_breakdown_json(dj, d.breakdown);
     if (d.capacity) {
       dj["device"] = {{"name", d.gpu}, {"memory_bytes", d.capacity->count()}};
       dj["fits"] = d.fits();
@@ -284,26 +260,12 @@ void JsonPrinter::layout(const LayoutReport& r, std::ostream& out) const {
   }
   if (!l.offloaded.empty()) j["offloaded"] = l.offloaded;
   j["notes"] = l.notes;
-  if (r.verdict) {
-    j["threshold"] = r.header.threshold;
-    j["verdict"] = to_string(*r.verdict);
+  if (r.estimate.verdict) {
+    j["threshold"] = r.plan.threshold;
+    j["verdict"] = to_string(*r.estimate.verdict);
   }
   if (const std::optional<bool> fits = l.fits()) j["fits"] = *fits;
-  out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
-}
-
-void CsvPrinter::layout(const LayoutReport& r, std::ostream& out) const {
-  const auto quote = [](const std::string& text) {
-    std::string q = "\"";
-    for (const char c : text) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-  };
-  out << "role,count,holds,gpu,capacity_bytes,total_bytes,host_bytes,fits\n";
-  for (const DeviceMemory& d : r.layout.devices) {
-    out << quote(d.role) << ',' << d.count << ',' << quote(d.holds) << ',' << quote(d.gpu) << ','
-        << (d.capacity ? std::to_string(d.capacity->count()) : std::string()) << ',' << d.breakdown.total().count() << ','
-        << d.breakdown.host_total().count() << ',' << (d.capacity ? (d.fits() ? "true" : "false") : "") << '\n';
-  }
+  emit(j, out);
 }
 
 }  // namespace memplan::detail
