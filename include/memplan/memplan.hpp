@@ -3,7 +3,7 @@
 // table). Link memplan::io; it brings memplan::core. docs/api.md walks through it with a
 // complete example.
 //
-// Not included: the report printers (memplan/report/printer.hpp, link memplan::report).
+// Not included: the reports (memplan/report/*.hpp, link memplan::report).
 // A program that needs only the pure core (no YAML, no I/O) includes the core/ and
 // estimators/ headers it uses and links memplan::core alone.
 //

@@ -11,7 +11,7 @@
 
 #include "memplan/core/error.hpp"
 #include "memplan/plan/fit.hpp"
-#include "memplan/report/printer.hpp"
+#include "memplan/report/measure.hpp"
 #include "memplan/report/sweep.hpp"
 #include "xml_text.hpp"
 

@@ -6,6 +6,7 @@
 #include "validators.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/estimators/attention.hpp"
+#include "memplan/report/attention.hpp"
 
 namespace memplan::cli {
 
@@ -24,7 +25,7 @@ struct AttentionArgs {
 };
 
 void run_attention(const AttentionArgs& a) {
-  const auto printer = a.output.printer();
+  const PrintOptions print_options = a.output.print_options<AttentionTableReport>();
   const Precision dtype = parse_precision(a.dtype);
   if (is_quantized(dtype)) {
     throw Error(ErrorKind::invalid_input, "--dtype must be fp32, bf16 or fp16, got '" + a.dtype + "'", "dtype");
@@ -57,7 +58,7 @@ void run_attention(const AttentionArgs& a) {
     }
     r.rows.push_back(std::move(row));
   }
-  printer->attention_table(r, std::cout);
+  print(r, print_options, std::cout);
 }
 
 }  // namespace

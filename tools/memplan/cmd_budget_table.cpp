@@ -14,6 +14,7 @@
 #include "memplan/io/gpu_table.hpp"
 #include "memplan/io/model_file.hpp"
 #include "memplan/plan/workload.hpp"
+#include "memplan/report/budget_table.hpp"
 
 namespace memplan::cli {
 
@@ -89,8 +90,8 @@ std::string largest_parts(const Breakdown& b, Units units) {
 }
 
 int run_budget_table(const BudgetArgs& args) {
-  const auto printer = args.output.printer();
-  const Units units = parse_units(args.output.units);
+  const PrintOptions print_options = args.output.print_options<BudgetTableReport>();
+  const Units units = print_options.units;
   const ModelEntry entry = find_model(args.model);
   const ModelSpec& spec = entry.spec;
   const std::vector<GpuSpec> table = builtin_gpus();
@@ -177,7 +178,7 @@ int run_budget_table(const BudgetArgs& args) {
                          "the GPU holds at the job's peak (weights in " + args.precision +
                          ", the forward/backward passes, the analysis, CUDA overhead)");
   report.notes.push_back("docs/estimators.md (\"budget tables\") sets each row beside 000 with the reason for the difference");
-  printer->budget_table(report, std::cout);
+  print(report, print_options, std::cout);
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include "validators.hpp"
 #include "memplan/estimators/activations.hpp"
 #include "memplan/io/model_file.hpp"
+#include "memplan/report/hooks.hpp"
 
 namespace memplan::cli {
 
@@ -26,7 +27,7 @@ struct HooksArgs {
 };
 
 void run_hooks(const HooksArgs& a) {
-  const auto printer = a.output.printer();
+  const PrintOptions print_options = a.output.print_options<HooksReport>();
   const ModelEntry entry = find_model(a.model);
   ActivationCacheOptions o;
   o.batch = a.batch;
@@ -57,7 +58,7 @@ void run_hooks(const HooksArgs& a) {
   r.selected_bytes = selected.total();
   r.all_hooks = model_hooks(entry.spec, o.batch, o.seq).size();
   r.all_bytes = selected.alternatives.empty() ? r.selected_bytes : selected.alternatives.front().item.bytes;
-  printer->hooks(r, std::cout);
+  print(r, print_options, std::cout);
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include "memplan/kernels/lanczos.hpp"
 #include "memplan/kernels/measure.hpp"
 #include "memplan/probe/host.hpp"
+#include "memplan/report/measure.hpp"
 
 namespace memplan::cli {
 
@@ -98,9 +99,9 @@ struct AttentionArgs {
 
 // Prints the report, and writes its chart when --svg names a file (atomically: a failure
 // leaves any earlier file as it was).
-void emit(const MeasureReport& report, const Printer& printer, const OutputOptions& output, const std::string& svg) {
-  const std::string chart = svg.empty() ? "" : measure_svg(report, parse_units(output.units));  // fails before printing
-  printer.measurement(report, std::cout);
+void emit(const MeasureReport& report, const PrintOptions& options, const std::string& svg) {
+  const std::string chart = svg.empty() ? "" : measure_svg(report, options.units);  // fails before printing
+  print(report, options, std::cout);
   if (!svg.empty()) write_file_atomically(svg, chart);
 }
 
@@ -115,7 +116,7 @@ std::vector<AttentionVariant> parse_variants(const std::vector<std::string>& nam
 }
 
 int run_attention(const AttentionArgs& a) {
-  const auto printer = a.output.printer();
+  const PrintOptions print_options = a.output.print_options<MeasureReport>();
   const std::vector<AttentionVariant> variants = parse_variants(a.variants);
   require_positive(a.seqs, "--seq");
   for (const auto& [value, option] : {std::pair{a.batch, "--batch"}, {a.heads, "--heads"}, {a.head_dim, "--head-dim"},
@@ -212,7 +213,7 @@ int run_attention(const AttentionArgs& a) {
     };
     return rank(x) < rank(y);
   });
-  emit(report, *printer, a.output, a.svg);
+  emit(report, print_options, a.svg);
   return 0;
 }
 
@@ -229,7 +230,7 @@ struct LanczosArgs {
 };
 
 int run_lanczos(const LanczosArgs& a) {
-  const auto printer = a.output.printer();
+  const PrintOptions print_options = a.output.print_options<MeasureReport>();
   require_positive(a.dims, "--dim");
   if (a.iterations == 0 || a.k == 0) throw Error(ErrorKind::invalid_input, "--iterations and --k must be at least 1");
   std::vector<bool> modes;
@@ -286,7 +287,7 @@ int run_lanczos(const LanczosArgs& a) {
       report.rows.push_back(std::move(row));
     }
   }
-  emit(report, *printer, a.output, a.svg);
+  emit(report, print_options, a.svg);
   return 0;
 }
 
@@ -301,7 +302,7 @@ struct BlockEigArgs {
 };
 
 int run_block_eig(const BlockEigArgs& a) {
-  const auto printer = a.output.printer();
+  const PrintOptions print_options = a.output.print_options<MeasureReport>();
   require_positive(a.sizes, "--block-size");
   if (a.blocks == 0) throw Error(ErrorKind::invalid_input, "--blocks must be at least 1", "blocks");
   MeasureReport report;
@@ -339,7 +340,7 @@ int run_block_eig(const BlockEigArgs& a) {
     record(measured, meter, row);
     report.rows.push_back(std::move(row));
   }
-  emit(report, *printer, a.output, a.svg);
+  emit(report, print_options, a.svg);
   return 0;
 }
 
@@ -369,7 +370,6 @@ void define_measure(CLI::App& self, int& exit_code) {
   attention->add_option("--dtype", at->dtype, "fp32, or fp16 (CUDA only)")->capture_default_str();
   attention->add_option("--repeats", at->repeats, "Runs per point; time is the best and the median")->check(count_range())->capture_default_str();
   add_output_options(*attention, at->output);
-  at->output.csv = true;
   attention->get_option("--format")->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
   attention->add_option("--svg", at->svg, "Also write a log-log chart here: estimate lines, measured dots (atomically)");
   attention->callback([at, &exit_code] { exit_code = run_attention(*at); });
@@ -382,7 +382,6 @@ void define_measure(CLI::App& self, int& exit_code) {
   lanczos->add_option("--reorth", la->reorth, "both, on or off")->capture_default_str();
   lanczos->add_option("--repeats", la->repeats, "Runs per point")->check(count_range())->capture_default_str();
   add_output_options(*lanczos, la->output);
-  la->output.csv = true;
   lanczos->get_option("--format")->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
   lanczos->add_option("--svg", la->svg, "Also write a log-log chart here: estimate lines, measured dots (atomically)");
   lanczos->callback([la, &exit_code] { exit_code = run_lanczos(*la); });
@@ -394,7 +393,6 @@ void define_measure(CLI::App& self, int& exit_code) {
   block->add_option("--block-size", be->sizes, "Block sizes b, comma-separated")->check(count_range())->delimiter(',')->capture_default_str();
   block->add_option("--repeats", be->repeats, "Runs per point")->check(count_range())->capture_default_str();
   add_output_options(*block, be->output);
-  be->output.csv = true;
   block->get_option("--format")->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
   block->add_option("--svg", be->svg, "Also write a log-log chart here: estimate lines, measured dots (atomically)");
   block->callback([be, &exit_code] { exit_code = run_block_eig(*be); });

@@ -7,7 +7,7 @@
 #include <span>
 
 #include "memplan/core/error.hpp"
-#include "memplan/report/printer.hpp"
+#include "memplan/report/print.hpp"
 
 namespace memplan::cli {
 
@@ -16,7 +16,6 @@ struct OutputOptions {
   std::string format = "table";
   std::string units = "iec";
   bool explain = false;
-  bool csv = false;  // the command prints rows (measure): --format csv applies
 
   // Returns the options to print `Report` with. Throws Error(invalid_input, key "format" or
   // "units") for an unknown format or units, and for a format the report does not have
@@ -26,13 +25,6 @@ struct OutputOptions {
     const OutputFormat f = parse_output_format(format);
     require_format<Report>(f);
     return PrintOptions{f, parse_units(units), explain};
-  }
-
-  // The printer of the reports that have no header of their own yet.
-  std::unique_ptr<Printer> printer() const {
-    const OutputFormat f = parse_output_format(format);
-    require_format(f, csv);
-    return make_printer(f, PrintOptions{f, parse_units(units), explain});
   }
 };
 

@@ -1,17 +1,18 @@
-// memplan budget-table (issue 4): 000's memory budget tables beside memplan's own figures.
+// memplan budget-table: table and JSON.
+#include "memplan/report/budget_table.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 
+#include "common.hpp"
 #include "memplan/core/text.hpp"
-#include "printers.hpp"
 
 namespace memplan {
 
-namespace detail {
-
 namespace {
+
+using detail::ordered_json;
 
 std::string status_text(const std::string& status) {
   if (status == "ok") return "fits";
@@ -20,10 +21,8 @@ std::string status_text(const std::string& status) {
   return status;
 }
 
-}  // namespace
-
-void TablePrinter::budget_table(const BudgetTableReport& r, std::ostream& out) const {
-  const Units u = options_.units;
+void table(const BudgetTableReport& r, const PrintOptions& options, std::ostream& out) {
+  const Units u = options.units;
   out << fmt::format("model      {} ({} parameters)\n", r.model, group_digits(r.params));
   out << fmt::format("device     {}: {}\n", r.gpu, format_bytes(r.gpu_memory, u));
   out << fmt::format("beside     000's \"{} Model on 80GB GPU\" table\n\n", r.seed_table);
@@ -53,8 +52,7 @@ void TablePrinter::budget_table(const BudgetTableReport& r, std::ostream& out) c
       << "; `format` json gives exact bytes\n";
 }
 
-void JsonPrinter::budget_table(const BudgetTableReport& r, std::ostream& out) const {
-  using nlohmann::ordered_json;
+void json(const BudgetTableReport& r, std::ostream& out) {
   ordered_json rows = ordered_json::array();
   for (const BudgetRow& row : r.rows) {
     ordered_json j{{"metric", row.metric}, {"workload", row.workload}, {"batch", row.batch}, {"seq", row.seq}};
@@ -75,8 +73,15 @@ void JsonPrinter::budget_table(const BudgetTableReport& r, std::ostream& out) co
   j["time_assumption"] = r.time_assumption;
   j["rows"] = rows;
   j["notes"] = r.notes;
-  out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+  detail::emit(j, out);
 }
 
-}  // namespace detail
+}  // namespace
+
+void print(const BudgetTableReport& report, const PrintOptions& options, std::ostream& out) {
+  require_format<BudgetTableReport>(options.format);
+  if (options.format == OutputFormat::json) return json(report, out);
+  table(report, options, out);
+}
+
 }  // namespace memplan
