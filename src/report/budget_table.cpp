@@ -28,17 +28,18 @@ void table(const BudgetTableReport& r, const PrintOptions& options, std::ostream
   out << fmt::format("beside     000's \"{} Model on 80GB GPU\" table\n\n", r.seed_table);
   std::size_t metric_width = 6;
   for (const BudgetRow& row : r.rows) metric_width = std::max(metric_width, row.metric.size());
-  const std::string header = fmt::format("{:<{}}  {:>5}  {:>5}  {:>11}  {:>11}  {:>10}  {:<4}  |  {:>8}  {:>7}  {:<5}", "metric",
-                                         metric_width, "batch", "seq", "analysis", "total", "time", "fits", "000 mem",
-                                         "000 time", "000");
+  const std::string header = fmt::format("{:<{}}  {:>5}  {:>5}  {:>11}  {:>11}  {:>10}  {:<4}  |  {:>8}  {:>7}  {:<5}",
+                                         "metric", metric_width, "batch", "seq", "analysis", "total", "time", "fits",
+                                         "000 mem", "000 time", "000");
   out << header << '\n' << std::string(header.size(), '-') << '\n';
   for (const BudgetRow& row : r.rows) {
     const std::string analysis = row.analysis ? format_bytes(*row.analysis, u) : row.needed;
     const std::string total = row.total ? format_bytes(*row.total, u) : row.needed;
-    out << fmt::format("{:<{}}  {:>5}  {:>5}  {:>11}  {:>11}  {:>10}  {:<4}  |  {:>8}  {:>7}  {:<5}\n", row.metric, metric_width,
-                       row.batch, row.seq, analysis, total, row.seconds ? format_duration(*row.seconds) : "-",
-                       row.fits ? "yes" : "NO", row.seed_memory.empty() ? "-" : row.seed_memory,
-                       row.seed_time.empty() ? "-" : row.seed_time, row.seed_memory.empty() ? "-" : status_text(row.seed_status));
+    out << fmt::format("{:<{}}  {:>5}  {:>5}  {:>11}  {:>11}  {:>10}  {:<4}  |  {:>8}  {:>7}  {:<5}\n", row.metric,
+                       metric_width, row.batch, row.seq, analysis, total,
+                       row.seconds ? format_duration(*row.seconds) : "-", row.fits ? "yes" : "NO",
+                       row.seed_memory.empty() ? "-" : row.seed_memory, row.seed_time.empty() ? "-" : row.seed_time,
+                       row.seed_memory.empty() ? "-" : status_text(row.seed_status));
   }
   out << '\n';
   for (const BudgetRow& row : r.rows) {

@@ -26,7 +26,8 @@ void table(const CalibrationReport& r, const PrintOptions& options, std::ostream
     out << fmt::format("{:<{}}  {:>11}  {:<8}  {}\n", f.name, name_width, format_bytes(f.bytes, options.units),
                        f.measured ? "measured" : "default", f.source);
   }
-  if (!r.cache_path.empty()) out << fmt::format("\nstored in {}; estimates on this GPU and driver use them\n", r.cache_path);
+  if (!r.cache_path.empty())
+    out << fmt::format("\nstored in {}; estimates on this GPU and driver use them\n", r.cache_path);
 }
 
 void json(const CalibrationReport& r, std::ostream& out) {

@@ -44,14 +44,14 @@ struct EstimateHeader {
   std::string family;
   std::string origin;
   std::uint64_t params = 0;
-  std::string workload_kind;               // "serving" for vLLM serving, which has no batch or sequence
-  std::uint64_t batch = 0;                 // 0: none (the weights alone, a server)
+  std::string workload_kind;  // "serving" for vLLM serving, which has no batch or sequence
+  std::uint64_t batch = 0;    // 0: none (the weights alone, a server)
   std::uint64_t seq_len = 0;
   std::uint64_t new_tokens = 0;
-  std::string precision_requested;         // as asked: "auto" or a name
+  std::string precision_requested;  // as asked: "auto" or a name
   std::string precision_resolved;
-  std::string precision_description;       // "bf16, 2 B/param; activations bf16"
-  std::vector<std::string> warnings;       // the plan's (none for a server: they are about the sequence)
+  std::string precision_description;  // "bf16, 2 B/param; activations bf16"
+  std::vector<std::string> warnings;  // the plan's (none for a server: they are about the sequence)
 };
 EstimateHeader estimate_header(const EstimateReport& report);
 

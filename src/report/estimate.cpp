@@ -32,9 +32,9 @@ EstimateHeader estimate_header(const EstimateReport& r) {
   const Precision& weights = w.weights.precision;
   h.precision_requested = plan.precision_requested;
   h.precision_resolved = to_string(weights);
-  h.precision_description =
-      is_quantized(weights) ? describe(weights) + " on linear layers; " + to_string(w.weights.unquantized) + " elsewhere"
-                            : describe(weights);
+  h.precision_description = is_quantized(weights) ? describe(weights) + " on linear layers; " +
+                                                        to_string(w.weights.unquantized) + " elsewhere"
+                                                  : describe(weights);
   if (w.kind != WorkloadKind::weights) h.precision_description += "; activations " + to_string(compute_precision(w));
   if (!plan.precision_note.empty()) h.precision_description += " (" + plan.precision_note + ")";
   h.warnings = plan.warnings;
@@ -157,17 +157,18 @@ void table(const EstimateReport& r, const PrintOptions& options, std::ostream& o
     }
   }
   std::size_t name_width = 9;
-  for (const Row& row : rows) name_width = std::max(name_width, row.item->name.size() + 2 * static_cast<std::size_t>(row.depth));
+  for (const Row& row : rows)
+    name_width = std::max(name_width, row.item->name.size() + 2 * static_cast<std::size_t>(row.depth));
   const std::string header = fmt::format("{:<{}}  {:>15}  {:>11}  {:>6}", "component", name_width, "parameters",
                                          "memory", "share");
   out << header << '\n';
   for (const Row& row : rows) {
     const Item& item = *row.item;
     const std::string name = std::string(2 * static_cast<std::size_t>(row.depth), ' ') + item.name;
-    out << fmt::format("{:<{}}  {:>15}  {:>11}  {:>6}", name, name_width,
-                       item.params ? group_digits(*item.params) : "", format_bytes(item.bytes, u),
-                       detail::percent(item.bytes, total));
-    if (item.low && item.high) out << fmt::format("  ({} - {})", format_bytes(*item.low, u), format_bytes(*item.high, u));
+    out << fmt::format("{:<{}}  {:>15}  {:>11}  {:>6}", name, name_width, item.params ? group_digits(*item.params) : "",
+                       format_bytes(item.bytes, u), detail::percent(item.bytes, total));
+    if (item.low && item.high)
+      out << fmt::format("  ({} - {})", format_bytes(*item.low, u), format_bytes(*item.high, u));
     out << '\n';
     if (options.explain) out << fmt::format("{:<{}}    = {}\n", "", name_width, item.formula);
   }
@@ -195,16 +196,19 @@ void table(const EstimateReport& r, const PrintOptions& options, std::ostream& o
       std::string delta;
       if (current != nullptr && current->bytes != a.bytes) {
         delta = a.bytes > current->bytes
-                    ? fmt::format(" ({} more than this plan's {})", format_bytes(Bytes(a.bytes.count() - current->bytes.count()), u), current->name)
-                    : fmt::format(" ({} less than this plan's {})", format_bytes(Bytes(current->bytes.count() - a.bytes.count()), u), current->name);
+                    ? fmt::format(" ({} more than this plan's {})",
+                                  format_bytes(Bytes(a.bytes.count() - current->bytes.count()), u), current->name)
+                    : fmt::format(" ({} less than this plan's {})",
+                                  format_bytes(Bytes(current->bytes.count() - a.bytes.count()), u), current->name);
       }
       out << fmt::format("  {:<{}}  {:>11}  {}{}\n", a.name, name_width, format_bytes(a.bytes, u), a.note, delta);
     }
   }
 
   if (b.find("overhead") != nullptr) {
-    out << fmt::format("\nallocated  {} of tensors; reserved {} by the caching allocator; {} with the CUDA context and workspaces\n",
-                       format_bytes(b.allocated(), u), format_bytes(b.reserved(), u), format_bytes(total, u));
+    out << fmt::format(
+        "\nallocated  {} of tensors; reserved {} by the caching allocator; {} with the CUDA context and workspaces\n",
+        format_bytes(b.allocated(), u), format_bytes(b.reserved(), u), format_bytes(total, u));
   }
   const std::optional<GpuSpec>& device = r.plan.device;
   const std::optional<Verdict>& verdict = r.estimate.verdict;
@@ -255,11 +259,17 @@ void json(const EstimateReport& r, std::ostream& out) {
   if (const std::optional<TimeEstimate>& time = r.estimate.time) {
     ordered_json parts = ordered_json::array();
     for (const TimePart& p : time->parts) {
-      parts.push_back({{"name", p.name}, {"seconds", p.seconds}, {"flops", p.flops}, {"precision", to_string(p.format)},
-                       {"peak_tflops", p.peak_tflops}, {"efficiency", p.efficiency}, {"formula", p.formula},
+      parts.push_back({{"name", p.name},
+                       {"seconds", p.seconds},
+                       {"flops", p.flops},
+                       {"precision", to_string(p.format)},
+                       {"peak_tflops", p.peak_tflops},
+                       {"efficiency", p.efficiency},
+                       {"formula", p.formula},
                        {"assumption", p.assumption}});
     }
-    j["time"] = {{"seconds", time->seconds}, {"device", time->device}, {"assumption", time->assumption}, {"parts", parts}};
+    j["time"] = {
+        {"seconds", time->seconds}, {"device", time->device}, {"assumption", time->assumption}, {"parts", parts}};
   }
   detail::emit(j, out);
 }

@@ -13,12 +13,12 @@ using detail::ordered_json;
 
 // The figures both formats print, from the plan and the search.
 struct FitFigures {
-  std::string vary;      // "batch", "seq", "attention_chunk", "streaming_chunk"
-  std::string fixed;     // the knobs held: "seq_len 2048", "batch 1", "batch 1, seq_len 4096"
+  std::string vary;   // "batch", "seq", "attention_chunk", "streaming_chunk"
+  std::string fixed;  // the knobs held: "seq_len 2048", "batch 1", "batch 1, seq_len 4096"
   std::string gpu;
   Bytes budget;
-  Bytes limit;           // floor(budget x threshold)
-  Bytes total;           // at result.value (0 when nothing fits)
+  Bytes limit;  // floor(budget x threshold)
+  Bytes total;  // at result.value (0 when nothing fits)
   std::uint64_t given_value = 0;
 };
 

@@ -40,8 +40,11 @@ void table(const HooksReport& r, const PrintOptions& options, std::ostream& out)
 void json(const HooksReport& r, std::ostream& out) {
   ordered_json rows = ordered_json::array();
   for (const HookRow& row : r.rows) {
-    rows.push_back({{"name", row.name}, {"count", row.count}, {"shape", row.shape},
-                    {"bytes_each", row.bytes_each.count()}, {"bytes", row.bytes.count()}});
+    rows.push_back({{"name", row.name},
+                    {"count", row.count},
+                    {"shape", row.shape},
+                    {"bytes_each", row.bytes_each.count()},
+                    {"bytes", row.bytes.count()}});
   }
   ordered_json j{{"schema_version", json_schema_version},
                  {"model", r.model},

@@ -37,7 +37,8 @@ void json(const ImportReport& r, std::ostream& out) {
   j["import"] = {{"input", r.input},
                  {"output", r.output.empty() ? ordered_json() : ordered_json(r.output)},
                  {"model_type", r.imported.model_type},
-                 {"model", {{"name", spec.name}, {"family", to_string(spec.family)}, {"params", count_parameters(spec)}}},
+                 {"model",
+                  {{"name", spec.name}, {"family", to_string(spec.family)}, {"params", count_parameters(spec)}}},
                  {"notes", r.imported.notes},
                  {"yaml", r.yaml}};
   detail::emit(j, out);
@@ -55,7 +56,8 @@ void table(const CheckpointReport& r, const PrintOptions& options, std::ostream&
                      group_digits(inv.elements), format_bytes(bytes, u), format_bytes(Bytes(inv.file_bytes), u));
   if (!inv.metadata.empty()) {
     std::string text;
-    for (const auto& [key, value] : inv.metadata) text += (text.empty() ? "" : ", ") + printable(key) + "=" + printable(value);
+    for (const auto& [key, value] : inv.metadata)
+      text += (text.empty() ? "" : ", ") + printable(key) + "=" + printable(value);
     out << fmt::format("metadata   {}\n", text);
   }
 
@@ -98,8 +100,9 @@ void table(const CheckpointReport& r, const PrintOptions& options, std::ostream&
       set_aside += e.elements;
     }
     out << fmt::format("checkpoint    {:>16} elements", group_digits(c.checkpoint_elements));
-    const std::string aside =
-        set_aside > 0 ? fmt::format(" once the {} elements that are not parameters are set aside", group_digits(set_aside)) : "";
+    const std::string aside = set_aside > 0 ? fmt::format(" once the {} elements that are not parameters are set aside",
+                                                          group_digits(set_aside))
+                                            : "";
     if (c.compared_elements == c.architecture_params) {
       out << ": matches the architecture exactly" << aside << '\n';
     } else if (c.compared_elements > c.architecture_params) {
@@ -136,8 +139,12 @@ void json(const CheckpointReport& r, std::ostream& out) {
   if (r.list_tensors && !inv.tensors.empty()) {
     ordered_json list = ordered_json::array();
     for (const SafetensorsTensor& t : inv.tensors) {
-      list.push_back({{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}, {"elements", t.elements},
-                      {"bytes", t.bytes}, {"file", t.file}});
+      list.push_back({{"name", t.name},
+                      {"dtype", t.dtype},
+                      {"shape", t.shape},
+                      {"elements", t.elements},
+                      {"bytes", t.bytes},
+                      {"file", t.file}});
     }
     c["tensor_list"] = list;
   }
@@ -145,8 +152,8 @@ void json(const CheckpointReport& r, std::ostream& out) {
     const CheckpointComparison& k = *r.comparison;
     ordered_json extra = ordered_json::array();
     for (const CheckpointExtra& e : k.extra) {
-      extra.push_back({{"kind", e.kind}, {"pattern", e.pattern}, {"tensors", e.tensors}, {"elements", e.elements},
-                       {"why", e.why}});
+      extra.push_back(
+          {{"kind", e.kind}, {"pattern", e.pattern}, {"tensors", e.tensors}, {"elements", e.elements}, {"why", e.why}});
     }
     c["comparison"] = {{"model", r.architecture->spec.name},
                        {"origin", r.architecture->origin},

@@ -81,7 +81,8 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
       });
     }
     rows.push_back({"", {}});
-    add(any_phase ? "total (peak)" : "total", [&](const DeviceMemory& d) { return format_bytes(d.breakdown.total(), u); });
+    add(any_phase ? "total (peak)" : "total",
+        [&](const DeviceMemory& d) { return format_bytes(d.breakdown.total(), u); });
     if (any_phase) {
       add("  fwd/bwd", [&](const DeviceMemory& d) {
         const std::optional<Bytes> b = phase_total(d, false);
@@ -94,7 +95,8 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
     }
     if (any_capacity) {
       add("GPU", [](const DeviceMemory& d) { return d.gpu.empty() ? std::string("-") : d.gpu; });
-      add("capacity", [&](const DeviceMemory& d) { return d.capacity ? format_bytes(*d.capacity, u) : std::string("-"); });
+      add("capacity",
+          [&](const DeviceMemory& d) { return d.capacity ? format_bytes(*d.capacity, u) : std::string("-"); });
       add("left", [&](const DeviceMemory& d) {
         if (!d.capacity) return std::string("-");
         const Bytes total = d.breakdown.total();
@@ -144,7 +146,8 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
         }
       }
       for (const Item& c : d.breakdown.host) {
-        out << fmt::format("  host {:<{}}  {:>11}  = {}\n", c.name, name_width - 5, format_bytes(c.bytes, u), c.formula);
+        out << fmt::format("  host {:<{}}  {:>11}  = {}\n", c.name, name_width - 5, format_bytes(c.bytes, u),
+                           c.formula);
       }
     }
   }
@@ -154,11 +157,12 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
     out << fmt::format("\nvLLM       KV budget {} = ceil({} x {}) - {} (weights, activation peak, workspace)\n",
                        format_bytes(s.kv_budget, u), ratio_text(s.gpu_memory_utilization), format_bytes(s.capacity, u),
                        format_bytes(s.non_kv, u));
-    out << fmt::format("           {} blocks of {} tokens ({} each) = {} tokens; max_model_len {}: {} full-length "
-                       "sequences at once (concurrency {:.2f}x)\n",
-                       group_digits(s.blocks), s.block_size, format_bytes(s.block_bytes, u), group_digits(s.tokens),
-                       group_digits(s.max_model_len), group_digits(s.full_sequences),
-                       s.max_model_len ? static_cast<double>(s.tokens) / static_cast<double>(s.max_model_len) : 0.0);
+    out << fmt::format(
+        "           {} blocks of {} tokens ({} each) = {} tokens; max_model_len {}: {} full-length "
+        "sequences at once (concurrency {:.2f}x)\n",
+        group_digits(s.blocks), s.block_size, format_bytes(s.block_bytes, u), group_digits(s.tokens),
+        group_digits(s.max_model_len), group_digits(s.full_sequences),
+        s.max_model_len ? static_cast<double>(s.tokens) / static_cast<double>(s.max_model_len) : 0.0);
   }
   if (!l.offloaded.empty()) {
     std::string list;
@@ -173,14 +177,16 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
     out << '\n';
     if (*fits && l.devices.size() == 1) {
       out << fmt::format("fits       on every GPU: {} of {} on {}, {} left\n", format_bytes(total, u),
-                         format_bytes(*w.capacity, u), w.gpu, format_bytes(Bytes(w.capacity->count() - total.count()), u));
+                         format_bytes(*w.capacity, u), w.gpu,
+                         format_bytes(Bytes(w.capacity->count() - total.count()), u));
     } else if (*fits) {
       out << fmt::format("fits       on every GPU; the fullest is {} ({} of {} on {}, {} left)\n", w.role,
                          format_bytes(total, u), format_bytes(*w.capacity, u), w.gpu,
                          format_bytes(Bytes(w.capacity->count() - total.count()), u));
     }
     if (*fits && report.estimate.verdict == Verdict::above_threshold) {
-      out << fmt::format("warning: the fullest GPU is above the {:g}% threshold ({:.1f}% used)\n", report.plan.threshold * 100,
+      out << fmt::format("warning: the fullest GPU is above the {:g}% threshold ({:.1f}% used)\n",
+                         report.plan.threshold * 100,
                          100.0 * static_cast<double>(total.count()) / static_cast<double>(w.capacity->count()));
     }
     if (!*fits) {
@@ -192,7 +198,8 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
         }
       }
       if (!l.offloaded.empty()) over.emplace_back("part of the model is offloaded to the CPU");
-      if (l.serving && !l.serving->holds_a_sequence()) over.emplace_back("the KV cache cannot hold one max_model_len sequence");
+      if (l.serving && !l.serving->holds_a_sequence())
+        over.emplace_back("the KV cache cannot hold one max_model_len sequence");
       std::string why;
       for (const std::string& o : over) why += (why.empty() ? "" : "; ") + o;
       out << fmt::format("fits       NO: {}\n", why);
@@ -213,12 +220,8 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
 void layout_json(const EstimateReport& r, std::ostream& out) {
   const LayoutEstimate& l = *r.estimate.layout;
   ordered_json j = header_json(estimate_header(r));
-  j["layout"] = {{"engine", l.engine},
-                 {"description", l.description},
-                 {"world_size", l.world_size},
-                 {"tensor_parallel", l.tensor},
-                 {"pipeline_parallel", l.pipeline},
-                 {"data_parallel", l.data},
+  j["layout"] = {{"engine", l.engine},          {"description", l.description},    {"world_size", l.world_size},
+                 {"tensor_parallel", l.tensor}, {"pipeline_parallel", l.pipeline}, {"data_parallel", l.data},
                  {"sharding", l.sharding}};
   ordered_json devices = ordered_json::array();
   for (const DeviceMemory& d : l.devices) {

@@ -21,8 +21,8 @@ std::string measure_time(double seconds) {
 }
 
 void table(const MeasureReport& r, const PrintOptions& options, std::ostream& out) {
-  out << fmt::format("measure    {} on {}, {}, {}, {} repeat{}\n", r.kernel, r.device, r.dtype, r.parameters,
-                     r.repeats, r.repeats == 1 ? "" : "s");
+  out << fmt::format("measure    {} on {}, {}, {}, {} repeat{}\n", r.kernel, r.device, r.dtype, r.parameters, r.repeats,
+                     r.repeats == 1 ? "" : "s");
   out << fmt::format("method     {}\n\n", r.method);
   std::size_t variant_width = 7;
   for (const MeasureRow& row : r.rows) variant_width = std::max(variant_width, row.variant.size());
@@ -46,20 +46,20 @@ void table(const MeasureReport& r, const PrintOptions& options, std::ostream& ou
   for (const std::string& n : r.notes) out << "note: " << n << '\n';
   for (const std::string& n : notes) out << "note: " << n << '\n';
   out << "\nratio = measured / estimate; "
-      << (options.units == Units::iec ? "sizes in IEC units (1 MiB = 1024^2 bytes)" : "sizes in SI units (1 MB = 1000^2 bytes)")
+      << (options.units == Units::iec ? "sizes in IEC units (1 MiB = 1024^2 bytes)"
+                                      : "sizes in SI units (1 MB = 1000^2 bytes)")
       << "; `format` json gives exact bytes\n";
 }
 
 void json(const MeasureReport& r, std::ostream& out) {
   ordered_json rows = ordered_json::array();
   for (const MeasureRow& row : r.rows) {
-    ordered_json j{{"variant", row.variant}, {"size", row.size}, {"shape", row.shape},
-                   {"estimate_bytes", row.estimate.count()}};
+    ordered_json j{
+        {"variant", row.variant}, {"size", row.size}, {"shape", row.shape}, {"estimate_bytes", row.estimate.count()}};
     j["measured_bytes"] = row.measured ? ordered_json(row.measured->count()) : ordered_json();
-    j["ratio"] = row.measured && row.estimate.count()
-                     ? ordered_json(static_cast<double>(row.measured->count()) /
-                                    static_cast<double>(row.estimate.count()))
-                     : ordered_json();
+    j["ratio"] = row.measured && row.estimate.count() ? ordered_json(static_cast<double>(row.measured->count()) /
+                                                                     static_cast<double>(row.estimate.count()))
+                                                      : ordered_json();
     j["seconds_best"] = row.seconds_best;
     j["seconds_median"] = row.seconds_median;
     if (!row.note.empty()) j["note"] = row.note;
@@ -77,12 +77,12 @@ void csv(const MeasureReport& r, std::ostream& out) {
   out << "kernel,device,dtype,variant," << r.size_label
       << ",shape,estimate_bytes,measured_bytes,ratio,seconds_best,seconds_median,note\n";
   for (const MeasureRow& row : r.rows) {
-    const std::string ratio =
-        row.measured && row.estimate.count() > 0
-            ? fmt::format("{:.4f}", static_cast<double>(row.measured->count()) / static_cast<double>(row.estimate.count()))
-            : "";
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", r.kernel, detail::csv_field(r.device), r.dtype, row.variant,
-                       row.size, detail::csv_field(row.shape), row.estimate.count(),
+    const std::string ratio = row.measured && row.estimate.count() > 0
+                                  ? fmt::format("{:.4f}", static_cast<double>(row.measured->count()) /
+                                                              static_cast<double>(row.estimate.count()))
+                                  : "";
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", r.kernel, detail::csv_field(r.device), r.dtype,
+                       row.variant, row.size, detail::csv_field(row.shape), row.estimate.count(),
                        row.measured ? std::to_string(row.measured->count()) : "", ratio,
                        row.measured ? fmt::format("{:.9g}", row.seconds_best) : "",
                        row.measured ? fmt::format("{:.9g}", row.seconds_median) : "", detail::csv_field(row.note));

@@ -34,9 +34,15 @@ void json(const ModelsReport& r, std::ostream& out) {
   ordered_json list = ordered_json::array();
   for (const ModelEntry& e : r.models) {
     const ModelSpec& m = e.spec;
-    ordered_json j{{"name", m.name},         {"family", to_string(m.family)}, {"params", count_parameters(m)},
-                   {"n_layers", m.n_layers}, {"d_model", m.d_model},           {"n_heads", m.n_heads},
-                   {"n_kv_heads", m.n_kv_heads}, {"vocab_size", m.vocab_size}, {"max_seq_len", m.max_seq_len}};
+    ordered_json j{{"name", m.name},
+                   {"family", to_string(m.family)},
+                   {"params", count_parameters(m)},
+                   {"n_layers", m.n_layers},
+                   {"d_model", m.d_model},
+                   {"n_heads", m.n_heads},
+                   {"n_kv_heads", m.n_kv_heads},
+                   {"vocab_size", m.vocab_size},
+                   {"max_seq_len", m.max_seq_len}};
     if (e.published_params) j["published_params"] = *e.published_params;
     j["source"] = e.source;
     list.push_back(j);

@@ -20,8 +20,8 @@ OutputFormat parse_output_format(std::string_view text) {
   if (text == "table") return OutputFormat::table;
   if (text == "json") return OutputFormat::json;
   if (text == "csv") return OutputFormat::csv;
-  throw Error(ErrorKind::invalid_input, "unknown format '" + std::string(text) + "'; accepted: 'table', 'json' or 'csv'",
-              "format");
+  throw Error(ErrorKind::invalid_input,
+              "unknown format '" + std::string(text) + "'; accepted: 'table', 'json' or 'csv'", "format");
 }
 
 void require_format(OutputFormat format, bool csv) {

@@ -37,8 +37,8 @@ void table(const ProbeReport& r, const PrintOptions& options, std::ostream& out)
     for (const ProbeDeviceRow& d : r.devices) name_width = std::max(name_width, d.name.size());
     const std::string row = "{:<3}  {:<{}}  {:>4}  {:>4}  {:>11}  {:>11}  {:>11}  {:>10}  {}\n";
     out << '\n'
-        << fmt::format(fmt::runtime(row), "gpu", "name", name_width, "cc", "SMs", "total", "used", "free",
-                       "bandwidth", "uuid");
+        << fmt::format(fmt::runtime(row), "gpu", "name", name_width, "cc", "SMs", "total", "used", "free", "bandwidth",
+                       "uuid");
     for (const ProbeDeviceRow& d : r.devices) {
       out << fmt::format(fmt::runtime(row), d.index, d.name, name_width, d.compute_capability, d.multiprocessors,
                          format_bytes(d.total_memory, options.units), size(d.used_memory), size(d.free_memory),
@@ -54,7 +54,7 @@ void table(const ProbeReport& r, const PrintOptions& options, std::ostream& out)
   for (const std::string& w : r.warnings) out << "warning: " << w << '\n';
   for (const std::string& n : r.notes) out << "note: " << n << '\n';
   out << (options.units == Units::iec ? "\nsizes in IEC units (1 GiB = 1024^3 bytes); `format` json gives exact bytes\n"
-                                       : "\nsizes in SI units (1 GB = 1000^3 bytes); `format` json gives exact bytes\n");
+                                      : "\nsizes in SI units (1 GB = 1000^3 bytes); `format` json gives exact bytes\n");
 }
 
 void json(const ProbeReport& r, std::ostream& out) {

@@ -67,9 +67,10 @@ void table(const RecommendReport& r, const PrintOptions& options, std::ostream& 
   const Recommendation& rec = r.recommendation;
   const PlanFigures f = figures_of(r);
   const Workload& w = r.plan.workload;
-  const std::string shape = f.batch == 0 ? std::string()
-                            : fmt::format(": batch {} x {} tokens{}", f.batch, f.seq_len,
-                                          w.new_tokens ? fmt::format(" + {} generated", w.new_tokens) : "");
+  const std::string shape = f.batch == 0
+                                ? std::string()
+                                : fmt::format(": batch {} x {} tokens{}", f.batch, f.seq_len,
+                                              w.new_tokens ? fmt::format(" + {} generated", w.new_tokens) : "");
   out << fmt::format("plan       {} {}{}, {} on {}\n", r.plan.model.name, to_string(w.kind), shape,
                      to_string(w.weights.precision), f.gpu);
   out << fmt::format("memory     {} against a limit of {} ({:g}% of {}): {}\n", format_bytes(rec.total, u),
@@ -80,12 +81,14 @@ void table(const RecommendReport& r, const PrintOptions& options, std::ostream& 
                          ? fmt::format("fits, but above the threshold: {} over the limit, {} under the GPU's memory",
                                        format_bytes(Bytes(rec.total.count() - rec.limit.count()), u),
                                        format_bytes(Bytes(f.gpu_memory.count() - rec.total.count()), u))
-                         : fmt::format("DOES NOT FIT, {} over", format_bytes(Bytes(rec.total.count() - rec.limit.count()), u)));
+                         : fmt::format("DOES NOT FIT, {} over",
+                                       format_bytes(Bytes(rec.total.count() - rec.limit.count()), u)));
 
   if (rec.fits) {
     out << "\nnothing to change: the plan fits as given";
     if (!rec.mitigations.empty()) {
-      out << fmt::format(" ({} would save memory; `format` json lists them)", detail::plural(rec.mitigations.size(), "change"));
+      out << fmt::format(" ({} would save memory; `format` json lists them)",
+                         detail::plural(rec.mitigations.size(), "change"));
     }
     out << '\n';
   } else if (rec.mitigations.empty()) {
@@ -118,8 +121,10 @@ void table(const RecommendReport& r, const PrintOptions& options, std::ostream& 
       const Mitigation& c = *rec.combined;
       out << fmt::format("\nno single change fits; together: {}\n", c.change);
       out << fmt::format("     {} (saves {}): {}\n", format_bytes(c.total, u), format_bytes(c.saved, u),
-                         c.fits ? fmt::format("fits, {} left", format_bytes(Bytes(rec.limit.count() - c.total.count()), u))
-                                : fmt::format("still DOES NOT FIT, {} over", format_bytes(Bytes(c.total.count() - rec.limit.count()), u)));
+                         c.fits
+                             ? fmt::format("fits, {} left", format_bytes(Bytes(rec.limit.count() - c.total.count()), u))
+                             : fmt::format("still DOES NOT FIT, {} over",
+                                           format_bytes(Bytes(c.total.count() - rec.limit.count()), u)));
       out << fmt::format("     {}\n", how(r.combined_command));
     }
   }
@@ -146,10 +151,12 @@ void table(const RecommendReport& r, const PrintOptions& options, std::ostream& 
                          format_bytes(*g.total, u), to_string(g.precision),
                          format_bytes(Bytes(g.limit.count() - g.total->count()), u));
     }
-    if (fitting.size() > 3) out << fmt::format("  ... and {} larger; `format` json lists every GPU\n", fitting.size() - 3);
+    if (fitting.size() > 3)
+      out << fmt::format("  ... and {} larger; `format` json lists every GPU\n", fitting.size() - 3);
   }
-  out << (u == Units::iec ? "\nsizes in IEC units (1 GiB = 1024^3 bytes; `units` si for GB); `format` json: exact bytes\n"
-                          : "\nsizes in SI units (1 GB = 1000^3 bytes); `format` json: exact bytes\n");
+  out << (u == Units::iec
+              ? "\nsizes in IEC units (1 GiB = 1024^3 bytes; `units` si for GB); `format` json: exact bytes\n"
+              : "\nsizes in SI units (1 GB = 1000^3 bytes); `format` json: exact bytes\n");
 }
 
 ordered_json mitigation_json(const Mitigation& m, const ChangeCommand& c, Bytes limit) {

@@ -38,8 +38,8 @@ void json(const ResolveReport& r, std::ostream& out) {
     chain.push_back({{"precision", to_string(step.format)}, {"accepted", step.accepted}, {"reason", step.reason}});
   }
   ordered_json device{{"kind", to_string(r.device.kind)}, {"name", r.device.name}};
-  device["compute_capability"] =
-      r.device.kind == DeviceKind::gpu ? ordered_json(to_string(r.device.compute_capability)) : ordered_json(nullptr);
+  device["compute_capability"] = r.device.kind == DeviceKind::gpu ? ordered_json(to_string(r.device.compute_capability))
+                                                                  : ordered_json(nullptr);
   device["source"] = r.device_source;
   ordered_json j;
   j["schema_version"] = json_schema_version;

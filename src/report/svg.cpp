@@ -60,26 +60,38 @@ class LogLogFrame {
   // Returns the opening of the document: title, border, grid and ticks, the x axis' name.
   std::string open(const std::string& title, const std::string& x_name, Units units) const {
     std::string s;
-    s += fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" viewBox="0 0 {:.0f} {:.0f}" font-family="sans-serif" font-size="12">)"
+    s += fmt::format(
+        R"(<svg xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" viewBox="0 0 {:.0f} {:.0f}" font-family="sans-serif" font-size="12">)"
+        "\n",
+        width, height, width, height);
+    s += R"(<rect width="100%" height="100%" fill="white"/>)"
+         "\n";
+    s += fmt::format(R"(<text x="{:.0f}" y="24" font-size="15">{}</text>)"
                      "\n",
-                     width, height, width, height);
-    s += R"(<rect width="100%" height="100%" fill="white"/>)" "\n";
-    s += fmt::format(R"(<text x="{:.0f}" y="24" font-size="15">{}</text>)" "\n", left, xml(title));
-    s += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="none" stroke="#333"/>)" "\n", left,
-                     top, plot_w, plot_h);
+                     left, xml(title));
+    s += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="none" stroke="#333"/>)"
+                     "\n",
+                     left, top, plot_w, plot_h);
     for (double e = y0_; e <= y1_ + 1e-9; e += step_) {
       const double y = py(std::exp2(e));
-      s += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/>)" "\n", left, y, left + plot_w, y);
-      s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end">{}</text>)" "\n", left - 6, y + 4,
-                       xml(tick_label(Bytes(static_cast<std::uint64_t>(std::exp2(e))), units)));
+      s += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/>)"
+                       "\n",
+                       left, y, left + plot_w, y);
+      s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end">{}</text>)"
+                       "\n",
+                       left - 6, y + 4, xml(tick_label(Bytes(static_cast<std::uint64_t>(std::exp2(e))), units)));
     }
     for (const std::uint64_t x : xs_) {
-      s += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#eee"/>)" "\n", px(x), top, px(x),
-                       top + plot_h);
-      s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)" "\n", px(x), top + plot_h + 18, x);
+      s += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#eee"/>)"
+                       "\n",
+                       px(x), top, px(x), top + plot_h);
+      s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)"
+                       "\n",
+                       px(x), top + plot_h + 18, x);
     }
-    s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)" "\n", left + plot_w / 2,
-                     top + plot_h + 40, xml(x_name));
+    s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)"
+                     "\n",
+                     left + plot_w / 2, top + plot_h + 40, xml(x_name));
     return s;
   }
 
@@ -141,15 +153,19 @@ std::string sweep_svg(const SweepReport& r, Units units) {
   const auto px = [&](std::uint64_t x) { return f.px(x); };
   const auto py = [&](double bytes) { return f.py(bytes); };
 
-  std::string s = f.open(fmt::format("memplan sweep: total memory against {} (log scales)", by_seq ? "sequence length" : "batch size"),
+  std::string s = f.open(fmt::format("memplan sweep: total memory against {} (log scales)",
+                                     by_seq ? "sequence length" : "batch size"),
                          by_seq ? "sequence length (tokens)" : "batch size (sequences)", units);
   // The device's memory and the limit.
   const auto hline = [&](Bytes b, const char* colour, const char* dash, const std::string& label) {
     const double y = py(static_cast<double>(b.count()));
-    s += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1.5" stroke-dasharray="{}"/>)" "\n",
-                     left, y, left + plot_w, y, colour, dash);
-    s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end" fill="{}">{}</text>)" "\n", left + plot_w - 4, y - 4,
-                     colour, xml(label));
+    s += fmt::format(
+        R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1.5" stroke-dasharray="{}"/>)"
+        "\n",
+        left, y, left + plot_w, y, colour, dash);
+    s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end" fill="{}">{}</text>)"
+                     "\n",
+                     left + plot_w - 4, y - 4, colour, xml(label));
   };
   if (r.device) hline(r.device->memory, "#555", "2,0", r.device->name + " " + format_bytes(r.device->memory, units));
   if (r.device) {
@@ -162,17 +178,24 @@ std::string sweep_svg(const SweepReport& r, Units units) {
     const char* colour = kColours[i % kColours.size()];
     const char* dash = i / kColours.size() % 2 == 0 ? "none" : "5,3";
     std::string path;
-    for (const auto& [x, b] : sr.points) path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "" : " ", px(x), py(static_cast<double>(b)));
-    s += fmt::format(R"(<polyline points="{}" fill="none" stroke="{}" stroke-width="2" stroke-dasharray="{}"/>)" "\n", path,
-                     colour, dash);
+    for (const auto& [x, b] : sr.points)
+      path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "" : " ", px(x), py(static_cast<double>(b)));
+    s += fmt::format(R"(<polyline points="{}" fill="none" stroke="{}" stroke-width="2" stroke-dasharray="{}"/>)"
+                     "\n",
+                     path, colour, dash);
     for (const auto& [x, b] : sr.points) {
-      s += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}"><title>{}</title></circle>)" "\n", px(x),
-                       py(static_cast<double>(b)), colour, xml(sr.label + ": " + format_bytes(Bytes(b), units)));
+      s += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}"><title>{}</title></circle>)"
+                       "\n",
+                       px(x), py(static_cast<double>(b)), colour, xml(sr.label + ": " + format_bytes(Bytes(b), units)));
     }
     const double ly = top + 20.0 * static_cast<double>(i);
-    s += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2" stroke-dasharray="{}"/>)" "\n",
-                     legend_x, ly, legend_x + 24, ly, colour, dash);
-    s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}">{}</text>)" "\n", legend_x + 30, ly + 4, xml(sr.label));
+    s += fmt::format(
+        R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2" stroke-dasharray="{}"/>)"
+        "\n",
+        legend_x, ly, legend_x + 24, ly, colour, dash);
+    s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}">{}</text>)"
+                     "\n",
+                     legend_x + 30, ly + 4, xml(sr.label));
   }
   s += "</svg>\n";
   return s;
@@ -216,32 +239,44 @@ std::string measure_svg(const MeasureReport& r, Units units) {
   const auto px = [&](std::uint64_t x) { return f.px(x); };
   const auto py = [&](double bytes) { return f.py(bytes); };
 
-  std::string s = f.open(fmt::format("memplan measure {} on {}, {} {}: peak memory (log-log)", r.kernel, r.device, r.dtype,
-                                     r.parameters),
+  std::string s = f.open(fmt::format("memplan measure {} on {}, {} {}: peak memory (log-log)", r.kernel, r.device,
+                                     r.dtype, r.parameters),
                          r.size_label, units);
   for (std::size_t i = 0; i < series.size(); ++i) {
     Series& sr = series[i];
     const char* colour = kColours[i % kColours.size()];
     std::sort(sr.estimate.begin(), sr.estimate.end());
     std::string path;
-    for (const auto& [x, b] : sr.estimate) path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "" : " ", px(x), py(static_cast<double>(b)));
+    for (const auto& [x, b] : sr.estimate)
+      path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "" : " ", px(x), py(static_cast<double>(b)));
     if (!path.empty()) {
-      s += fmt::format(R"(<polyline points="{}" fill="none" stroke="{}" stroke-width="1.5" stroke-dasharray="5,3"/>)" "\n",
+      s += fmt::format(R"(<polyline points="{}" fill="none" stroke="{}" stroke-width="1.5" stroke-dasharray="5,3"/>)"
+                       "\n",
                        path, colour);
     }
     for (const auto& [x, b] : sr.measured) {
-      s += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="4" fill="{}"><title>{}</title></circle>)" "\n", px(x),
-                       py(static_cast<double>(b)), colour,
-                       xml(fmt::format("{} {}={}: measured {}", sr.label, r.size_label, x, format_bytes(Bytes(b), units))));
+      s += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="4" fill="{}"><title>{}</title></circle>)"
+                       "\n",
+                       px(x), py(static_cast<double>(b)), colour,
+                       xml(fmt::format("{} {}={}: measured {}", sr.label, r.size_label, x,
+                                       format_bytes(Bytes(b), units))));
     }
     const double ly = top + 20.0 * static_cast<double>(i);
-    s += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="4" fill="{}"/>)" "\n", legend_x + 12, ly, colour);
-    s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}">{}</text>)" "\n", legend_x + 30, ly + 4, xml(sr.label));
+    s += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="4" fill="{}"/>)"
+                     "\n",
+                     legend_x + 12, ly, colour);
+    s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}">{}</text>)"
+                     "\n",
+                     legend_x + 30, ly + 4, xml(sr.label));
   }
   const double key_y = top + 20.0 * static_cast<double>(series.size() + 1);
-  s += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#333" stroke-width="1.5" stroke-dasharray="5,3"/>)" "\n",
-                   legend_x, key_y, legend_x + 24, key_y);
-  s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}">estimate; dots: measured</text>)" "\n", legend_x + 30, key_y + 4);
+  s += fmt::format(
+      R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#333" stroke-width="1.5" stroke-dasharray="5,3"/>)"
+      "\n",
+      legend_x, key_y, legend_x + 24, key_y);
+  s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}">estimate; dots: measured</text>)"
+                   "\n",
+                   legend_x + 30, key_y + 4);
   s += "</svg>\n";
   return s;
 }

@@ -49,7 +49,8 @@ void table(const SweepReport& r, const PrintOptions& options, std::ostream& out)
   out << '\n';
 
   std::vector<std::vector<std::string>> cells;
-  std::vector<std::string> header = {"model", "workload", "precision", "batch", "seq", "total", "allocated", "largest part"};
+  std::vector<std::string> header = {"model", "workload", "precision", "batch",
+                                     "seq",   "total",    "allocated", "largest part"};
   if (limit) header.push_back("fits");
   if (r.smallest_gpu) header.push_back(fmt::format("smallest GPU ({:g}%)", r.threshold * 100.0));
   const auto smallest = [&](const SweepReportRow& x) {
@@ -69,7 +70,8 @@ void table(const SweepReport& r, const PrintOptions& options, std::ostream& out)
       c.push_back(row.largest + " " + format_bytes(row.largest_bytes, u));
       if (limit) {
         c.push_back(row.verdict == Verdict::above_threshold
-                        ? fmt::format("above the limit by {}; within the GPU", format_bytes(Bytes(row.total->count() - limit->count()), u))
+                        ? fmt::format("above the limit by {}; within the GPU",
+                                      format_bytes(Bytes(row.total->count() - limit->count()), u))
                         : detail::fit_text(*row.total, *limit, *row.fits, u));
       }
     } else {
@@ -89,8 +91,9 @@ void table(const SweepReport& r, const PrintOptions& options, std::ostream& out)
   const auto line = [&](const std::vector<std::string>& c) {
     std::string text;
     for (std::size_t i = 0; i < c.size(); ++i) {
-      text += (i ? "  " : "") + (right(i) ? fmt::format("{:>{}}", c[i], width[i])
-                                          : i + 1 == c.size() ? c[i] : fmt::format("{:<{}}", c[i], width[i]));
+      text += (i ? "  " : "") + (right(i)            ? fmt::format("{:>{}}", c[i], width[i])
+                                 : i + 1 == c.size() ? c[i]
+                                                     : fmt::format("{:<{}}", c[i], width[i]));
     }
     out << text << '\n';
   };

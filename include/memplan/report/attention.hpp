@@ -12,8 +12,8 @@
 namespace memplan {
 
 struct AttentionTableRow {
-  std::string variant;                 // "eager", or "003 theory: standard"
-  std::vector<Bytes> bytes;            // one per sequence length
+  std::string variant;       // "eager", or a row of the attention notebook's theory ("... theory: standard")
+  std::vector<Bytes> bytes;  // one per sequence length
 };
 
 struct AttentionTableReport {

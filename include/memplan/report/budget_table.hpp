@@ -1,4 +1,5 @@
-// memplan budget-table: 000's memory budget tables, regenerated from memplan's formulas.
+// memplan budget-table: the published memory budget tables (7B and 70B on an 80 GB GPU),
+// regenerated from memplan's formulas.
 #pragma once
 
 #include <cstdint>
@@ -13,34 +14,34 @@
 namespace memplan {
 
 struct BudgetRow {
-  std::string metric;                  // 000's name: "Fisher Spectrum", "Lanczos (k=20)", ...
-  std::string workload;                // the memplan workload and knobs that plan it
-  std::string batch;                   // "32", or "any"
+  std::string metric;    // the published table's name: "Fisher Spectrum", "Lanczos (k=20)", ...
+  std::string workload;  // the memplan workload and knobs that plan it
+  std::string batch;     // "32", or "any"
   std::string seq;
-  std::optional<Bytes> analysis;       // the metric's own state (what 000's Memory column sizes)
-  std::optional<Bytes> total;          // everything the GPU holds at the peak (model, passes, overhead)
-  std::string needed;                  // when no 64-bit byte count can hold it: "181.6 EB"
-  std::optional<double> seconds;       // estimated time (FLOPs / (peak x efficiency))
+  std::optional<Bytes> analysis;  // the metric's own state (what the published Memory column sizes)
+  std::optional<Bytes> total;     // everything the GPU holds at the peak (model, passes, overhead)
+  std::string needed;             // when no 64-bit byte count can hold it: "181.6 EB"
+  std::optional<double> seconds;  // estimated time (FLOPs / (peak x efficiency))
   bool fits = false;
-  std::string seed_memory;             // 000's figures, "" where 000 has no such row
+  std::string seed_memory;  // the published figures, "" where the table has no such row
   std::string seed_time;
-  std::string seed_status;             // "ok", "warn", "no"
-  std::string note;                    // why memplan differs, or what would make it fit
+  std::string seed_status;  // "ok", "warn", "no"
+  std::string note;         // why memplan differs, or what would make it fit
 };
 
 struct BudgetTableReport {
   std::string model;
   std::uint64_t params = 0;
-  std::string gpu;                     // device name
-  Bytes gpu_memory;                    // as the driver reports it
-  std::string seed_table;              // "7B" or "70B": the table of 000 the rows are set beside
+  std::string gpu;         // device name
+  Bytes gpu_memory;        // as the driver reports it
+  std::string seed_table;  // "7B" or "70B": the published table the rows are set beside
   std::string time_assumption;
   std::vector<BudgetRow> rows;
   std::vector<std::string> notes;
 };
 
-// Writes one row per metric beside 000's figures. Table (units) or JSON; no CSV. Throws as
-// require_format.
+// Writes one row per metric beside the published figures. Table (units) or JSON; no CSV.
+// Throws as require_format.
 void print(const BudgetTableReport& report, const PrintOptions& options, std::ostream& out);
 
 }  // namespace memplan

@@ -12,12 +12,12 @@
 namespace memplan {
 
 struct PlanCheckRow {
-  std::string path;                // the plan file as named
-  std::optional<PlanFile> plan;    // as parsed; unset when it could not be read (`error`)
-  std::string budget;              // as the plan names it: a GPU, a size, "probe: <the GPU found>"
-  std::string device;              // the GPU the budget is, when it is one
-  PlanOutcome outcome;             // evaluate_plan against the budget: total, limit, verdict, warnings
-  std::string error;               // non-empty: the plan could not be read or estimated
+  std::string path;              // the plan file as named
+  std::optional<PlanFile> plan;  // as parsed; unset when it could not be read (`error`)
+  std::string budget;            // as the plan names it: a GPU, a size, "probe: <the GPU found>"
+  std::string device;            // the GPU the budget is, when it is one
+  PlanOutcome outcome;           // evaluate_plan against the budget: total, limit, verdict, warnings
+  std::string error;             // non-empty: the plan could not be read or estimated
 };
 
 struct CheckReport {

@@ -12,11 +12,11 @@
 namespace memplan {
 
 struct HookRow {
-  std::string name;                    // a hook, or a kind ("blocks.*.hook_resid_post") when grouped
-  std::uint64_t count = 1;             // hooks in the row
-  std::string shape;                   // "[batch=1, pos=2048, d_model=4096]"
+  std::string name;         // a hook, or a kind ("blocks.*.hook_resid_post") when grouped
+  std::uint64_t count = 1;  // hooks in the row
+  std::string shape;        // "[batch=1, pos=2048, d_model=4096]"
   Bytes bytes_each;
-  Bytes bytes;                         // all hooks of the row
+  Bytes bytes;  // all hooks of the row
 };
 
 struct HooksReport {
@@ -24,11 +24,11 @@ struct HooksReport {
   std::uint64_t batch = 0;
   std::uint64_t seq_len = 0;
   std::string dtype;
-  std::vector<HookRow> rows;           // the selected hooks
+  std::vector<HookRow> rows;  // the selected hooks
   std::uint64_t selected_hooks = 0;
   std::uint64_t all_hooks = 0;
   Bytes selected_bytes;
-  Bytes all_bytes;                     // the full cache, for comparison
+  Bytes all_bytes;  // the full cache, for comparison
 };
 
 // Writes one row per hook (or kind of hook), and the selection against the full cache.

@@ -16,10 +16,10 @@ namespace memplan {
 
 // memplan import CONFIG.json: the model file a config maps to.
 struct ImportReport {
-  std::string input;               // the config.json read
-  std::string output;              // the model file written; "" when the YAML goes to stdout
-  HfImport imported;               // load_hf_config: the spec, model_type, what the importer decided
-  std::string yaml;                // the model file's text (model_yaml)
+  std::string input;   // the config.json read
+  std::string output;  // the model file written; "" when the YAML goes to stdout
+  HfImport imported;   // load_hf_config: the spec, model_type, what the importer decided
+  std::string yaml;    // the model file's text (model_yaml)
 };
 
 // Writes the model file itself when it was not written elsewhere (so that `memplan import

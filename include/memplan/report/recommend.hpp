@@ -19,11 +19,12 @@ struct ChangeCommand {
 };
 
 struct RecommendReport {
-  Plan plan;                           // the plan as given, bound for the GPU (plan.device, plan.budget)
-  Recommendation recommendation;       // recommend() against budget_limit(*plan.budget, plan.threshold)
-  std::vector<ChangeCommand> commands; // commands[i] makes recommendation.mitigations[i]; a change without one prints none
-  ChangeCommand combined_command;      // makes recommendation.combined
-  std::vector<GpuOption> gpus;         // gpu_options over the table, smallest first
+  Plan plan;                      // the plan as given, bound for the GPU (plan.device, plan.budget)
+  Recommendation recommendation;  // recommend() against budget_limit(*plan.budget, plan.threshold)
+  std::vector<ChangeCommand>
+      commands;                    // commands[i] makes recommendation.mitigations[i]; a change without one prints none
+  ChangeCommand combined_command;  // makes recommendation.combined
+  std::vector<GpuOption> gpus;     // gpu_options over the table, smallest first
 };
 
 // Writes the plan's verdict, the changes ranked with their command lines and costs, what

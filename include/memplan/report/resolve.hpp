@@ -11,8 +11,8 @@ namespace memplan {
 
 struct ResolveReport {
   Resolution resolution;
-  DeviceCapability device;             // what it was resolved for
-  std::string device_source;           // how the device was given: "--gpu", "--cc", "--cpu", "probe"
+  DeviceCapability device;    // what it was resolved for
+  std::string device_source;  // how the device was given: "--gpu", "--cc", "--cpu", "probe"
 };
 
 // Writes the resolution: the precision chosen, the chain of formats tried and why. Table or

@@ -19,13 +19,13 @@ struct SweepReportRow {
 };
 
 struct SweepReport {
-  std::vector<std::string> models;        // the models' names, as SweepPoint::model indexes them
-  SweepAxes axes;                         // the axes swept, precisions as resolved
-  std::optional<GpuSpec> device;          // the GPU each point is held against
-  double threshold = 0.85;                // the limit is budget_limit(device memory, threshold)
-  bool smallest_gpu = false;              // rows say the smallest GPU of the table that holds them
-  std::vector<SweepReportRow> rows;       // in run_sweep's order
-  std::vector<std::string> notes;         // how precisions were resolved
+  std::vector<std::string> models;   // the models' names, as SweepPoint::model indexes them
+  SweepAxes axes;                    // the axes swept, precisions as resolved
+  std::optional<GpuSpec> device;     // the GPU each point is held against
+  double threshold = 0.85;           // the limit is budget_limit(device memory, threshold)
+  bool smallest_gpu = false;         // rows say the smallest GPU of the table that holds them
+  std::vector<SweepReportRow> rows;  // in run_sweep's order
+  std::vector<std::string> notes;    // how precisions were resolved
 };
 
 template <>
