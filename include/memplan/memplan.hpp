@@ -3,7 +3,7 @@
 // table). Link memplan::io; it brings memplan::core. docs/api.md walks through it with a
 // complete example.
 //
-// Not included: the report printers (memplan/report/printer.hpp, link memplan::report).
+// Not included: the reports (memplan/report/*.hpp, link memplan::report).
 // A program that needs only the pure core (no YAML, no I/O) includes the core/ and
 // estimators/ headers it uses and links memplan::core alone.
 //
@@ -19,6 +19,7 @@
 #include "memplan/core/model_spec.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/core/precision.hpp"
+#include "memplan/core/rows.hpp"
 #include "memplan/core/text.hpp"
 #include "memplan/core/version.hpp"
 
@@ -32,10 +33,14 @@
 #include "memplan/estimators/curvature.hpp"
 #include "memplan/estimators/kv_cache.hpp"
 #include "memplan/estimators/lanczos.hpp"
-#include "memplan/estimators/parallelism.hpp"
+#include "memplan/estimators/layout_estimate.hpp"
+#include "memplan/estimators/megatron.hpp"
+#include "memplan/estimators/placement.hpp"
 #include "memplan/estimators/representation.hpp"
 #include "memplan/estimators/sae.hpp"
 #include "memplan/estimators/sample_gradients.hpp"
+#include "memplan/estimators/serving.hpp"
+#include "memplan/estimators/sharding.hpp"
 #include "memplan/estimators/training.hpp"
 #include "memplan/estimators/weights.hpp"
 

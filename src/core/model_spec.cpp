@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "memplan/core/error.hpp"
+#include "memplan/core/parameters.hpp"
 #include "memplan/core/text.hpp"
 
 namespace memplan {
@@ -175,6 +176,23 @@ void validate(const ModelSpec& s) {
   if (s.n_positions != 0 && s.positional != Positional::learned) {
     invalid("n_positions", "n_positions sizes a learned position table, but positional is '" +
                                to_string(s.positional) + "'");
+  }
+
+  // Sizes that are each in range can still multiply past 64 bits: say so at the largest of
+  // them, so that a loader can point at its key, not only at the arithmetic.
+  try {
+    (void)count_parameters(s);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::overflow) throw;
+    std::pair<const char*, std::uint64_t> largest{"d_model", s.d_model};
+    for (const auto& size : {std::pair<const char*, std::uint64_t>{"d_mlp", s.d_mlp}, {"n_layers", s.n_layers},
+                             {"vocab_size", s.vocab_size}, {"d_head", s.d_head}, {"n_heads", s.n_heads}}) {
+      if (size.second > largest.second) largest = size;
+    }
+    throw Error(ErrorKind::overflow,
+                std::string("the model's parameter count does not fit in 64 bits (") + e.what() + "); '" +
+                    largest.first + "' " + std::to_string(largest.second) + " is the largest of its sizes",
+                largest.first);
   }
 }
 

@@ -126,8 +126,10 @@ const char* attention_tensors(AttentionVariant variant, const AttentionShape& s,
       t.add("carried_state", {{"B", B}, {"H", H}, {"D", D}, {"D", D}});
       t.add("chunk_state", {{"B", B}, {"H", H}, {"D", D}, {"D", D}});
       t.add("intra_chunk_scores", {{"B", B}, {"H", H}, {"C", C}, {"C", C}});
+      t.add("k_sum", {{"B", B}, {"H", H}, {"D", D}});
       t.add("output", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
-      return "state carried between chunks of C, one chunk's state and its C*C causal scores, plus the output";
+      return "state carried between chunks of C, one chunk's state and its C*C causal scores, the running sum of "
+             "phi(k) the normaliser divides by (B*H*D, carried across chunks), plus the output";
     case AttentionVariant::recurrent:
       t.add("state", {{"B", B}, {"H", H}, {"D", D}, {"D", D}});
       t.add("k_sum", {{"B", B}, {"H", H}, {"D", D}});

@@ -97,7 +97,7 @@ TimeEstimate estimate_time(const std::vector<Work>& parts, const GpuSpec& gpu, s
   out.assumption = "an estimate, not a measurement: FLOPs / (dense peak of " + gpu.name + " for the precision x " +
                    (efficiency ? "efficiency " + number_text(*efficiency, 2, false) + " (given)"
                                : std::string("a stated efficiency per part")) +
-                   "); --efficiency overrides";
+                   "); `efficiency` overrides";
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
+#include "memplan/core/rows.hpp"
 #include "memplan/core/text.hpp"
 #include "memplan/estimators/block_eig.hpp"
 
@@ -16,13 +17,6 @@ namespace memplan {
 namespace {
 
 __extension__ typedef unsigned __int128 Wide;
-
-std::string n(std::uint64_t v) { return std::to_string(v); }
-
-Item row(const std::string& name, std::uint64_t elements, const Precision& dtype, const std::string& formula) {
-  const Bytes bytes(ceil_div(matrix_bits(dtype, 1, elements), 8));
-  return {name, bytes, formula + " = " + group_digits(elements) + " x " + to_string(dtype), std::nullopt, "", {}};
-}
 
 std::string fixed(long double value, int digits) {
   std::array<char, 64> buffer{};
@@ -51,15 +45,18 @@ Breakdown estimate_fisher_blocks(const FisherBlockOptions& o) {
   if (o.block_size == 0) throw Error(ErrorKind::invalid_input, "the Fisher block size must be at least 1", "fisher_block_size");
   const std::uint64_t b = o.block_size;
   const std::uint64_t bb = checked_mul(b, b, "block elements");
-  Item item{"fisher_blocks", Bytes(0), "", std::nullopt, "", {}};
+  Item item = bytes_row("fisher_blocks", Bytes(0), "");
   if (o.keep_blocks) {
-    item.detail.push_back(row("blocks", checked_mul(o.blocks, bb, "Fisher blocks"), o.dtype,
-                              "blocks x b x b = " + n(o.blocks) + " x " + n(b) + " x " + n(b)));
+    item.detail.push_back(
+        elements_row("blocks", checked_mul(o.blocks, bb, "Fisher blocks"), o.dtype,
+                     "blocks x b x b = " + group_digits(o.blocks) + " x " + group_digits(b) + " x " + group_digits(b)));
   } else {
-    item.detail.push_back(row("block", bb, o.dtype, "one b x b block at a time = " + n(b) + " x " + n(b)));
+    item.detail.push_back(
+        elements_row("block", bb, o.dtype, "one b x b block at a time = " + group_digits(b) + " x " + group_digits(b)));
   }
-  item.detail.push_back(row("gradient_slices", checked_mul(o.keep_blocks ? o.blocks : 1, b, "gradient slices"), o.dtype,
-                            "one sample's gradient on the blocked parameters: " + std::string(o.keep_blocks ? "blocks x b" : "b")));
+  item.detail.push_back(elements_row(
+      "gradient_slices", checked_mul(o.keep_blocks ? o.blocks : 1, b, "gradient slices"), o.dtype,
+      "one sample's gradient on the blocked parameters: " + std::string(o.keep_blocks ? "blocks x b" : "b")));
   BlockEigShape shape;
   shape.blocks = o.blocks;
   shape.block_size = b;
@@ -67,8 +64,8 @@ Breakdown estimate_fisher_blocks(const FisherBlockOptions& o) {
   shape.include_inputs = false;
   Breakdown eig = estimate_block_eig(shape);
   for (Item& d : eig.components.front().detail) item.detail.push_back(std::move(d));
-  for (const Item& d : item.detail) item.bytes = item.bytes.plus(d.bytes, "Fisher block bytes");
-  item.formula = "F_block = (1/N) sum g_i g_i^T over " + n(o.blocks) + " blocks of " + n(b) +
+  item.bytes = sum_bytes(item.detail, "Fisher block bytes");
+  item.formula = "F_block = (1/N) sum g_i g_i^T over " + group_digits(o.blocks) + " blocks of " + group_digits(b) +
                  " parameters, then each block's spectrum with one reused eigensolver";
   return Breakdown{{item}};
 }
@@ -97,9 +94,10 @@ Breakdown estimate_grouped_fisher(const ModelSpec& spec, const GroupedFisherOpti
   if (o.samples == 0) throw Error(ErrorKind::invalid_input, "the grouped Fisher needs at least one sample", "batch");
   const std::uint64_t groups = fisher_groups(spec, o.grouping);
   const std::uint64_t values = o.per_sample ? checked_mul(groups, o.samples, "grouped Fisher values") : groups;
-  Item item = row("grouped_fisher", values, o.dtype,
-                  o.per_sample ? "groups x samples = " + group_digits(groups) + " x " + n(o.samples)
-                               : "groups (running sums over " + n(o.samples) + " samples) = " + group_digits(groups));
+  Item item = elements_row(
+      "grouped_fisher", values, o.dtype,
+      o.per_sample ? "groups x samples = " + group_digits(groups) + " x " + group_digits(o.samples)
+                   : "groups (running sums over " + group_digits(o.samples) + " samples) = " + group_digits(groups));
   item.note = "one group per " + std::string(o.grouping == FisherGrouping::tensor ? "tensor" : "output channel") +
               "; the gradient pass that feeds it is counted apart";
   return Breakdown{{item}};
@@ -125,7 +123,7 @@ FullCurvatureSize full_curvature_size(std::uint64_t params, const Precision& dty
     // The largest n with n^2 x element <= memory.
     const std::uint64_t cells = largest->memory.count() / std::max<std::uint64_t>(1, element_bits(dtype.format) / 8);
     auto root = static_cast<std::uint64_t>(std::sqrt(static_cast<long double>(cells)));
-    while (root > 0 && static_cast<Wide>(root) * root > cells) --root;
+    while (root > 0 && static_cast<Wide>(root) * root > cells) root -= 1;
     while (static_cast<Wide>(root + 1) * (root + 1) <= cells) ++root;
     out.max_params = root;
     out.message += "; the largest GPU in the table (" + largest->name + ") has " +
@@ -140,18 +138,18 @@ Breakdown estimate_full_curvature(std::uint64_t params, const Precision& dtype, 
   const std::string what = name == "fisher" ? "full Fisher" : "Hessian";
   const FullCurvatureSize size = full_curvature_size(params, dtype, what, model, largest);
   const auto fail = [&] {
-    throw Error(ErrorKind::overflow, size.message + "; use --workload lanczos for its top eigenvalues, or restrict it with --hessian-params",
+    throw Error(ErrorKind::overflow, size.message + "; use `workload` lanczos for its top eigenvalues, or restrict it with `hessian_params`",
                 "hessian_params");
   };
   if (!size.exact) fail();
-  Item item{name, Bytes(0), "", std::nullopt, size.message + " (intractable beyond that)", {}};
+  Item item = bytes_row(name, Bytes(0), "", size.message + " (intractable beyond that)");
   try {
     const std::uint64_t nn = checked_mul(params, params, "n^2");
-    item.detail.push_back(row("matrix", nn, dtype, "n x n = " + group_digits(params) + "^2"));
-    item.detail.push_back(row("solver_copy", nn, dtype, "the eigensolver's copy, tridiagonalised in place"));
-    item.detail.push_back(row("solver_vectors", checked_mul(3, params, "vectors") - 2, dtype,
-                              "eigenvalues n, off-diagonal and Householder coefficients n-1 each"));
-    for (const Item& d : item.detail) item.bytes = item.bytes.plus(d.bytes, what + " bytes");
+    item.detail.push_back(elements_row("matrix", nn, dtype, "n x n = " + group_digits(params) + "^2"));
+    item.detail.push_back(elements_row("solver_copy", nn, dtype, "the eigensolver's copy, tridiagonalised in place"));
+    item.detail.push_back(elements_row("solver_vectors", checked_mul(3, params, "vectors") - 2, dtype,
+                                       "eigenvalues n, off-diagonal and Householder coefficients n-1 each"));
+    item.bytes = sum_bytes(item.detail, what + " bytes");
   } catch (const Error&) {
     fail();
   }

@@ -5,18 +5,9 @@
 #include <vector>
 
 #include "memplan/core/error.hpp"
+#include "memplan/core/rows.hpp"
 
 namespace memplan {
-
-namespace {
-
-Item row(const std::string& name, std::uint64_t elements, const Precision& dtype, std::string formula) {
-  const Bytes bytes(ceil_div(matrix_bits(dtype, 1, elements), 8));
-  return {name, bytes, std::move(formula) + " = " + std::to_string(elements) + " x " + to_string(dtype), std::nullopt,
-          "", {}};
-}
-
-}  // namespace
 
 Breakdown estimate_lanczos(const LanczosShape& s) {
   const std::uint64_t n = s.dimension, m = s.iterations, k = s.k;
@@ -28,27 +19,28 @@ Breakdown estimate_lanczos(const LanczosShape& s) {
                 "iterations (" + std::to_string(m) + ") cannot exceed the dimension (" + std::to_string(n) + ")",
                 "iterations");
   }
-  const std::string ns = std::to_string(n), ms = std::to_string(m);
+  const std::string ns = group_digits(n), ms = group_digits(m);
   Item lanczos;
   lanczos.name = "lanczos";
   if (s.reorthogonalize) {
     const std::uint64_t kept = checked_add(m, 1, "Lanczos basis vectors");
-    lanczos.detail.push_back(row("basis", checked_mul(kept, n, "Lanczos basis"), s.dtype,
-                                 "(m+1) x n = " + std::to_string(kept) + " x " + ns));
-    lanczos.detail.push_back(row("work_vector", n, s.dtype, "n"));
-    lanczos.detail.push_back(row("projections", kept, s.dtype, "m+1 Gram-Schmidt coefficients"));
+    lanczos.detail.push_back(elements_row("basis", checked_mul(kept, n, "Lanczos basis"), s.dtype,
+                                          "(m+1) x n = " + group_digits(kept) + " x " + ns));
+    lanczos.detail.push_back(elements_row("work_vector", n, s.dtype, "n"));
+    lanczos.detail.push_back(elements_row("projections", kept, s.dtype, "m+1 Gram-Schmidt coefficients"));
     lanczos.formula = "full reorthogonalisation: every basis vector is kept, (m+1)*n dominates";
   } else {
-    lanczos.detail.push_back(row("vectors", checked_mul(3, n, "Lanczos vectors"), s.dtype,
-                                 "previous, current and work: 3 x n = 3 x " + ns));
+    lanczos.detail.push_back(elements_row("vectors", checked_mul(3, n, "Lanczos vectors"), s.dtype,
+                                          "previous, current and work: 3 x n = 3 x " + ns));
     lanczos.formula = "three-term recurrence without reorthogonalisation: 3 vectors of n";
   }
-  lanczos.detail.push_back(row("tridiagonal", checked_mul(2, m, "tridiagonal entries"), s.dtype, "alpha and beta, 2 x m = 2 x " + ms));
-  for (const Item& d : lanczos.detail) lanczos.bytes = lanczos.bytes.plus(d.bytes, "Lanczos bytes");
+  lanczos.detail.push_back(elements_row("tridiagonal", checked_mul(2, m, "tridiagonal entries"), s.dtype,
+                                        "alpha and beta, 2 x m = 2 x " + ms));
+  lanczos.bytes = sum_bytes(lanczos.detail, "Lanczos bytes");
   // The Ritz step (the tridiagonal eigensolver's 2m - 1 copies and the k results) runs
   // after the vectors are freed and needs less than they did (2m - 1 + k < 3n as k, m <= n).
   lanczos.formula += "; then the Ritz step, smaller, after the vectors are freed; n = " + ns + ", m = " + ms +
-                     ", k = " + std::to_string(k);
+                     ", k = " + group_digits(k);
   return Breakdown{{lanczos}};
 }
 

@@ -6,34 +6,12 @@
 #include <vector>
 
 #include "memplan/core/error.hpp"
+#include "memplan/core/rows.hpp"
 #include "memplan/estimators/block_eig.hpp"
 
 namespace memplan {
 
 namespace {
-
-using Dims = std::vector<std::pair<std::string, std::uint64_t>>;
-
-Item row(const std::string& name, const Dims& dims, std::uint32_t bits, const std::string& dtype) {
-  std::uint64_t elements = 1;
-  std::string text;
-  for (const auto& [label, size] : dims) {
-    elements = checked_mul(elements, size, "elements of", name);
-    text += (text.empty() ? "" : " x ") + label + "=" + std::to_string(size);
-  }
-  const Bytes bytes(ceil_div(checked_mul(elements, bits, "bits of", name), 8));
-  return {name, bytes, text + " at " + dtype, std::nullopt, "", {}};
-}
-
-Item at(const std::string& name, const Dims& dims, const Precision& p) {
-  return row(name, dims, element_bits(p.format), to_string(p));
-}
-
-Item group(const std::string& name, std::vector<Item> detail, const std::string& formula) {
-  Bytes sum;
-  for (const Item& d : detail) sum = sum.plus(d.bytes, name);
-  return {name, sum, formula, std::nullopt, "", std::move(detail)};
-}
 
 void check(const RepresentationOptions& o) {
   if (o.samples == 0) throw Error(ErrorKind::invalid_input, "the analysis needs at least one sample", "samples");
@@ -58,49 +36,51 @@ Breakdown estimate_embedding_singularities(const ModelSpec& s, const Representat
   check(o);
   const std::uint64_t V = s.vocab_size, d = s.d_model, k = std::min(o.neighbours, V), c = std::min(o.chunk, V);
   const std::uint64_t local = std::min(k, d);
-  std::vector<Item> rows{at("embedding", {{"V", V}, {"d", d}}, o.dtype),
-                         at("distance_chunk", {{"chunk", c}, {"V", V}}, o.dtype),
-                         at("neighbour_distances", {{"chunk", c}, {"k", k}}, o.dtype),
-                         row("neighbour_indices", {{"chunk", c}, {"k", k}}, 64, "int64"),
-                         at("neighbourhood", {{"k", k}, {"d", d}}, o.dtype),
-                         at("local_gram", {{"min(k,d)", local}, {"min(k,d)", local}}, o.dtype)};
+  std::vector<Item> rows{tensor_row("embedding", {{"V", V}, {"d", d}}, o.dtype),
+                         tensor_row("distance_chunk", {{"chunk", c}, {"V", V}}, o.dtype),
+                         tensor_row("neighbour_distances", {{"chunk", c}, {"k", k}}, o.dtype),
+                         tensor_row("neighbour_indices", {{"chunk", c}, {"k", k}}, 64, "int64"),
+                         tensor_row("neighbourhood", {{"k", k}, {"d", d}}, o.dtype),
+                         tensor_row("local_gram", {{"min(k,d)", local}, {"min(k,d)", local}}, o.dtype)};
   for (Item& r : eigen_rows(local, o.dtype)) rows.push_back(std::move(r));
-  return Breakdown{{group("embedding_singularities", std::move(rows),
-                          "every token's k nearest neighbours, then local PCA of each neighbourhood; V = " +
-                              std::to_string(V) + ", d = " + std::to_string(d) + ", k = " + std::to_string(k))}};
+  return Breakdown{{group_row("embedding_singularities", std::move(rows),
+                              "every token's k nearest neighbours, then local PCA of each neighbourhood; V = " +
+                                  group_digits(V) + ", d = " + group_digits(d) + ", k = " + group_digits(k))}};
 }
 
 Breakdown estimate_fiber_bundle(const ModelSpec& s, const RepresentationOptions& o) {
   check(o);
   const std::uint64_t N = o.samples, d = s.d_model, k = std::min(o.neighbours, N);
-  std::vector<Item> rows{at("points", {{"N", N}, {"d", d}}, o.dtype), at("distances", {{"N", N}, {"N", N}}, o.dtype),
-                         at("neighbourhood", {{"k", k}, {"d", d}}, o.dtype),
-                         at("local_covariance", {{"d", d}, {"d", d}}, o.dtype)};
+  std::vector<Item> rows{tensor_row("points", {{"N", N}, {"d", d}}, o.dtype),
+                         tensor_row("distances", {{"N", N}, {"N", N}}, o.dtype),
+                         tensor_row("neighbourhood", {{"k", k}, {"d", d}}, o.dtype),
+                         tensor_row("local_covariance", {{"d", d}, {"d", d}}, o.dtype)};
   for (Item& r : eigen_rows(d, o.dtype)) rows.push_back(std::move(r));
-  return Breakdown{{group("fiber_bundle", std::move(rows),
-                          "per point: its neighbourhood's d x d covariance and spectrum, one point at a time; N = " +
-                              std::to_string(N) + ", d = " + std::to_string(d))}};
+  return Breakdown{{group_row(
+      "fiber_bundle", std::move(rows),
+      "per point: its neighbourhood's d x d covariance and spectrum, one point at a time; N = " + group_digits(N) +
+          ", d = " + group_digits(d))}};
 }
 
 Breakdown estimate_superposition(const ModelSpec& s, const RepresentationOptions& o) {
   check(o);
   const std::uint64_t N = o.samples, d = s.d_model;
   const std::uint64_t F = o.features > 0 ? o.features : checked_mul(8, d, "features");
-  std::vector<Item> rows{at("activations", {{"N", N}, {"d", d}}, o.dtype),
-                         at("feature_directions", {{"F", F}, {"d", d}}, o.dtype),
-                         at("feature_activations", {{"N", N}, {"F", F}}, o.dtype)};
+  std::vector<Item> rows{tensor_row("activations", {{"N", N}, {"d", d}}, o.dtype),
+                         tensor_row("feature_directions", {{"F", F}, {"d", d}}, o.dtype),
+                         tensor_row("feature_activations", {{"N", N}, {"F", F}}, o.dtype)};
   Breakdown out;
-  const Item overlap = at("feature_overlap", {{"F", F}, {"F", F}}, o.dtype);
+  const Item overlap = tensor_row("feature_overlap", {{"F", F}, {"F", F}}, o.dtype);
   if (o.overlap) rows.push_back(overlap);
-  out.components.push_back(group("superposition", std::move(rows),
-                                 "N = " + std::to_string(N) + " samples, F = " + std::to_string(F) + " features, d = " +
-                                     std::to_string(d)));
+  out.components.push_back(
+      group_row("superposition", std::move(rows),
+                "N = " + group_digits(N) + " samples, F = " + group_digits(F) + " features, d = " + group_digits(d)));
   if (!o.overlap) {
     Item with = out.components.front();
     with.name = "superposition_with_overlap";
     with.bytes = with.bytes.plus(overlap.bytes, "superposition");
     with.formula += ", plus the F x F interference matrix";
-    with.note = "with the F x F feature-overlap matrix (--overlap)";
+    with.note = "with the F x F feature-overlap matrix (`overlap`)";
     with.detail.clear();
     out.alternatives.push_back({"superposition", with});
   }
@@ -110,19 +90,20 @@ Breakdown estimate_superposition(const ModelSpec& s, const RepresentationOptions
 Breakdown estimate_cka(const ModelSpec& s, const RepresentationOptions& o) {
   check(o);
   const std::uint64_t N = o.samples, d = s.d_model, reps = checked_add(s.n_layers, 1, "layers + 1");
-  const Item stream = at("representations", {{"layers+1", reps}, {"N", N}, {"d", d}}, o.dtype);
-  const Item grams = at("centred_grams", {{"layers+1", reps}, {"N", N}, {"N", N}}, o.dtype);
-  const Item cross = at("cross_covariances", {{"3", 3}, {"d", d}, {"d", d}}, o.dtype);
-  const Item similarity = at("similarity", {{"layers+1", reps}, {"layers+1", reps}}, o.dtype);
+  const Item stream = tensor_row("representations", {{"layers+1", reps}, {"N", N}, {"d", d}}, o.dtype);
+  const Item grams = tensor_row("centred_grams", {{"layers+1", reps}, {"N", N}, {"N", N}}, o.dtype);
+  const Item cross = tensor_row("cross_covariances", {{"3", 3}, {"d", d}, {"d", d}}, o.dtype);
+  const Item similarity = tensor_row("similarity", {{"layers+1", reps}, {"layers+1", reps}}, o.dtype);
   const bool gram_form = grams.bytes <= cross.bytes;
   Breakdown out;
-  out.components.push_back(group("cka", {stream, gram_form ? grams : cross, similarity},
-                                 gram_form ? "linear CKA from centred N x N Gram matrices (N = " + std::to_string(N) +
-                                                 " < d = " + std::to_string(d) + ")"
-                                           : "linear CKA from d x d cross-covariances X^T Y, X^T X, Y^T Y, one pair at a time"));
-  Item other = group("cka_" + std::string(gram_form ? "feature_form" : "gram_form"),
-                     {stream, gram_form ? cross : grams, similarity},
-                     gram_form ? "the d x d form instead" : "the N x N Gram form instead");
+  out.components.push_back(group_row(
+      "cka", {stream, gram_form ? grams : cross, similarity},
+      gram_form
+          ? "linear CKA from centred N x N Gram matrices (N = " + group_digits(N) + " < d = " + group_digits(d) + ")"
+          : "linear CKA from d x d cross-covariances X^T Y, X^T X, Y^T Y, one pair at a time"));
+  Item other = group_row("cka_" + std::string(gram_form ? "feature_form" : "gram_form"),
+                         {stream, gram_form ? cross : grams, similarity},
+                         gram_form ? "the d x d form instead" : "the N x N Gram form instead");
   other.note = gram_form ? "the O(N d^2) feature-space form 000 describes" : "the O(N^2 d) Gram form";
   other.detail.clear();
   out.alternatives.push_back({"cka", other});

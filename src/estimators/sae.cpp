@@ -5,26 +5,9 @@
 #include <vector>
 
 #include "memplan/core/error.hpp"
-#include "memplan/core/text.hpp"
+#include "memplan/core/rows.hpp"
 
 namespace memplan {
-
-namespace {
-
-std::string n(std::uint64_t v) { return std::to_string(v); }
-
-Item row(const std::string& name, std::uint64_t elements, std::uint64_t bits, const std::string& formula) {
-  const Bytes bytes(ceil_div(checked_mul(elements, bits, "bits of", name), 8));
-  return {name, bytes, formula + " = " + group_digits(elements) + " elements x " + n(bits / 8) + " B", std::nullopt, "", {}};
-}
-
-Item group(const std::string& name, std::vector<Item> detail, const std::string& formula) {
-  Bytes sum;
-  for (const Item& d : detail) sum = sum.plus(d.bytes, name);
-  return {name, sum, formula, std::nullopt, "", std::move(detail)};
-}
-
-}  // namespace
 
 std::uint64_t sae_features(const SaeOptions& o, std::uint64_t d_in) {
   if (o.features > 0) return o.features;
@@ -36,8 +19,9 @@ Breakdown estimate_sae(const SaeOptions& o, std::uint64_t d_in_arg) {
   const std::uint64_t d = o.d_in > 0 ? o.d_in : d_in_arg;
   if (d == 0) throw Error(ErrorKind::invalid_input, "the SAE input width must be at least 1", "sae_d_in");
   const std::uint64_t F = sae_features(o, d);
-  if (is_quantized(o.dtype)) throw Error(ErrorKind::invalid_input, "the SAE dtype must be a float precision", "sae_dtype");
-  const std::uint64_t bits = element_bits(o.dtype.format);
+  if (is_quantized(o.dtype)) {
+    throw Error(ErrorKind::invalid_input, "the SAE dtype must be a float precision", "sae_dtype");
+  }
   const std::string e = to_string(o.dtype);
   const std::uint64_t dF = checked_mul(d, F, "d x F");
 
@@ -46,28 +30,37 @@ Breakdown estimate_sae(const SaeOptions& o, std::uint64_t d_in_arg) {
       throw Error(ErrorKind::invalid_input, "004's formula needs batch and seq of at least 1", "batch");
     }
     // 004_…'s estimate_sae_memory, term for term.
-    std::vector<Item> params{row("W_enc", dF, bits, "d_model x n_features"), row("W_dec", dF, bits, "n_features x d_model"),
-                             row("b_enc", F, bits, "n_features"), row("b_dec", d, bits, "d_model")};
+    std::vector<Item> params{elements_row("W_enc", dF, o.dtype, "d_model x n_features"),
+                             elements_row("W_dec", dF, o.dtype, "n_features x d_model"),
+                             elements_row("b_enc", F, o.dtype, "n_features"),
+                             elements_row("b_dec", d, o.dtype, "d_model")};
     const std::uint64_t tokens = checked_mul(o.seed_batch, o.seed_seq, "batch x seq");
-    std::vector<Item> acts{row("input", checked_mul(tokens, d, "input"), bits, "batch x seq x d_model"),
-                           row("hidden", checked_mul(tokens, F, "hidden"), bits, "batch x seq x n_features"),
-                           row("output", checked_mul(tokens, d, "output"), bits, "batch x seq x d_model")};
-    Item p = group("sae_parameters", params, "W_enc + W_dec + b_enc + b_dec at " + e + " (004)");
-    Item a = group("sae_activations", acts, "input + hidden + output at " + e + ", batch " + n(o.seed_batch) + " x seq " +
-                                                n(o.seed_seq) + " (004)");
-    Item g{"sae_gradients", p.bytes.plus(a.bytes, "gradients"), "parameters + activations (004: 'roughly')", std::nullopt, "", {}};
-    Item opt{"sae_optimizer", p.bytes.times(2, "optimizer"), "2 x parameters (004: Adam m and v)", std::nullopt, "", {}};
+    std::vector<Item> acts{
+        elements_row("input", checked_mul(tokens, d, "input"), o.dtype, "batch x seq x d_model"),
+        elements_row("hidden", checked_mul(tokens, F, "hidden"), o.dtype, "batch x seq x n_features"),
+        elements_row("output", checked_mul(tokens, d, "output"), o.dtype, "batch x seq x d_model")};
+    Item p = group_row("sae_parameters", params, "W_enc + W_dec + b_enc + b_dec at " + e + " (004)");
+    Item a = group_row("sae_activations", acts,
+                       "input + hidden + output at " + e + ", batch " + group_digits(o.seed_batch) + " x seq " +
+                           group_digits(o.seed_seq) + " (004)");
+    Item g =
+        bytes_row("sae_gradients", p.bytes.plus(a.bytes, "gradients"), "parameters + activations (004: 'roughly')");
+    Item opt = bytes_row("sae_optimizer", p.bytes.times(2, "optimizer"), "2 x parameters (004: Adam m and v)");
     return Breakdown{{p, a, g, opt}};
   }
 
   if (o.batch_tokens == 0) throw Error(ErrorKind::invalid_input, "SAE batch tokens must be at least 1", "sae_batch_tokens");
   const std::uint64_t T = o.batch_tokens;
-  std::vector<Item> params{row("W_enc", dF, bits, "d_in x F = " + n(d) + " x " + n(F))};
-  if (!o.tied) params.push_back(row("W_dec", dF, bits, "F x d_in = " + n(F) + " x " + n(d)));
-  params.push_back(row("b_enc", F, bits, "F"));
-  params.push_back(row("b_dec", d, bits, "d_in"));
-  Item p = group("sae_parameters", params,
-                 std::string(o.tied ? "tied decoder (W_dec = W_enc^T): " : "") + "d_in = " + n(d) + ", F = " + n(F) + " at " + e);
+  std::vector<Item> params{
+      elements_row("W_enc", dF, o.dtype, "d_in x F = " + group_digits(d) + " x " + group_digits(F))};
+  if (!o.tied) {
+    params.push_back(elements_row("W_dec", dF, o.dtype, "F x d_in = " + group_digits(F) + " x " + group_digits(d)));
+  }
+  params.push_back(elements_row("b_enc", F, o.dtype, "F"));
+  params.push_back(elements_row("b_dec", d, o.dtype, "d_in"));
+  Item p = group_row("sae_parameters", params,
+                     std::string(o.tied ? "tied decoder (W_dec = W_enc^T): " : "") + "d_in = " + group_digits(d) +
+                         ", F = " + group_digits(F) + " at " + e);
   Item g = p;
   g.name = "sae_gradients";
   g.formula = "one gradient per parameter at " + e;
@@ -85,40 +78,44 @@ Breakdown estimate_sae(const SaeOptions& o, std::uint64_t d_in_arg) {
   }
   Breakdown out{{p, g}};
   if (states > 0) {
-    out.components.push_back({"sae_optimizer_states", p.bytes.times(states, "SAE optimizer"),
-                              n(states) + " x parameters (" + to_string(o.optimizer) + ")", std::nullopt, "", {}});
+    out.components.push_back(bytes_row("sae_optimizer_states", p.bytes.times(states, "SAE optimizer"),
+                                       group_digits(states) + " x parameters (" + to_string(o.optimizer) + ")"));
   }
   if (o.dead_feature_tracking) {
-    out.components.push_back(row("dead_feature_counters", checked_mul(2, F, "counters"), 32,
-                                 "act_freq_scores + n_forward_passes_since_fired: 2 x F"));
+    out.components.push_back(elements_row("dead_feature_counters", checked_mul(2, F, "counters"), precisions::fp32,
+                                          "act_freq_scores + n_forward_passes_since_fired: 2 x F"));
   }
   if (o.buffer_tokens > 0) {
     if (is_quantized(o.buffer_dtype)) {
       throw Error(ErrorKind::invalid_input, "the activation store dtype must be a float precision", "sae_buffer_dtype");
     }
-    Item store = row("activation_store", checked_mul(o.buffer_tokens, d, "store"), element_bits(o.buffer_dtype.format),
-                     "buffer tokens x d_in = " + group_digits(o.buffer_tokens) + " x " + n(d));
+    Item store = elements_row("activation_store", checked_mul(o.buffer_tokens, d, "store"), o.buffer_dtype,
+                              "buffer tokens x d_in = " + group_digits(o.buffer_tokens) + " x " + group_digits(d));
     store.note = "activations held for shuffling between refills";
     out.components.push_back(store);
   }
   const std::uint64_t Td = checked_mul(T, d, "T x d"), TF = checked_mul(T, F, "T x F");
-  std::vector<Item> acts{row("input", Td, bits, "T x d_in"), row("input_centered", Td, bits, "T x d_in: x - b_dec, the encoder's input"),
-                         row("hidden_pre", TF, bits, "T x F: x W_enc + b_enc")};
+  std::vector<Item> acts{elements_row("input", Td, o.dtype, "T x d_in"),
+                         elements_row("input_centered", Td, o.dtype, "T x d_in: x - b_dec, the encoder's input"),
+                         elements_row("hidden_pre", TF, o.dtype, "T x F: x W_enc + b_enc")};
   if (o.top_k > 0) {
     const std::uint64_t Tk = checked_mul(T, o.top_k, "T x k");
-    acts.push_back(row("topk_values", Tk, bits, "T x k"));
-    acts.push_back(row("topk_indices", Tk, 64, "T x k int64"));
-    acts.push_back(row("feature_acts", TF, bits, "T x F: the k values scattered into a dense tensor"));
+    acts.push_back(elements_row("topk_values", Tk, o.dtype, "T x k"));
+    acts.push_back(bytes_row("topk_indices", bits_to_bytes(Tk, 64, "bits of topk_indices"),
+                             "T x k = " + group_digits(Tk) + " x int64"));
+    acts.push_back(elements_row("feature_acts", TF, o.dtype, "T x F: the k values scattered into a dense tensor"));
   } else {
-    acts.push_back(row("feature_acts", TF, bits, "T x F: ReLU(hidden_pre)"));
-    acts.push_back(row("l1_input", TF, bits, "T x F: feature_acts x ||W_dec row||, the sparsity penalty's input"));
+    acts.push_back(elements_row("feature_acts", TF, o.dtype, "T x F: ReLU(hidden_pre)"));
+    acts.push_back(
+        elements_row("l1_input", TF, o.dtype, "T x F: feature_acts x ||W_dec row||, the sparsity penalty's input"));
   }
-  acts.push_back(row("output", Td, bits, "T x d_in: feature_acts W_dec + b_dec"));
-  acts.push_back(row("reconstruction_error", Td, bits, "T x d_in: output - x, kept by the MSE"));
-  out.components.push_back(group("sae_activations", acts, "one step of T = " + group_digits(T) + " tokens at " + e +
-                                                              (o.top_k > 0 ? ", top-k " + n(o.top_k) : ", ReLU + L1")));
-  out.components.push_back(row("sae_backward_workspace", checked_mul(2, TF, "backward"), bits,
-                               "gradients of feature_acts and hidden_pre: 2 x T x F"));
+  acts.push_back(elements_row("output", Td, o.dtype, "T x d_in: feature_acts W_dec + b_dec"));
+  acts.push_back(elements_row("reconstruction_error", Td, o.dtype, "T x d_in: output - x, kept by the MSE"));
+  out.components.push_back(group_row("sae_activations", acts,
+                                     "one step of T = " + group_digits(T) + " tokens at " + e +
+                                         (o.top_k > 0 ? ", top-k " + group_digits(o.top_k) : ", ReLU + L1")));
+  out.components.push_back(elements_row("sae_backward_workspace", checked_mul(2, TF, "backward"), o.dtype,
+                                        "gradients of feature_acts and hidden_pre: 2 x T x F"));
   return out;
 }
 

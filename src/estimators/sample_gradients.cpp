@@ -8,27 +8,17 @@
 
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
-#include "memplan/core/text.hpp"
+#include "memplan/core/rows.hpp"
 #include "memplan/estimators/training.hpp"
 
 namespace memplan {
 
 namespace {
 
-std::string n(std::uint64_t v) { return group_digits(v); }
-
 std::string decimal(double v) {
   std::array<char, 32> buffer{};
   const auto r = std::to_chars(buffer.data(), buffer.data() + buffer.size(), v, std::chars_format::general, 4);
   return std::string(buffer.data(), r.ptr);
-}
-
-Bytes bits_to_bytes(std::uint64_t elements, std::uint64_t bits, const std::string& what) {
-  return Bytes(ceil_div(checked_mul(elements, bits, what), 8));
-}
-
-Item plain(const std::string& name, Bytes bytes, const std::string& formula) {
-  return {name, bytes, formula, std::nullopt, "", {}};
 }
 
 bool is_layer_tensor(const TensorGroup& g) {
@@ -86,33 +76,40 @@ Item stored_gradient(std::uint64_t entries, std::uint64_t tensors, const SampleG
       gated ? static_cast<std::uint64_t>(std::ceil(static_cast<long double>(entries) * o.kept_fraction)) : entries;
   const std::uint64_t value_bits = o.int8 ? 8 : element_bits(o.dtype.format);
   std::vector<Item> rows;
-  rows.push_back(plain("values", bits_to_bytes(kept, value_bits, "gradient values"),
-                       (gated ? "ceil(" + decimal(o.kept_fraction) + " x " + n(entries) + ") = " + n(kept) : n(entries)) +
-                           " entries x " + (o.int8 ? std::string("1 B (int8)") : to_string(o.dtype))));
+  rows.push_back(bytes_row(
+      "values", bits_to_bytes(kept, value_bits, "gradient values"),
+      (gated ? "ceil(" + decimal(o.kept_fraction) + " x " + group_digits(entries) + ") = " + group_digits(kept)
+             : group_digits(entries)) +
+          " entries x " + (o.int8 ? std::string("1 B (int8)") : to_string(o.dtype))));
   if (gated) {
-    rows.push_back(plain("indices", bits_to_bytes(kept, o.index_bits, "indices"),
-                         n(kept) + " kept entries x " + std::to_string(o.index_bits / 8) + " B (int" +
-                             std::to_string(o.index_bits) + " index)"));
+    rows.push_back(bytes_row("indices", bits_to_bytes(kept, o.index_bits, "indices"),
+                             group_digits(kept) + " kept entries x " + std::to_string(o.index_bits / 8) + " B (int" +
+                                 std::to_string(o.index_bits) + " index)"));
   }
-  if (o.int8) rows.push_back(plain("scales", Bytes(checked_mul(tensors, 4, "scales")), n(tensors) + " tensors x 4 B (fp32 absmax scale)"));
-  Bytes raw;
-  for (const Item& r : rows) raw = raw.plus(r.bytes, "stored gradient");
-  Item out{"stored_gradient", raw, "", std::nullopt, "", std::move(rows)};
+  if (o.int8) {
+    rows.push_back(bytes_row("scales", Bytes(checked_mul(tensors, 4, "scales")),
+                             group_digits(tensors) + " tensors x 4 B (fp32 absmax scale)"));
+  }
+  Item out = group_row("stored_gradient", std::move(rows), "");
+  const Bytes raw = out.bytes;
   std::string what = o.int8 ? "int8" : to_string(o.dtype);
   if (gated) what += ", top " + decimal(o.kept_fraction * 100) + "% as values + indices";
   if (o.zlib_ratio > 1) {
     const auto packed = static_cast<std::uint64_t>(std::ceil(static_cast<long double>(raw.count()) / o.zlib_ratio));
     std::string parts;
-    for (const Item& r : out.detail) parts += (parts.empty() ? "" : " + ") + r.name + " " + n(r.bytes.count());
+    for (const Item& r : out.detail) {
+      parts += (parts.empty() ? "" : " + ") + r.name + " " + group_digits(r.bytes.count());
+    }
     out.bytes = Bytes(packed);
     out.detail.clear();
-    out.detail.push_back(plain("compressed", Bytes(packed),
-                               "ceil(" + n(raw.count()) + " B (" + parts + ", " + what + ") / zlib ratio " + decimal(o.zlib_ratio) + ")"));
+    out.detail.push_back(bytes_row("compressed", Bytes(packed),
+                                   "ceil(" + group_digits(raw.count()) + " B (" + parts + ", " + what +
+                                       ") / zlib ratio " + decimal(o.zlib_ratio) + ")"));
     out.low = Bytes(packed);
     out.high = raw;
     out.note = "zlib ratio " + decimal(o.zlib_ratio) +
-               " is an assumption (--zlib-ratio): quantised gradients are far from text; up to " + n(raw.count()) +
-               " B if zlib gains nothing";
+               " is an assumption (`zlib_ratio`): quantised gradients are far from text; up to " +
+               group_digits(raw.count()) + " B if zlib gains nothing";
     what += ", zlib /" + decimal(o.zlib_ratio);
   }
   out.formula = "one gradient: " + what;
@@ -124,10 +121,12 @@ Breakdown estimate_sample_gradients(const ModelSpec& spec, const SampleGradientO
   if (samples == 0) throw Error(ErrorKind::invalid_input, "per-sample gradients need at least one sample", "samples");
   const std::uint64_t params = selected_parameters(spec, o.layers);
   const Item one = stored_gradient(params, selected_tensors(spec, o.layers), o);
-  Item store{"sample_gradients", one.bytes.times(samples, "per-sample gradients"),
-             n(samples) + " samples x " + n(one.bytes.count()) + " B (" + one.formula + ") over " + n(params) +
-                 (o.layers.empty() ? " parameters" : " parameters of " + std::to_string(o.layers.size()) + " selected blocks"),
-             std::nullopt, one.note, {}};
+  Item store = bytes_row(
+      "sample_gradients", one.bytes.times(samples, "per-sample gradients"),
+      group_digits(samples) + " samples x " + group_digits(one.bytes.count()) + " B (" + one.formula + ") over " +
+          group_digits(params) +
+          (o.layers.empty() ? " parameters" : " parameters of " + group_digits(o.layers.size()) + " selected blocks"),
+      one.note);
   if (one.low && one.high) {
     store.low = one.low->times(samples, "per-sample gradients");
     store.high = one.high->times(samples, "per-sample gradients");
@@ -156,27 +155,30 @@ Breakdown estimate_tracin(const ModelSpec& spec, const TracinOptions& o, const S
   const Item one = stored_gradient(dims, projected ? 1 : selected_tensors(spec, g.layers), g);
   const std::uint64_t kept_checkpoints = o.store_all ? o.checkpoints : 1;
   std::vector<Item> rows;
-  Item store{"train_gradients", one.bytes.times(checked_mul(kept_checkpoints, train, "C x N"), "TracIn store"),
-             (o.store_all ? n(o.checkpoints) + " checkpoints x " : "one checkpoint at a time x ") + n(train) +
-                 " training samples x " + n(one.bytes.count()) + " B (" + one.formula + ")",
-             std::nullopt, "", {}};
+  Item store = bytes_row(
+      "train_gradients", one.bytes.times(checked_mul(kept_checkpoints, train, "C x N"), "TracIn store"),
+      (o.store_all ? group_digits(o.checkpoints) + " checkpoints x " : "one checkpoint at a time x ") +
+          group_digits(train) + " training samples x " + group_digits(one.bytes.count()) + " B (" + one.formula + ")");
   if (one.low && one.high) {
     store.low = one.low->times(checked_mul(kept_checkpoints, train, "C x N"), "TracIn store");
     store.high = one.high->times(checked_mul(kept_checkpoints, train, "C x N"), "TracIn store");
   }
   rows.push_back(store);
-  rows.push_back({"test_gradients", one.bytes.times(checked_mul(kept_checkpoints, o.test_samples, "C x M"), "test gradients"),
-                  n(kept_checkpoints) + " x " + n(o.test_samples) + " test samples x " + n(one.bytes.count()) + " B",
-                  std::nullopt, "", {}});
-  rows.push_back({"influence_scores", bits_to_bytes(checked_mul(train, o.test_samples, "N x M"), 32, "scores"),
-                  n(train) + " x " + n(o.test_samples) + " x 4 B (fp32, summed over checkpoints)", std::nullopt, "", {}});
+  rows.push_back(bytes_row("test_gradients",
+                           one.bytes.times(checked_mul(kept_checkpoints, o.test_samples, "C x M"), "test gradients"),
+                           group_digits(kept_checkpoints) + " x " + group_digits(o.test_samples) + " test samples x " +
+                               group_digits(one.bytes.count()) + " B"));
+  rows.push_back(
+      bytes_row("influence_scores", bits_to_bytes(checked_mul(train, o.test_samples, "N x M"), 32, "scores"),
+                group_digits(train) + " x " + group_digits(o.test_samples) + " x 4 B (fp32, summed over checkpoints)"));
   if (projected) {
     // The projection matrix (n x k) is never stored whole: a block of 4096 parameters' rows
     // is regenerated from a seed and applied at a time (TRAK's block-wise projector).
     const std::uint64_t block = std::min<std::uint64_t>(params, 4096);
-    rows.push_back({"projection_block", bits_to_bytes(checked_mul(o.projection, block, "projection"), 32, "projection"),
-                    "k x block = " + n(o.projection) + " x " + n(block) + " x 4 B, regenerated from a seed per block",
-                    std::nullopt, "", {}});
+    rows.push_back(bytes_row("projection_block",
+                             bits_to_bytes(checked_mul(o.projection, block, "projection"), 32, "projection"),
+                             "k x block = " + group_digits(o.projection) + " x " + group_digits(block) +
+                                 " x 4 B, regenerated from a seed per block"));
   }
   Bytes sum;
   Bytes low, high;
@@ -185,10 +187,12 @@ Breakdown estimate_tracin(const ModelSpec& spec, const TracinOptions& o, const S
     low = low.plus(r.low.value_or(r.bytes), "TracIn");
     high = high.plus(r.high.value_or(r.bytes), "TracIn");
   }
-  Item tracin{"tracin", sum,
-              "TracIn: checkpoints x training samples x stored gradient (" +
-                  (projected ? "projected to k = " + n(o.projection) : n(params) + " parameters") + ")",
-              std::nullopt, one.note, std::move(rows)};
+  Item tracin = bytes_row(
+      "tracin", sum,
+      "TracIn: checkpoints x training samples x stored gradient (" +
+          (projected ? "projected to k = " + group_digits(o.projection) : group_digits(params) + " parameters") + ")",
+      one.note);
+  tracin.detail = std::move(rows);
   if (low != sum || high != sum) {
     tracin.low = low;
     tracin.high = high;

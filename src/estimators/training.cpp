@@ -7,6 +7,7 @@
 
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
+#include "memplan/core/rows.hpp"
 #include "memplan/core/text.hpp"
 
 namespace memplan {
@@ -32,38 +33,7 @@ constexpr std::array<std::pair<Recompute, std::string_view>, 3> kRecompute{{
 constexpr std::uint64_t kAdam8bitBlock = 256;     // bitsandbytes: one fp32 absmax per 256 state elements
 constexpr std::uint64_t kAdam8bitMinSize = 4096;  // bitsandbytes min_8bit_size: smaller tensors keep 32-bit states
 
-using Dims = std::vector<std::pair<std::string, std::uint64_t>>;
-
-std::string dims_text(const Dims& dims) {
-  std::string out;
-  for (const auto& [label, size] : dims) out += (out.empty() ? "" : " x ") + label + "=" + std::to_string(size);
-  return out;
-}
-
-// A tensor of `dims` elements at `bits` per element, rounded up to whole bytes once.
-Item tensor(const std::string& name, const Dims& dims, std::uint32_t bits, const std::string& dtype) {
-  std::uint64_t elements = 1;
-  for (const auto& d : dims) elements = checked_mul(elements, d.second, "elements of", name);
-  const Bytes bytes(ceil_div(checked_mul(elements, bits, "bits of", name), 8));
-  return {name, bytes, dims_text(dims) + " at " + dtype, std::nullopt, "", {}};
-}
-
-Item at(const std::string& name, const Dims& dims, const Precision& p) {
-  return tensor(name, dims, element_bits(p.format), to_string(p));
-}
-
-Item mask(const std::string& name, const Dims& dims) { return tensor(name, dims, 8, "1 B (bool mask)"); }
-
-Bytes sum_of(const std::vector<Item>& items, std::string_view what) {
-  Bytes sum;
-  for (const Item& i : items) sum = sum.plus(i.bytes, what);
-  return sum;
-}
-
-Item group(const std::string& name, std::vector<Item> detail, std::string formula, std::string note = {}) {
-  Item out{name, sum_of(detail, name), std::move(formula), std::nullopt, std::move(note), std::move(detail)};
-  return out;
-}
+Item mask(const std::string& name, const TensorDims& dims) { return tensor_row(name, dims, 8, "1 B (bool mask)"); }
 
 // `count` copies of an item (count layers of one layer's term).
 Item times(const Item& item, std::uint64_t count, const std::string& label) {
@@ -146,27 +116,25 @@ std::uint64_t float_bits(const Precision& p, const char* key, const std::string&
   return element_bits(p.format);
 }
 
-Bytes bytes_at(std::uint64_t elements, std::uint64_t bits, const std::string& what) {
-  return Bytes(ceil_div(checked_mul(elements, bits, what), 8));
-}
-
 // Per-tensor optimizer state, in bytes, for one tensor of `t`.
 Bytes state_bytes(Optimizer o, const Trainable& t, std::uint64_t state_bits) {
   const std::uint64_t n = t.elements();
   switch (o) {
     case Optimizer::none:
     case Optimizer::sgd: return Bytes(0);
-    case Optimizer::sgd_momentum: return bytes_at(n, state_bits, "momentum");
+    case Optimizer::sgd_momentum: return bits_to_bytes(n, state_bits, "momentum");
     case Optimizer::adam:
-    case Optimizer::adamw: return bytes_at(n, state_bits, "Adam states").times(2, "Adam states");
+    case Optimizer::adamw: return bits_to_bytes(n, state_bits, "Adam states").times(2, "Adam states");
     case Optimizer::adam_8bit: {
-      if (n < kAdam8bitMinSize) return bytes_at(n, 32, "Adam states").times(2, "Adam states");
+      if (n < kAdam8bitMinSize) return bits_to_bytes(n, 32, "Adam states").times(2, "Adam states");
       const std::uint64_t per_state = checked_add(n, checked_mul(ceil_div(n, kAdam8bitBlock), 4, "absmax"), "8-bit state");
       return Bytes(per_state).times(2, "8-bit Adam states");
     }
     case Optimizer::adafactor: {
-      if (t.rows > 1 && t.cols > 1) return bytes_at(checked_add(t.rows, t.cols, "factored moments"), state_bits, "Adafactor");
-      return bytes_at(n, state_bits, "Adafactor");
+      if (t.rows > 1 && t.cols > 1) {
+        return bits_to_bytes(checked_add(t.rows, t.cols, "factored moments"), state_bits, "Adafactor");
+      }
+      return bits_to_bytes(n, state_bits, "Adafactor");
     }
   }
   return Bytes(0);
@@ -233,7 +201,7 @@ Recompute parse_recompute(std::string_view text) {
               "recompute");
 }
 
-Bytes TrainingPhase::total() const { return sum_of(components, "the phase total"); }
+Bytes TrainingPhase::total() const { return sum_bytes(components, "the phase total"); }
 
 std::uint64_t layer_parameters(const ModelSpec& spec) {
   std::uint64_t total = 0;
@@ -257,61 +225,68 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape) {
   float_bits(e, "compute", "the activation dtype");
   const std::uint64_t q_width = checked_mul(a, s.d_head, "n_heads * d_head");
   const std::uint64_t kv_width = checked_mul(s.n_kv_heads, s.d_head, "n_kv_heads * d_head");
-  const Dims sbh{{"s", seq}, {"b", b}, {"h", h}};
+  const TensorDims sbh{{"s", seq}, {"b", b}, {"h", h}};
   std::vector<Item> rows;
-  if (s.norms_per_layer > 0) rows.push_back(at("norm_inputs", {{"norms", s.norms_per_layer}, {"s", seq}, {"b", b}, {"h", h}}, e));
+  if (s.norms_per_layer > 0) {
+    rows.push_back(tensor_row("norm_inputs", {{"norms", s.norms_per_layer}, {"s", seq}, {"b", b}, {"h", h}}, e));
+  }
   // LlamaRMSNorm: x.to(fp32), then x * rsqrt(mean(x^2)) kept for the weight's product:
   // 4 bytes per element more than a fused norm keeps, in any compute dtype.
   if (s.norms_per_layer > 0 && s.norm == NormKind::rmsnorm && shape.hf_unfused_ops) {
-    rows.push_back(at("rmsnorm_fp32_copies", {{"norms", s.norms_per_layer}, {"s", seq}, {"b", b}, {"h", h}}, precisions::fp32));
+    rows.push_back(tensor_row("rmsnorm_fp32_copies", {{"norms", s.norms_per_layer}, {"s", seq}, {"b", b}, {"h", h}},
+                              precisions::fp32));
   }
-  rows.push_back(at("qkv_input", sbh, e));
-  rows.push_back(at("q", {{"s", seq}, {"b", b}, {"a*d_head", q_width}}, e));
-  rows.push_back(at("k", {{"s", seq}, {"b", b}, {"a_kv*d_head", kv_width}}, e));
-  rows.push_back(at("v", {{"s", seq}, {"b", b}, {"a_kv*d_head", kv_width}}, e));
-  const Dims scores{{"b", b}, {"a", a}, {"s", seq}, {"s", seq}};
+  rows.push_back(tensor_row("qkv_input", sbh, e));
+  rows.push_back(tensor_row("q", {{"s", seq}, {"b", b}, {"a*d_head", q_width}}, e));
+  rows.push_back(tensor_row("k", {{"s", seq}, {"b", b}, {"a_kv*d_head", kv_width}}, e));
+  rows.push_back(tensor_row("v", {{"s", seq}, {"b", b}, {"a_kv*d_head", kv_width}}, e));
+  const TensorDims scores{{"b", b}, {"a", a}, {"s", seq}, {"s", seq}};
   if (shape.flash_attention) {
-    rows.push_back(at("softmax_lse", {{"b", b}, {"a", a}, {"s", seq}}, precisions::fp32));
+    rows.push_back(tensor_row("softmax_lse", {{"b", b}, {"a", a}, {"s", seq}}, precisions::fp32));
   } else {
-    rows.push_back(at("softmax_output", scores, shape.softmax_fp32 ? precisions::fp32 : e));
+    rows.push_back(tensor_row("softmax_output", scores, shape.softmax_fp32 ? precisions::fp32 : e));
     if (shape.dropout) {
       rows.push_back(mask("attention_dropout_mask", scores));
-      rows.push_back(at("attention_dropout_output", scores, e));
+      rows.push_back(tensor_row("attention_dropout_output", scores, e));
     } else if (shape.softmax_fp32 && element_bits(e.format) != 32) {
-      rows.push_back(at("probabilities_16bit", scores, e));
+      rows.push_back(tensor_row("probabilities_16bit", scores, e));
     }
   }
-  rows.push_back(at("attention_output", {{"s", seq}, {"b", b}, {"a*d_head", q_width}}, e));
+  rows.push_back(tensor_row("attention_output", {{"s", seq}, {"b", b}, {"a*d_head", q_width}}, e));
   if (shape.dropout) rows.push_back(mask("attention_residual_dropout_mask", sbh));
 
   const bool shared_input = s.parallel_block && s.norms_per_layer == 1;
-  if (!shared_input) rows.push_back(at("mlp_input", sbh, e));
+  if (!shared_input) rows.push_back(tensor_row("mlp_input", sbh, e));
   if (s.experts > 0) {
     const std::uint64_t k = s.experts_per_token;
-    rows.push_back(at("router_probs", {{"s", seq}, {"b", b}, {"experts", s.experts}}, precisions::fp32));
-    rows.push_back(at("expert_inputs", {{"k", k}, {"s", seq}, {"b", b}, {"h", h}}, e));
+    rows.push_back(tensor_row("router_probs", {{"s", seq}, {"b", b}, {"experts", s.experts}}, precisions::fp32));
+    rows.push_back(tensor_row("expert_inputs", {{"k", k}, {"s", seq}, {"b", b}, {"h", h}}, e));
     const std::uint64_t n = s.mlp == MlpKind::gated ? 4 : 2;
-    rows.push_back(at("expert_intermediates", {{std::to_string(n), n}, {"k", k}, {"s", seq}, {"b", b}, {"f", f}}, e));
-    rows.push_back(at("expert_outputs", {{"k", k}, {"s", seq}, {"b", b}, {"h", h}}, e));
+    rows.push_back(
+        tensor_row("expert_intermediates", {{std::to_string(n), n}, {"k", k}, {"s", seq}, {"b", b}, {"f", f}}, e));
+    rows.push_back(tensor_row("expert_outputs", {{"k", k}, {"s", seq}, {"b", b}, {"h", h}}, e));
   } else if (s.mlp == MlpKind::gated) {
-    const Dims sbf{{"s", seq}, {"b", b}, {"f", f}};
-    rows.push_back(at("gate_output", sbf, e));
-    rows.push_back(at("activation_output", sbf, e));
-    rows.push_back(at("up_output", sbf, e));
-    rows.push_back(at("down_input", sbf, e));
+    const TensorDims sbf{{"s", seq}, {"b", b}, {"f", f}};
+    rows.push_back(tensor_row("gate_output", sbf, e));
+    rows.push_back(tensor_row("activation_output", sbf, e));
+    rows.push_back(tensor_row("up_output", sbf, e));
+    rows.push_back(tensor_row("down_input", sbf, e));
   } else {
-    const Dims sbf{{"s", seq}, {"b", b}, {"f", f}};
-    rows.push_back(at("activation_input", sbf, e));
-    rows.push_back(at("activation_output", sbf, e));
+    const TensorDims sbf{{"s", seq}, {"b", b}, {"f", f}};
+    rows.push_back(tensor_row("activation_input", sbf, e));
+    rows.push_back(tensor_row("activation_output", sbf, e));
     // NewGELUActivation, 0.5x(1 + tanh(...)) in PyTorch ops: tanh's output, 0.5x and
     // 1 + tanh are kept besides the input.
-    if (s.activation == "gelu_new" && shape.hf_unfused_ops) rows.push_back(at("gelu_new_intermediates", {{"3", 3}, {"s", seq}, {"b", b}, {"f", f}}, e));
+    if (s.activation == "gelu_new" && shape.hf_unfused_ops) {
+      rows.push_back(tensor_row("gelu_new_intermediates", {{"3", 3}, {"s", seq}, {"b", b}, {"f", f}}, e));
+    }
   }
   if (shape.dropout) rows.push_back(mask("mlp_dropout_mask", sbh));
-  return group("layer_activations", std::move(rows),
-               "what one block keeps for backward (Korthikanti et al. 2022, term by term), s=" + std::to_string(seq) +
-                   ", b=" + std::to_string(b) + ", h=" + std::to_string(h) + ", a=" + std::to_string(a) +
-                   (shape.flash_attention ? ", fused attention" : ", eager attention"));
+  return group_row(
+      "layer_activations", std::move(rows),
+      "what one block keeps for backward (Korthikanti et al. 2022, term by term), s=" + std::to_string(seq) +
+          ", b=" + std::to_string(b) + ", h=" + std::to_string(h) + ", a=" + std::to_string(a) +
+          (shape.flash_attention ? ", fused attention" : ", eager attention"));
 }
 
 TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShape& shape, const TrainingOptions& o) {
@@ -349,7 +324,7 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
   for (const Trainable& t : trainables) {
     trainable = checked_add(trainable, t.params(), "trainable parameters");
     largest = std::max(largest, t.elements());
-    const Bytes g = bytes_at(t.elements(), grad_bits, "gradients").times(t.copies, "gradients");
+    const Bytes g = bits_to_bytes(t.elements(), grad_bits, "gradients").times(t.copies, "gradients");
     if (t.per_layer) {
       grads_layer = grads_layer.plus(g, "gradients");
     } else if (t.head) {
@@ -359,12 +334,12 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
     }
     if (lora) {
       adapter_params = checked_add(adapter_params, t.params(), "adapter parameters");
-      const Bytes w = bytes_at(t.elements(), trainable_bits, "adapters");
+      const Bytes w = bits_to_bytes(t.elements(), trainable_bits, "adapters");
       adapter_bytes = adapter_bytes.plus(w.times(t.copies, "adapters"), "adapters");
       out.persistent.push_back({w.count(), t.copies});
     }
     if (master) {
-      const Bytes m = bytes_at(t.elements(), 32, "master weights");
+      const Bytes m = bits_to_bytes(t.elements(), 32, "master weights");
       master_bytes = master_bytes.plus(m.times(t.copies, "master weights"), "master weights");
       out.persistent.push_back({m.count(), t.copies});
     }
@@ -419,14 +394,14 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
   // What each layer keeps across the forward pass.
   std::vector<Item> stored_terms;
   if (o.recompute == Recompute::full) {
-    stored_terms.push_back(at("layer_input", {{"s", seq}, {"b", b}, {"h", h}}, e));
+    stored_terms.push_back(tensor_row("layer_input", {{"s", seq}, {"b", b}, {"h", h}}, e));
   } else {
     for (const Item& t : layer.detail) {
       if (o.recompute == Recompute::selective && is_attention_core(t.name)) continue;
       stored_terms.push_back(t);
     }
   }
-  const Bytes stored_layer = sum_of(stored_terms, "stored layer activations");
+  const Bytes stored_layer = sum_bytes(stored_terms, "stored layer activations");
   const auto layers_item = [&](std::uint64_t count, bool working) {
     std::vector<Item> rows;
     if (count > 0) {
@@ -451,36 +426,38 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
                                                                            : "no recomputation";
   std::vector<Item> tail;
   if (shape.dropout) tail.push_back(mask("embedding_dropout_mask", {{"s", seq}, {"b", b}, {"h", h}}));
-  if (s.final_norm) tail.push_back(at("final_norm_input", {{"s", seq}, {"b", b}, {"h", h}}, e));
+  if (s.final_norm) tail.push_back(tensor_row("final_norm_input", {{"s", seq}, {"b", b}, {"h", h}}, e));
   if (s.final_norm && s.norm == NormKind::rmsnorm && shape.hf_unfused_ops) {
-    tail.push_back(at("final_rmsnorm_fp32_copy", {{"s", seq}, {"b", b}, {"h", h}}, precisions::fp32));
+    tail.push_back(tensor_row("final_rmsnorm_fp32_copy", {{"s", seq}, {"b", b}, {"h", h}}, precisions::fp32));
   }
   const bool head = s.lm_head != LmHead::none;
-  if (head) tail.push_back(at("lm_head_input", {{"s", seq}, {"b", b}, {"h", h}}, e));
+  if (head) tail.push_back(tensor_row("lm_head_input", {{"s", seq}, {"b", b}, {"h", h}}, e));
   const auto activations = [&](std::uint64_t stored_count, bool working, bool with_tail, const std::string& what) {
     std::vector<Item> rows = layers_item(stored_count, working);
     if (with_tail) {
       for (const Item& t : tail) rows.push_back(t);
     }
-    return group("activations", std::move(rows), what + "; " + recompute_text);
+    return group_row("activations", std::move(rows), what + "; " + recompute_text);
   };
 
-  const Dims sbv{{"s", seq}, {"b", b}, {"V", s.vocab_size}};
+  const TensorDims sbv{{"s", seq}, {"b", b}, {"V", s.vocab_size}};
   const bool upcast = element_bits(e.format) != 32;
   std::vector<Item> loss_fwd, loss_bwd, loss_hvp;
   if (head) {
-    loss_fwd.push_back(at("logits", sbv, e));
-    if (upcast) loss_fwd.push_back(at("logits_fp32", sbv, precisions::fp32));
-    loss_fwd.push_back(at("log_probs", sbv, precisions::fp32));
+    loss_fwd.push_back(tensor_row("logits", sbv, e));
+    if (upcast) loss_fwd.push_back(tensor_row("logits_fp32", sbv, precisions::fp32));
+    loss_fwd.push_back(tensor_row("log_probs", sbv, precisions::fp32));
     // The logits themselves are gone by now: only the log-softmax is saved, and a loop that
     // drops the model's output before backward (Trainer does) frees them.
-    loss_bwd.push_back(at("log_probs", sbv, precisions::fp32));
-    loss_bwd.push_back(at("grad_log_probs", sbv, precisions::fp32));
-    loss_bwd.push_back(at("grad_logits_fp32", sbv, precisions::fp32));
+    loss_bwd.push_back(tensor_row("log_probs", sbv, precisions::fp32));
+    loss_bwd.push_back(tensor_row("grad_log_probs", sbv, precisions::fp32));
+    loss_bwd.push_back(tensor_row("grad_logits_fp32", sbv, precisions::fp32));
     loss_hvp = loss_bwd;
-    loss_hvp.insert(loss_hvp.begin(), at("logits", sbv, e));  // the graph kept for the second backward holds them
-    if (upcast) loss_hvp.push_back(at("grad_logits", sbv, e));
-    loss_hvp.push_back(at("second_backward_logits", {{"2", 2}, {"s", seq}, {"b", b}, {"V", s.vocab_size}}, precisions::fp32));
+    loss_hvp.insert(loss_hvp.begin(),
+                    tensor_row("logits", sbv, e));  // the graph kept for the second backward holds them
+    if (upcast) loss_hvp.push_back(tensor_row("grad_logits", sbv, e));
+    loss_hvp.push_back(
+        tensor_row("second_backward_logits", {{"2", 2}, {"s", seq}, {"b", b}, {"V", s.vocab_size}}, precisions::fp32));
   }
 
   // Gradient temporaries inside one layer's backward, and the gradient flowing down.
@@ -488,24 +465,28 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
   {
     const std::uint64_t k = s.experts > 0 ? s.experts_per_token : 1;
     const std::uint64_t n = s.mlp == MlpKind::gated ? 3 : 2;
-    mlp_ws.push_back(at("mlp_intermediate_grads", {{std::to_string(n), n}, {"k", k}, {"s", seq}, {"b", b}, {"f", s.d_mlp}}, e));
+    mlp_ws.push_back(tensor_row("mlp_intermediate_grads",
+                                {{std::to_string(n), n}, {"k", k}, {"s", seq}, {"b", b}, {"f", s.d_mlp}}, e));
     if (shape.flash_attention) {
       const std::uint64_t qkv = checked_mul(checked_add(s.n_heads, checked_mul(2, s.n_kv_heads, "kv"), "qkv heads"), s.d_head, "qkv");
-      attn_ws.push_back(at("grad_qkv", {{"s", seq}, {"b", b}, {"(a+2a_kv)*d_head", qkv}}, e));
-      attn_ws.push_back(at("grad_q_accumulator", {{"s", seq}, {"b", b}, {"a*d_head", checked_mul(s.n_heads, s.d_head, "n_heads * d_head")}}, precisions::fp32));
+      attn_ws.push_back(tensor_row("grad_qkv", {{"s", seq}, {"b", b}, {"(a+2a_kv)*d_head", qkv}}, e));
+      attn_ws.push_back(
+          tensor_row("grad_q_accumulator",
+                     {{"s", seq}, {"b", b}, {"a*d_head", checked_mul(s.n_heads, s.d_head, "n_heads * d_head")}},
+                     precisions::fp32));
     } else {
-      const Dims scores{{"b", b}, {"a", s.n_heads}, {"s", seq}, {"s", seq}};
-      attn_ws.push_back(at("grad_probabilities", scores, e));
-      attn_ws.push_back(at("grad_scores", scores, shape.softmax_fp32 ? precisions::fp32 : e));
+      const TensorDims scores{{"b", b}, {"a", s.n_heads}, {"s", seq}, {"s", seq}};
+      attn_ws.push_back(tensor_row("grad_probabilities", scores, e));
+      attn_ws.push_back(tensor_row("grad_scores", scores, shape.softmax_fp32 ? precisions::fp32 : e));
     }
   }
-  const Bytes mlp_b = sum_of(mlp_ws, "mlp backward"), attn_b = sum_of(attn_ws, "attention backward");
-  const Item flowing = at("activation_gradients", {{"2", 2}, {"s", seq}, {"b", b}, {"h", h}}, e);
-  Item backward_ws = group("backward_workspace", {flowing},
-                           "the gradient flowing down the residual stream and the one being accumulated, plus the "
-                           "larger of the block's MLP and attention gradient temporaries");
+  const Bytes mlp_b = sum_bytes(mlp_ws, "mlp backward"), attn_b = sum_bytes(attn_ws, "attention backward");
+  const Item flowing = tensor_row("activation_gradients", {{"2", 2}, {"s", seq}, {"b", b}, {"h", h}}, e);
+  Item backward_ws = group_row("backward_workspace", {flowing},
+                               "the gradient flowing down the residual stream and the one being accumulated, plus the "
+                               "larger of the block's MLP and attention gradient temporaries");
   for (Item& r : attn_b > mlp_b ? attn_ws : mlp_ws) backward_ws.detail.push_back(std::move(r));
-  backward_ws.bytes = sum_of(backward_ws.detail, "backward workspace");
+  backward_ws.bytes = sum_bytes(backward_ws.detail, "backward workspace");
 
   const auto make_phase = [&](std::string name, std::string moment, std::vector<Item> phase_items) {
     TrainingPhase p;
@@ -536,7 +517,10 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
 
   const std::string all_layers = std::to_string(L) + " layers";
   make_phase("forward", "at the loss: every layer's saved activations and the fp32 logits",
-             with_grads({activations(L, false, true, "saved by " + all_layers), group("loss", loss_fwd, "logits in the compute dtype, their fp32 copy and the log-softmax kept for backward (cross-entropy in fp32)")},
+             with_grads({activations(L, false, true, "saved by " + all_layers),
+                         group_row("loss", loss_fwd,
+                                   "logits in the compute dtype, their fp32 copy and the log-softmax kept for backward "
+                                   "(cross-entropy in fp32)")},
                         Bytes(0), ""));
   if (o.double_backward) {
     Item acts = activations(L, false, true, "saved by " + all_layers + " for the first backward");
@@ -550,16 +534,22 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
     graph.note = "an approximation: each backward op saves its inputs for the second backward";
     Item g = all_grads;
     g.formula = "the first backward's gradients, part of the graph; " + g.formula;
-    make_phase("hessian_vector_product",
-               "at the second backward: the forward's activations, the first backward's graph and gradients, and "
-               "six logits-shaped tensors",
-               {g, acts, graph, group("loss", loss_hvp, "logits-shaped tensors of the double backward: forward, first backward (kept), second backward"),
-                backward_ws});
+    make_phase(
+        "hessian_vector_product",
+        "at the second backward: the forward's activations, the first backward's graph and gradients, and "
+        "six logits-shaped tensors",
+        {g, acts, graph,
+         group_row("loss", loss_hvp,
+                   "logits-shaped tensors of the double backward: forward, first backward (kept), second backward"),
+         backward_ws});
   } else {
-    make_phase("backward_start", "at the loss gradient: every activation still kept",
-               with_grads({activations(L, false, true, "saved by " + all_layers),
-                           group("loss", loss_bwd, "the gradient of the fp32 cross-entropy: log-softmax, its gradient and the logits' gradient")},
-                          Bytes(0), ""));
+    make_phase(
+        "backward_start", "at the loss gradient: every activation still kept",
+        with_grads(
+            {activations(L, false, true, "saved by " + all_layers),
+             group_row("loss", loss_bwd,
+                       "the gradient of the fp32 cross-entropy: log-softmax, its gradient and the logits' gradient")},
+            Bytes(0), ""));
     if (L > 0) {
       make_phase("backward_top", "in the last layer's backward: the layers below still kept, the head's gradients made",
                  with_grads({activations(L - 1, true, false, std::to_string(L - 1) + " layers below, plus the layer in backward"), backward_ws},
@@ -574,27 +564,37 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
   if (stepping) {
     std::vector<Item> ws;
     if (master && grad_bits < 32) {
-      ws.push_back({"fp32_gradients", bytes_at(trainable, 32, "fp32 gradients"),
-                    group_digits(trainable) + " x 4 B: 16-bit gradients upcast for the fp32 master step", std::nullopt, "", {}});
+      ws.push_back({"fp32_gradients",
+                    bits_to_bytes(trainable, 32, "fp32 gradients"),
+                    group_digits(trainable) + " x 4 B: 16-bit gradients upcast for the fp32 master step",
+                    std::nullopt,
+                    "",
+                    {}});
     }
     // With fp32 master copies memplan assumes the engine's fused optimizer (Megatron, DeepSpeed);
     // without them, torch.optim's default foreach implementation.
     if (!o.fused_optimizer && !master) {
       if (o.optimizer == Optimizer::adam || o.optimizer == Optimizer::adamw) {
-        ws.push_back({"foreach_temporary", bytes_at(trainable, state_bits, "foreach temporary"),
+        ws.push_back({"foreach_temporary",
+                      bits_to_bytes(trainable, state_bits, "foreach temporary"),
                       group_digits(trainable) + " x " + std::to_string(state_bits / 8) +
                           " B: torch.optim's foreach Adam holds sqrt(exp_avg_sq) for every tensor at once",
-                      std::nullopt, "", {}});
+                      std::nullopt,
+                      "",
+                      {}});
       } else if (o.optimizer == Optimizer::adafactor) {
-        ws.push_back({"per_tensor_temporaries", bytes_at(checked_mul(2, largest, "Adafactor temporaries"), 32, "Adafactor"),
+        ws.push_back({"per_tensor_temporaries",
+                      bits_to_bytes(checked_mul(2, largest, "Adafactor temporaries"), 32, "Adafactor"),
                       "2 x the largest tensor (" + group_digits(largest) + " elements) x 4 B: grad^2 and the update",
-                      std::nullopt, "", {}});
+                      std::nullopt,
+                      "",
+                      {}});
       }
     }
     Item g = all_grads;
     if (grads_alive) g.note = alive_reason;
     std::vector<Item> items{g};
-    if (!ws.empty()) items.push_back(group("optimizer_workspace", ws, "temporaries of the optimizer step"));
+    if (!ws.empty()) items.push_back(group_row("optimizer_workspace", ws, "temporaries of the optimizer step"));
     make_phase("optimizer_step", "during the optimizer step: every gradient and the step's temporaries", std::move(items));
   }
   for (std::size_t i = 1; i < out.phases.size(); ++i) {

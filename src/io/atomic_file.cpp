@@ -1,6 +1,7 @@
 // Output files written whole or not at all (docs/hardening.md, "Atomic output").
 #include "memplan/io/atomic_file.hpp"
 
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,10 +13,12 @@
 #include <system_error>
 
 #include "memplan/core/error.hpp"
+#include "memplan/io/file_checks.hpp"
 
 namespace memplan {
 
-void write_file_atomically(const std::string& path, std::string_view text) {
+void write_file_atomically(const std::string& path, std::string_view text, const std::vector<std::string>& inputs) {
+  require_output_target(path, inputs);
   namespace fs = std::filesystem;
   const fs::path target(path);
   const auto fail = [&](const std::string& why) { throw ConfigError(path, 0, 0, "", "cannot write: " + why); };

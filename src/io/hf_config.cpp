@@ -162,7 +162,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   s.name = name;
   if (const std::optional<std::string> path = map.optional_string("_name_or_path")) {
     const std::string last = last_path_part(*path);
-    if (!last.empty() && last != "." && last != "..") s.name = last;
+    if (!last.empty() && last != "." && last != "..") s.name = printable(last);  // no control bytes in a name
   }
 
   // Sizes.
@@ -354,7 +354,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
     const auto method = q.is_object() ? q.find("quant_method") : q.end();
     f.note(std::string("quantization_config") +
            (q.is_object() && method != q.end() && method->is_string() ? " (" + printable(method->get<std::string>()) + ")" : "") +
-           ": the checkpoint is quantised; the spec describes the architecture, choose --precision to match");
+           ": the checkpoint is quantised; the spec describes the architecture, choose `precision` to match");
   }
   for (const char* key : {"torch_dtype", "dtype"}) {
     if (map.has(key) && map.value(key).is_string()) {
@@ -400,10 +400,9 @@ HfImport load_hf_config(const std::string& path) {
 std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& comments) {
   const ModelSpec& s = entry.spec;
   std::ostringstream out;
-  for (std::string line : comments) {
-    std::replace(line.begin(), line.end(), '\n', ' ');
-    out << "# " << line << '\n';
-  }
+  // A comment is one line: any control byte (LF, CR, ESC) from a config's strings is
+  // written as \xNN, so no other YAML reader sees an injected key.
+  for (const std::string& line : comments) out << "# " << printable(line) << '\n';
   out << "family: " << to_string(s.family) << '\n'
       << "d_model: " << s.d_model << '\n'
       << "n_layers: " << s.n_layers << '\n'

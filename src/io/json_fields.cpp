@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <set>
+#include <vector>
 
 #include "memplan/core/text.hpp"
 
@@ -36,6 +37,39 @@ std::optional<std::size_t> string_around(std::string_view text, std::size_t offs
     } else {
       ++i;
     }
+  }
+  return std::nullopt;
+}
+
+// Returns the offset of the first appearance of `token` outside strings, in one pass.
+std::optional<std::size_t> first_outside_strings(std::string_view text, std::string_view token) {
+  if (token.empty()) return std::nullopt;
+  for (std::size_t i = 0; i < text.size();) {
+    if (text[i] == '"') {
+      i = string_end(text, i);
+    } else if (text.compare(i, token.size(), token) == 0) {
+      return i;
+    } else {
+      ++i;
+    }
+  }
+  return std::nullopt;
+}
+
+// Returns the offset of the `nth` (1-based) member key `key` of any object, in one pass:
+// a string equal to "key" followed by a colon.
+std::optional<std::size_t> nth_key(std::string_view text, const std::string& key, int nth) {
+  const std::string quoted = nlohmann::json(key).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  for (std::size_t i = 0; i < text.size();) {
+    if (text[i] != '"') {
+      ++i;
+      continue;
+    }
+    const std::size_t end = string_end(text, i);
+    std::size_t j = end;
+    while (j < text.size() && is_space(text[j])) ++j;
+    if (j < text.size() && text[j] == ':' && text.substr(i, end - i) == quoted && --nth == 0) return i;
+    i = end;
   }
   return std::nullopt;
 }
@@ -78,7 +112,8 @@ TextPosition position_of(std::string_view text, std::size_t offset) {
   return p;
 }
 
-nlohmann::json parse_json(std::string_view text, const std::string& file, std::optional<std::uint64_t> byte_base) {
+nlohmann::json parse_json(std::string_view text, const std::string& file, std::optional<std::uint64_t> byte_base,
+                          bool duplicates_checked_by_caller) {
   const auto fail_at = [&](std::size_t offset, const std::string& key, const std::string& message) {
     fail_json(text, file, byte_base, offset, key, message);
   };
@@ -97,7 +132,24 @@ nlohmann::json parse_json(std::string_view text, const std::string& file, std::o
     }
   }
   try {
-    return nlohmann::json::parse(text.begin(), text.end());
+    // A duplicate key would silently keep its last value: refuse it, at its second place.
+    std::vector<std::set<std::string>> keys;
+    std::optional<std::string> duplicate;
+    const nlohmann::json::parser_callback_t watch = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+      using Event = nlohmann::json::parse_event_t;
+      if (event == Event::object_start) keys.emplace_back();
+      if (event == Event::object_end && !keys.empty()) keys.pop_back();
+      if (event == Event::key && !keys.empty() && !duplicate && !keys.back().insert(parsed.get<std::string>()).second) {
+        duplicate = parsed.get<std::string>();
+      }
+      return true;
+    };
+    nlohmann::json out = nlohmann::json::parse(text.begin(), text.end(), watch);
+    if (duplicate && !duplicates_checked_by_caller) {
+      fail_at(nth_key(text, *duplicate, 2).value_or(0), *duplicate,
+              "key '" + printable(*duplicate) + "' appears twice (JSON would keep only the last)");
+    }
+    return out;
   } catch (const nlohmann::json::parse_error& e) {
     const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
     std::string message = "JSON syntax error: " + parse_message(e.what());
@@ -115,14 +167,7 @@ nlohmann::json parse_json(std::string_view text, const std::string& file, std::o
     const std::string what = e.what();  // "[json.exception.out_of_range.406] number overflow parsing '1e400'"
     const std::size_t open = what.find('\''), close = what.rfind('\'');
     const std::string token = open < close ? what.substr(open + 1, close - open - 1) : std::string();
-    std::size_t offset = 0;
-    for (std::size_t at = token.empty() ? std::string_view::npos : text.find(token); at != std::string_view::npos;
-         at = text.find(token, at + 1)) {
-      if (!string_around(text, at)) {
-        offset = at;
-        break;
-      }
-    }
+    const std::size_t offset = first_outside_strings(text, token).value_or(0);
     fail_json(text, file, byte_base, offset, "",
               "JSON number " + printable(token) + " is out of range (beyond a 64-bit floating-point number)");
   }

@@ -32,9 +32,12 @@ inline constexpr std::size_t kMaxJsonDepth = 64;
 // (nlohmann reports a byte position), naming the string the error sits in when it sits in one
 // (an object key: a tensor name or a config key) as the error's key. For JSON inside a
 // binary file (a safetensors header) pass `byte_base`, the text's offset in the file: the
-// error then names the file byte instead of a line and column.
+// error then names the file byte instead of a line and column. A key twice in one object is
+// an error at its second place, unless `duplicates_checked_by_caller` (a safetensors header
+// names the tensor that appears twice in its own words).
 nlohmann::json parse_json(std::string_view text, const std::string& file,
-                          std::optional<std::uint64_t> byte_base = std::nullopt);
+                          std::optional<std::uint64_t> byte_base = std::nullopt,
+                          bool duplicates_checked_by_caller = false);
 
 // A member of the outermost object of a JSON text: its decoded key and where it starts.
 struct JsonMember {

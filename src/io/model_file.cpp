@@ -88,13 +88,13 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   try {
     validate(s);
   } catch (const Error& e) {
-    map.fail(e.key(), e.what());
+    map.fail(e.key(), e.what(), e.kind());
   }
   return entry;
 }
 
 ModelEntry load_model_file(const std::string& path) {
-  const std::string text = detail::read_text_file(path, "a model file");
+  const std::string text = detail::read_text_file(path, "a model file", detail::kMaxYamlFileBytes);
   std::string name = std::filesystem::path(path).filename().string();
   for (const char* ext : {".yaml", ".yml"}) {
     if (name.ends_with(ext)) name.resize(name.size() - std::string_view(ext).size());

@@ -98,6 +98,8 @@ PlanFile parse_plan_yaml(std::string_view text, const std::string& file, const s
     std::filesystem::path p(ref);
     if (p.is_relative()) p = std::filesystem::path(base_dir.empty() ? "." : base_dir) / p;
     ref = p.lexically_normal().string();
+    // Normalising "./gpt2" gives "gpt2": keep it a path, never the built-in of that name.
+    if (ref.find('/') == std::string::npos) ref = "./" + ref;
     std::error_code ec;
     if (!std::filesystem::exists(ref, ec)) {
       map.fail("model", "model file '" + printable(ref) + "' does not exist (relative paths are read from the plan's folder)");
@@ -227,7 +229,7 @@ PlanFile parse_plan_yaml(std::string_view text, const std::string& file, const s
 }
 
 PlanFile load_plan_file(const std::string& path) {
-  const std::string text = detail::read_text_file(path, "a plan file");
+  const std::string text = detail::read_text_file(path, "a plan file", detail::kMaxYamlFileBytes);
   return parse_plan_yaml(text, path, std::filesystem::path(path).parent_path().string());
 }
 

@@ -3,6 +3,7 @@
 // data_offsets point into. Only the first 8 + N bytes of a file are ever read.
 #include "memplan/io/safetensors.hpp"
 
+
 #include <algorithm>
 #include <array>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/core/text.hpp"
+#include "memplan/io/file_checks.hpp"
 #include "text_file.hpp"
 
 namespace memplan {
@@ -180,6 +182,7 @@ void add_totals(SafetensorsInventory& inv) {
 std::uint64_t open_input(const std::string& path, std::ifstream& in) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw ConfigError(path, 0, 0, "", "is a directory, not a checkpoint file");
+  require_regular_input(path, "a checkpoint file");  // before opening: a FIFO would block
   in.open(path, std::ios::binary);
   if (!in) throw ConfigError(path, 0, 0, "", fs::exists(path, ec) ? "cannot be read" : "no such file");
   if (!fs::is_regular_file(path, ec)) {
@@ -235,7 +238,7 @@ std::uint64_t safetensors_dtype_bits(std::string_view dtype) {
 
 SafetensorsInventory parse_safetensors_header(std::string_view header, std::uint64_t data_size,
                                               const std::string& file) {
-  const nlohmann::json root = detail::parse_json(header, file, std::uint64_t{8});
+  const nlohmann::json root = detail::parse_json(header, file, std::uint64_t{8}, /*duplicates_checked_by_caller=*/true);
   if (!root.is_object()) {
     throw ConfigError(file, 0, 0, "",
                       "the header must be a JSON object of tensor names, got " + detail::json_type_name(root));
@@ -326,7 +329,7 @@ SafetensorsInventory read_safetensors_index(const std::string& path) {
     map.fail("weight_map", "'weight_map' must map each tensor name to its shard file, got " + short_json(weight_map));
   }
   std::map<std::string, std::string> shard_of;  // tensor -> shard, as the index says
-  std::vector<std::string> shards;
+  std::set<std::string> shards;                 // each shard once, in order (a linear search was quadratic)
   for (const auto& [tensor, shard] : weight_map.items()) {
     if (!shard.is_string() || shard.get<std::string>().empty()) {
       map.fail("weight_map", "weight_map maps tensor '" + printable(tensor) + "' to " + short_json(shard) +
@@ -338,9 +341,8 @@ SafetensorsInventory read_safetensors_index(const std::string& path) {
                                  "': shard files must be relative paths inside the index's directory");
     }
     shard_of[tensor] = file;
-    if (std::find(shards.begin(), shards.end(), file) == shards.end()) shards.push_back(file);
+    shards.insert(file);
   }
-  std::sort(shards.begin(), shards.end());
 
   const fs::path dir = fs::path(path).parent_path();
   std::set<std::string> found;

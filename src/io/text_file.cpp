@@ -5,6 +5,7 @@
 
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
+#include "memplan/io/file_checks.hpp"
 
 namespace memplan::detail {
 
@@ -12,6 +13,7 @@ std::string read_text_file(const std::string& path, std::string_view what, std::
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw ConfigError(path, 0, 0, "", "is a directory, not " + std::string(what));
+  require_regular_input(path, what);  // a FIFO would block the open
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, 0, 0, "", fs::exists(path, ec) ? "cannot be read" : "no such file");
   std::string text;
@@ -24,6 +26,9 @@ std::string read_text_file(const std::string& path, std::string_view what, std::
     }
   }
   if (in.bad()) throw ConfigError(path, 0, 0, "", "cannot be read");
+  // A UTF-8 byte order mark is no part of the document: without it, positions start at 1:1
+  // on the first character a person sees.
+  if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);
   return text;
 }
 

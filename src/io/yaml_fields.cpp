@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <set>
+#include <vector>
 
 #include "memplan/core/text.hpp"
 
@@ -10,6 +11,24 @@ namespace memplan::detail {
 
 YAML::Node parse_yaml(std::string_view text, const std::string& file) {
   try {
+    // A second document ("---" after content) would otherwise be dropped without a word.
+    // Found by lines: yaml-cpp's LoadAll can loop forever on malformed input.
+    bool content = false;
+    std::size_t line = 0;
+    for (std::size_t start = 0; start < text.size(); ++line) {
+      std::size_t end = text.find('\n', start);
+      if (end == std::string_view::npos) end = text.size();
+      const std::string_view row = text.substr(start, end - start);
+      const bool separator = row.starts_with("---") && (row.size() == 3 || row[3] == ' ' || row[3] == '\r');
+      if (separator && content) {
+        throw ConfigError(file, line + 1, 1, "", "the file holds more than one YAML document (separated by '---'); "
+                                                 "memplan reads one per file");
+      }
+      if (!separator && !row.empty() && row[0] != '#' && row.find_first_not_of(" \t\r") != std::string_view::npos) {
+        content = true;
+      }
+      start = end + 1;
+    }
     return YAML::Load(std::string(text));
   } catch (const YAML::ParserException& e) {
     throw ConfigError(file, static_cast<std::size_t>(e.mark.line + 1), static_cast<std::size_t>(e.mark.column + 1),

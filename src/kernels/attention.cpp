@@ -1,7 +1,8 @@
 // The CPU attention kernels. Each variant allocates exactly the tensors estimate_attention
-// lists for it (batched over B*H, as the PyTorch reference code materialises them), so
-// the measured heap peak and the estimate can be compared row for row; Eigen's own GEMM
-// packing buffers are the only other heap use (stack below 128 KiB, EIGEN_STACK_ALLOCATION_LIMIT).
+// lists for it (batched over B*H, as the PyTorch reference code materialises them), and
+// nothing else on the heap, on every CPU: every matrix product goes through
+// product_in_panels, which keeps Eigen's GEMM packing buffers on the stack (see there).
+// So the measured heap peak and the estimate can be compared row for row.
 #include "memplan/kernels/attention.hpp"
 
 #include <Eigen/Core>
@@ -11,6 +12,7 @@
 #include <cstddef>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "memplan/core/bytes.hpp"
 #include "memplan/core/error.hpp"
@@ -31,6 +33,66 @@ using VecMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>;
 
 constexpr double kEps = 1e-6;  // the seed's normaliser epsilon
 constexpr Index kTile = 64;    // sdpa: query and key tile (the CPU analogue of a shared-memory tile)
+
+// Eigen's matrix product (GEMM) packs its operands into two blocking buffers of kc x mc
+// and kc x nc elements, and picks kc, mc and nc from the CPU's cache sizes (read with
+// cpuid: Eigen::l1CacheSize() and co.). A buffer of up to EIGEN_STACK_ALLOCATION_LIMIT
+// bytes (128 KiB) is on the stack, a larger one on the heap. Left alone, whether a product
+// touched the heap depended on the machine: P x V in eager attention at N = 256, D = 32
+// (row-major, so Eigen computes V^T P^T: kc = 256, mc = 32) packs a 256 x 256 fp32 panel of
+// P, 256 KiB on the heap, where L1 is 32 KiB (Skylake, Zen 2-4, the CI runner's EPYC), but
+// a 256 x 12 one, 12 KiB on the stack, where L1 is 48 KiB (Ice Lake and later). kc, mc and
+// nc never exceed the product's depth, rows and columns, so cutting a product into
+// sub-products of at most kPanel in each of the three bounds both buffers by kPanel^2
+// elements, together within the stack limit, on every CPU and at every shape. This is
+// local to each call: no global setting (Eigen::setCpuCacheSizes) is touched.
+// The largest power of two whose two kPanel x kPanel packing buffers fit the limit together.
+template <typename T>
+constexpr Index panel_edge() {
+  Index edge = 1;
+  while (2 * (2 * edge) * (2 * edge) * static_cast<Index>(sizeof(T)) <= EIGEN_STACK_ALLOCATION_LIMIT) edge *= 2;
+  return edge;
+}
+template <typename T>
+constexpr Index kPanel = panel_edge<T>();  // 128 for float, 64 for double
+static_assert(2 * kPanel<float> * kPanel<float> * sizeof(float) <= EIGEN_STACK_ALLOCATION_LIMIT);
+static_assert(2 * kPanel<double> * kPanel<double> * sizeof(double) <= EIGEN_STACK_ALLOCATION_LIMIT);
+
+enum class Into { assign, add };
+
+// dst = alpha * lhs * rhs (Into::assign) or dst += alpha * lhs * rhs (Into::add), computed
+// as sub-products of at most kPanel rows, columns and depth (see above). Same result up
+// to the order of the depth sums; no temporaries (blocks of maps are direct-access).
+template <typename Dst, typename Lhs, typename Rhs>
+void product_in_panels(Dst&& dst, const Lhs& lhs, const Rhs& rhs, typename std::decay_t<Dst>::Scalar alpha,
+                       Into into) {
+  using T = typename std::decay_t<Dst>::Scalar;
+  constexpr Index p = kPanel<T>;
+  const Index rows = lhs.rows();
+  const Index cols = rhs.cols();
+  const Index depth = lhs.cols();
+  if (depth == 0) {
+    if (into == Into::assign) dst.setZero();
+    return;
+  }
+  for (Index i = 0; i < rows; i += p) {
+    const Index mi = std::min(p, rows - i);
+    for (Index j = 0; j < cols; j += p) {
+      const Index nj = std::min(p, cols - j);
+      auto out = dst.block(i, j, mi, nj);
+      for (Index l = 0; l < depth; l += p) {
+        const Index kl = std::min(p, depth - l);
+        const auto a = lhs.block(i, l, mi, kl);
+        const auto b = rhs.block(l, j, kl, nj);
+        if (l == 0 && into == Into::assign) {
+          out.noalias() = alpha * (a * b);
+        } else {
+          out.noalias() += alpha * (a * b);
+        }
+      }
+    }
+  }
+}
 
 // elu(x) + 1, the feature map of linear attention (Katharopoulos et al., 2020).
 template <typename T>
@@ -116,13 +178,15 @@ void eager(const Heads<T>& x, AttentionResult<T>& result) {
   const T scale = T(1) / std::sqrt(static_cast<T>(d.D));
   Mat<T> scores(d.BH * d.N, d.N);
   for (Index bh = 0; bh < d.BH; ++bh) {
-    scores.middleRows(bh * d.N, d.N).noalias() = scale * (x.head(x.q, bh) * x.head(x.k, bh).transpose());
+    product_in_panels(scores.middleRows(bh * d.N, d.N), x.head(x.q, bh), x.head(x.k, bh).transpose(), scale,
+                      Into::assign);
   }
   Mat<T> probabilities(d.BH * d.N, d.N);
   softmax_rows<T>(scores, probabilities);
   result.output.resize(as_size(d.BH * d.N * d.D));
   for (Index bh = 0; bh < d.BH; ++bh) {
-    x.head(result.output.data(), bh).noalias() = probabilities.middleRows(bh * d.N, d.N) * x.head(x.v, bh);
+    product_in_panels(x.head(result.output.data(), bh), probabilities.middleRows(bh * d.N, d.N), x.head(x.v, bh),
+                      T(1), Into::assign);
   }
 }
 
@@ -139,9 +203,9 @@ void chunked(const Heads<T>& x, AttentionResult<T>& result) {
     for (Index bh = 0; bh < d.BH; ++bh) {
       auto s = scores.block(bh * d.C, 0, cn, d.N);
       auto p = probabilities.block(bh * d.C, 0, cn, d.N);
-      s.noalias() = scale * (x.head(x.q, bh).middleRows(c0, cn) * x.head(x.k, bh).transpose());
+      product_in_panels(s, x.head(x.q, bh).middleRows(c0, cn), x.head(x.k, bh).transpose(), scale, Into::assign);
       softmax_rows<T>(s, p);
-      x.head(result.output.data(), bh).middleRows(c0, cn).noalias() = p * x.head(x.v, bh);
+      product_in_panels(x.head(result.output.data(), bh).middleRows(c0, cn), p, x.head(x.v, bh), T(1), Into::assign);
     }
   }
 }
@@ -170,7 +234,7 @@ void sdpa(const Heads<T>& x, AttentionResult<T>& result) {
       for (Index j0 = 0; j0 < d.N; j0 += kTile) {
         const Index bc = std::min(kTile, d.N - j0);
         MatMap<T> s(tile.data(), br, bc);
-        s.noalias() = scale * (q.middleRows(i0, br) * k.middleRows(j0, bc).transpose());
+        product_in_panels(s, q.middleRows(i0, br), k.middleRows(j0, bc).transpose(), scale, Into::assign);
         for (Index r = 0; r < br; ++r) {
           const auto ur = static_cast<std::size_t>(r);
           const T next_max = std::max(row_max[ur], s.row(r).maxCoeff());
@@ -180,7 +244,7 @@ void sdpa(const Heads<T>& x, AttentionResult<T>& result) {
           acc.row(r) *= rescale;
           row_max[ur] = next_max;
         }
-        acc.noalias() += s * v.middleRows(j0, bc);
+        product_in_panels(acc, s, v.middleRows(j0, bc), T(1), Into::add);
       }
       for (Index r = 0; r < br; ++r) {
         const auto ur = static_cast<std::size_t>(r);
@@ -206,10 +270,10 @@ void linear(const Heads<T>& x, std::span<const T> q, std::span<const T> k, Atten
     const auto pq = x.head(phi_q.data(), bh);
     const auto pk = x.head(phi_k.data(), bh);
     auto state = kv_state.middleRows(bh * d.D, d.D);
-    state.noalias() = pk.transpose() * x.head(x.v, bh);
+    product_in_panels(state, pk.transpose(), x.head(x.v, bh), T(1), Into::assign);
     k_sum.row(bh) = pk.colwise().sum();
     auto out = x.head(result.output.data(), bh);
-    out.noalias() = pq * state;
+    product_in_panels(out, pq, state, T(1), Into::assign);
     VecMap<T> norm(normaliser.data() + bh * d.N, d.N);
     norm.noalias() = pq * k_sum.row(bh).transpose();
     for (Index n = 0; n < d.N; ++n) out.row(n) /= norm(n) + T(kEps);
@@ -281,17 +345,17 @@ void causal_linear_chunked(const Heads<T>& x, std::span<const T> q, std::span<co
       const auto v = x.head(x.v, bh).middleRows(c0, cn);
       auto carried = carried_state.middleRows(bh * d.D, d.D);
       auto s = intra_chunk_scores.block(bh * d.C, 0, cn, cn);
-      s.noalias() = pq * pk.transpose();
+      product_in_panels(s, pq, pk.transpose(), T(1), Into::assign);
       s.template triangularView<Eigen::StrictlyUpper>().setZero();
       auto out = x.head(result.output.data(), bh).middleRows(c0, cn);
-      out.noalias() = pq * carried;
-      out.noalias() += s * v;
+      product_in_panels(out, pq, carried, T(1), Into::assign);
+      product_in_panels(out, s, v, T(1), Into::add);
       for (Index i = 0; i < cn; ++i) {
         const T norm = pq.row(i).dot(k_sum.row(bh)) + s.row(i).sum();
         out.row(i) /= norm + T(kEps);
       }
       auto state = chunk_state.middleRows(bh * d.D, d.D);
-      state.noalias() = pk.transpose() * v;
+      product_in_panels(state, pk.transpose(), v, T(1), Into::assign);
       carried += state;
       k_sum.row(bh) += pk.colwise().sum();
     }

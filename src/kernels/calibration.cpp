@@ -12,6 +12,7 @@
 #include "memplan/core/bytes.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/io/atomic_file.hpp"
+#include "memplan/io/file_checks.hpp"
 
 namespace memplan {
 
@@ -26,6 +27,7 @@ json figure_json(const CalibrationFigure& f) {
 }
 
 json read_cache(const std::string& path) {
+  require_regular_input(path, "a calibration cache");
   std::ifstream in(path);
   if (!in) return json{{"kind", kCacheKind}, {"schema_version", kCacheVersion}, {"entries", json::array()}};
   json j = json::parse(in, nullptr, false);
@@ -74,17 +76,30 @@ void store_calibration(const std::string& path, const Calibration& calibration) 
 
 std::optional<Calibration> load_calibration(const std::string& path, const std::string& gpu,
                                             const std::string& driver) {
+  // Every value is checked for its type and range: the cache is an input like any other,
+  // and a figure past these bounds is a damaged file, not a measurement.
+  constexpr std::uint64_t kMostBytes = 64ULL << 30;  // no context or workspace is 64 GiB
   const json cache = read_cache(path);
+  const auto bad = [&](const std::string& what) {
+    return Error(ErrorKind::invalid_input, path + ": malformed calibration cache: " + what);
+  };
+  const auto text = [&](const json& o, const char* key) {
+    if (!o.contains(key) || !o[key].is_string()) throw bad(std::string("'") + key + "' must be a string");
+    return o[key].get<std::string>();
+  };
   for (const json& e : cache["entries"]) {
-    if (e.value("gpu", "") != gpu || e.value("driver", "") != driver) continue;
+    if (!e.is_object()) throw bad("an entry is not an object");
+    if (text(e, "gpu") != gpu || text(e, "driver") != driver) continue;
+    if (!e.contains("figures") || !e["figures"].is_array()) throw bad("the entry for " + gpu + " has no 'figures' list");
     Calibration c{gpu, driver, {}};
-    try {
-      for (const json& f : e.at("figures")) {
-        c.figures.push_back({f.at("name").get<std::string>(), f.at("bytes").get<std::uint64_t>(),
-                             f.at("measured").get<bool>(), f.at("source").get<std::string>()});
+    for (const json& f : e["figures"]) {
+      if (!f.is_object()) throw bad("a figure is not an object");
+      const json bytes = f.contains("bytes") ? f["bytes"] : json();
+      if (!bytes.is_number_unsigned() || bytes.get<std::uint64_t>() > kMostBytes) {
+        throw bad("'bytes' of '" + text(f, "name") + "' must be a whole number of bytes up to 64 GiB");
       }
-    } catch (const json::exception& ex) {
-      throw Error(ErrorKind::invalid_input, path + ": malformed calibration entry for " + gpu + ": " + ex.what());
+      if (!f.contains("measured") || !f["measured"].is_boolean()) throw bad("'measured' must be true or false");
+      c.figures.push_back({text(f, "name"), bytes.get<std::uint64_t>(), f["measured"].get<bool>(), text(f, "source")});
     }
     return c;
   }

@@ -50,33 +50,33 @@ std::string to_string(FitKnob knob) {
 FitKnob choose_fit_knob(std::string_view vary, const Workload& w) {
   const bool streaming = w.kind == WorkloadKind::streaming_extraction;
   const std::string chunk_help =
-      "-w streaming_extraction (the --streaming-chunk knob) or --attention chunked|causal_linear_chunked (the "
-      "--attention-chunk knob)";
+      "`kind` streaming_extraction (the `streaming_chunk` knob) or `attention` chunked|causal_linear_chunked (the "
+      "`attention_chunk` knob)";
   if (vary == "batch") return FitKnob::batch;
   if (vary == "seq") return FitKnob::seq;
   if (vary == "chunk") {
     if (streaming) return FitKnob::streaming_chunk;
     if (chunked_attention(w)) return FitKnob::attention_chunk;
     throw Error(ErrorKind::invalid_input,
-                "--vary chunk needs a workload with a chunk: " + chunk_help + "; this plan is " + to_string(w.kind) +
-                    " with --attention " + to_string(w.attention),
+                "`vary` chunk needs a workload with a chunk: " + chunk_help + "; this plan is " + to_string(w.kind) +
+                    " with `attention` " + to_string(w.attention),
                 "vary");
   }
   if (vary == "streaming_chunk") {
     if (!streaming) {
-      throw Error(ErrorKind::invalid_input, "--vary streaming_chunk needs -w streaming_extraction", "vary");
+      throw Error(ErrorKind::invalid_input, "`vary` streaming_chunk needs `kind` streaming_extraction", "vary");
     }
     return FitKnob::streaming_chunk;
   }
   if (vary == "attention_chunk") {
     if (!chunked_attention(w)) {
-      throw Error(ErrorKind::invalid_input, "--vary attention_chunk needs --attention chunked or causal_linear_chunked",
+      throw Error(ErrorKind::invalid_input, "`vary` attention_chunk needs `attention` chunked or causal_linear_chunked",
                   "vary");
     }
     return FitKnob::attention_chunk;
   }
   throw Error(ErrorKind::invalid_input,
-              "--vary must be batch, seq or chunk (or attention_chunk, streaming_chunk), got '" + std::string(vary) + "'",
+              "`vary` must be batch, seq or chunk (or attention_chunk, streaming_chunk), got '" + std::string(vary) + "'",
               "vary");
 }
 

@@ -43,16 +43,16 @@ bool inference_like(WorkloadKind kind) {
 // The first option that only a training layout takes, as the CLI spells it ("" = none).
 std::string training_only_option(const ParallelTrainingOptions& p) {
   const ParallelTrainingOptions defaults;
-  if (p.pipeline != 1) return "--pp";
-  if (p.data != 1) return "--dp";
-  if (p.sharding == Sharding::zero1 || p.sharding == Sharding::zero2 || p.sharding == Sharding::zero3) return "--zero";
-  if (p.sharding != Sharding::none) return "--fsdp";
-  if (p.offload_optimizer || p.offload_params) return "--offload";
-  if (p.sequence_parallel) return "--sequence-parallel";
-  if (p.micro_batches != 1) return "--micro-batches";
-  if (!p.stage_layers.empty()) return "--stage-layers";
-  if (p.shard_group != 0) return "--shard-group";
-  if (p.schedule != defaults.schedule) return "--schedule";
+  if (p.pipeline != 1) return "`pp`";
+  if (p.data != 1) return "`dp`";
+  if (p.sharding == Sharding::zero1 || p.sharding == Sharding::zero2 || p.sharding == Sharding::zero3) return "`zero`";
+  if (p.sharding != Sharding::none) return "`fsdp`";
+  if (p.offload_optimizer || p.offload_params) return "`offload`";
+  if (p.sequence_parallel) return "`sequence_parallel`";
+  if (p.micro_batches != 1) return "`micro_batches`";
+  if (!p.stage_layers.empty()) return "`stage_layers`";
+  if (p.shard_group != 0) return "`shard_group`";
+  if (p.schedule != defaults.schedule) return "`schedule`";
   return "";
 }
 
@@ -111,17 +111,17 @@ LayoutEstimate tensor_parallel_layout(const ModelSpec& spec, const Workload& w, 
 LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const LayoutOptions& o) {
   constexpr std::uint64_t kVocabMultiple = 64;  // vLLM DEFAULT_VOCAB_PADDING_SIZE
   const ServingOptions& so = *o.vllm;
-  if (o.gpus.size() != 1) invalid("gpu", "vLLM's KV cache is what gpu_memory_utilization leaves of a GPU: name it with --gpu");
+  if (o.gpus.size() != 1) invalid("gpu", "vLLM's KV cache is what gpu_memory_utilization leaves of a GPU: name it with `gpu`");
   const GpuSpec& gpu = o.gpus.front();
   if (spec.lm_head == LmHead::none) invalid("serving", "vLLM serving plans decoder models; " + spec.name + " has no LM head");
   const std::uint64_t t = o.parallel.tensor;
   const std::uint64_t max_len = so.max_model_len ? so.max_model_len : spec.max_seq_len;
   if (max_len > spec.max_seq_len) {
-    invalid("max_model_len", "--max-model-len " + n(max_len) + " exceeds " + spec.name + "'s context of " +
+    invalid("max_model_len", "`max_model_len` " + n(max_len) + " exceeds " + spec.name + "'s context of " +
                                  n(spec.max_seq_len) + " (vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set)");
   }
-  if (so.max_num_batched_tokens == 0) invalid("max_num_batched_tokens", "--max-num-batched-tokens must be at least 1");
-  if (so.max_num_seqs == 0) invalid("max_num_seqs", "--max-num-seqs must be at least 1");
+  if (so.max_num_batched_tokens == 0) invalid("max_num_batched_tokens", "`max_num_batched_tokens` must be at least 1");
+  if (so.max_num_seqs == 0) invalid("max_num_seqs", "`max_num_seqs` must be at least 1");
   const TensorShard shard = tensor_parallel_shard(spec, {t, kVocabMultiple, true});
   const ModelSpec& ss = shard.spec;
   const Precision compute = compute_precision(w);
@@ -231,11 +231,11 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
                         " B more than gpu_memory_utilization leaves (vLLM: 'No available memory for the cache blocks')");
   } else if (!cap.holds_a_sequence()) {
     out.notes.push_back("the KV cache holds " + n(cap.tokens) + " tokens, fewer than max_model_len " + n(max_len) +
-                        ": vLLM refuses to start (raise --gpu-memory-utilization or --tp, or lower --max-model-len)");
+                        ": vLLM refuses to start (raise `gpu_memory_utilization` or `tp`, or lower `max_model_len`)");
   }
   out.notes.push_back("vLLM measures the activation peak at start-up (profile_run); memplan estimates it as the larger of "
                       "one forward over max_num_batched_tokens tokens and the sampler's logits for max_num_seqs sequences");
-  out.notes.push_back("not counted: CUDA graphs (captured after the KV cache is allocated; --enforce-eager skips them) and, "
+  out.notes.push_back("not counted: CUDA graphs (captured after the KV cache is allocated; vLLM's enforce_eager skips them) and, "
                       "with t > 1, NCCL's buffers");
   return out;
 }
@@ -287,11 +287,11 @@ Item placed_weights(const std::vector<PlacementUnit>& units, const std::vector<s
 
 LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const LayoutOptions& o) {
   const std::size_t gpus = o.gpus.size();
-  if (gpus == 0) invalid("gpus", "--device-map places the model over GPUs: list them with --gpus, e.g. a100-80gb,a100-80gb");
+  if (gpus == 0) invalid("gpus", "`device_map` places the model over GPUs: list them with `gpus`, e.g. a100-80gb,a100-80gb");
   std::vector<Bytes> max_memory = o.max_memory;
   const bool user = !max_memory.empty();
   if (user && max_memory.size() != gpus) {
-    invalid("max_memory", "--max-memory lists " + s(max_memory.size()) + " sizes for " + s(gpus) + " GPUs");
+    invalid("max_memory", "`max_memory` lists " + s(max_memory.size()) + " sizes for " + s(gpus) + " GPUs");
   }
   if (!user) {
     for (const GpuSpec& g : o.gpus) {
@@ -464,27 +464,27 @@ LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const
 
 LayoutEstimate estimate_layout(const ModelSpec& spec, const Workload& w, const LayoutOptions& o) {
   const std::string training_option = training_only_option(o.parallel);
-  if (o.vllm && o.device_map) invalid("device_map", "--serving vllm and --device-map are two engines: choose one");
+  if (o.vllm && o.device_map) invalid("device_map", "`serving` vllm and `device_map` are two engines: choose one");
   if (o.device_map) {
     if (!inference_like(w.kind)) {
       invalid("device_map", "device_map places a model for inference (weights, inference, generation, extraction); "
-                            "training layouts take --tp/--pp/--dp/--zero/--fsdp");
+                            "training layouts take `tp`/`pp`/`dp`/`zero`/`fsdp`");
     }
     if (o.parallel.tensor != 1 || !training_option.empty()) {
       invalid("device_map", "device_map places whole layers on one GPU after another; it does not combine with " +
-                                (o.parallel.tensor != 1 ? std::string("--tp") : training_option));
+                                (o.parallel.tensor != 1 ? std::string("`tp`") : training_option));
     }
     return device_map_layout(spec, w, o);
   }
-  if (!o.max_memory.empty() || o.cpu_memory) invalid("max_memory", "--max-memory and --cpu-memory apply to --device-map");
+  if (!o.max_memory.empty() || o.cpu_memory) invalid("max_memory", "`max_memory` and `cpu_memory` apply to `device_map`");
   if (o.gpus.size() > 1) {
-    invalid("gpus", "a list of GPUs (--gpus) is for --device-map; the other layouts take one GPU type with --gpu");
+    invalid("gpus", "a list of GPUs (`gpus`) is for `device_map`; the other layouts take one GPU type with `gpu`");
   }
   if (o.vllm) {
     if (w.kind != WorkloadKind::inference) {
-      invalid("serving", "--serving vllm plans a server (its KV cache is what the GPU has left), not -w " + to_string(w.kind));
+      invalid("serving", "`serving` vllm plans a server (its KV cache is what the GPU has left), not `kind` " + to_string(w.kind));
     }
-    if (!training_option.empty()) invalid("serving", training_option + " plans training; vLLM serving takes --tp");
+    if (!training_option.empty()) invalid("serving", training_option + " plans training; vLLM serving takes `tp`");
     return vllm_layout(spec, w, o);
   }
   if (w.kind == WorkloadKind::training) {
@@ -497,12 +497,12 @@ LayoutEstimate estimate_layout(const ModelSpec& spec, const Workload& w, const L
     return out;
   }
   if (!inference_like(w.kind)) {
-    invalid("workload", "multi-GPU layouts plan training and inference workloads; -w " + to_string(w.kind) +
+    invalid("workload", "multi-GPU layouts plan training and inference workloads; `kind` " + to_string(w.kind) +
                             " is planned on one GPU");
   }
   if (!training_option.empty()) {
-    invalid("workload", training_option + " lays out a training step: use -w training (inference over several GPUs: "
-                                          "--tp, --serving vllm or --device-map)");
+    invalid("workload", training_option + " lays out a training step: use `kind` training (inference over several GPUs: "
+                                          "`tp`, `serving` vllm or `device_map`)");
   }
   return tensor_parallel_layout(spec, w, o);
 }

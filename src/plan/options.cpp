@@ -124,7 +124,7 @@ const std::array kOptions = std::to_array<OptionDef>({
    .default_text = "sdpa", .applies = kNotWeights, .common = true,
    .set = MEMPLAN_SET(s.workload.attention = parse_attention_variant(v.text))},
   {.key = "attention_chunk", .flag = "attention_chunk", .kind = OptionKind::count, .group = kKv,
-   .help = "Query rows per chunk for --attention chunked or causal_linear_chunked", .default_text = "512",
+   .help = "Query rows per chunk for attention chunked or causal_linear_chunked", .default_text = "512",
    .applies = kNotWeights, .min = 1, .set = MEMPLAN_SET(s.workload.attention_chunk = v.count)},
   {.key = "logits_fp32", .flag = "logits_fp32", .kind = OptionKind::flag, .group = kKv,
    .help = "Inference logits get an fp32 copy, as transformers before 4.45 made", .applies = kForward,

@@ -164,7 +164,7 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
   } else if (s.precision == "auto") {
     find_policy(s.policy);  // still reject an unknown policy
     w.weights.precision = precisions::bf16;
-    plan.precision_note = "auto with no device: assumes compute capability 8.0+; --gpu NAME or --probe resolves it";
+    plan.precision_note = "auto with no device: assumes compute capability 8.0+; `gpu` NAME or `probe` resolves it";
   } else {
     find_policy(s.policy);
     w.weights.precision = parse_precision(s.precision);

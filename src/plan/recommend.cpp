@@ -109,7 +109,7 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
     if (c.filter.empty() && c.layers.empty() && !c.stop_at_layer) {
       add({"selective_cache", "cache_filter", "cache only the residual stream after each block",
            {{"filter", "blocks.*.hook_resid_post"}},
-           "other hooks are not cached: name the ones the analysis reads with --filter (memplan hooks prices any)",
+           "other hooks are not cached: name the ones the analysis reads with `filter` (memplan hooks prices any)",
            [](Workload& x) { x.cache.filter = {"blocks.*.hook_resid_post"}; }});
     }
     if (!c.on_cpu && kind == WorkloadKind::extraction) {

@@ -64,7 +64,7 @@ Workload workload_at(const Workload& base, const SweepPoint& point, const SweepA
 }
 
 std::vector<SweepRow> run_sweep(const std::vector<ModelSpec>& models, const Workload& base, const SweepAxes& axes,
-                                std::optional<Bytes> budget, double threshold) {
+                                std::optional<Bytes> budget, double threshold, const std::function<void()>& on_point) {
   const std::vector<SweepPoint> points = expand_grid(models.size(), axes);
   std::vector<SweepRow> rows;
   rows.reserve(points.size());
@@ -96,6 +96,7 @@ std::vector<SweepRow> run_sweep(const std::vector<ModelSpec>& models, const Work
       row.error = e.what();
     }
     rows.push_back(std::move(row));
+    if (on_point) on_point();
   }
   return rows;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <cstring>
 #include <string>
@@ -29,6 +30,13 @@ class DynamicLibrary {
   // CUDA driver must not be unloaded once initialised.
   static DynamicLibrary open(const std::string& file, bool keep_loaded, std::string& error) {
     DynamicLibrary lib;
+    // A path (an override such as MEMPLAN_CUDA_LIBRARY) must name a regular file: dlopen of
+    // a FIFO would block, of a device would read it.
+    struct stat st {};
+    if (file.find('/') != std::string::npos && ::stat(file.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      error = file + " is not a regular file";
+      return lib;
+    }
     int flags = RTLD_NOW | RTLD_LOCAL;
     if (keep_loaded) flags |= RTLD_NODELETE;
     lib.handle_ = dlopen(file.c_str(), flags);

@@ -364,7 +364,7 @@ ProbeResult probe(const ProbeOptions& options) {
   const detail::DynamicLibrary lib = detail::DynamicLibrary::open(cuda_file, true, error);
   if (!lib.loaded()) {
     return fail(ProbeStatus::no_driver, "no NVIDIA driver: " + cuda_file + " could not be loaded (" + error +
-                                            "); plan with --gpu NAME or for the CPU");
+                                            "); plan with `gpu` NAME or for the CPU");
   }
   if (!nvml.loaded) {
     result.notes.push_back("NVML not available, " + nvml.problem + ": free and used memory and processes unknown");
@@ -408,17 +408,17 @@ ProbeResult probe(const ProbeOptions& options) {
                   "the NVIDIA driver" + (result.cuda_version.empty() ? "" : " (CUDA " + result.cuda_version + ")") +
                       " sees no GPU" +
                       (visible ? std::string(" (CUDA_VISIBLE_DEVICES='") + printable(visible) + "')" : "") +
-                      "; plan with --gpu NAME or for the CPU");
+                      "; plan with `gpu` NAME or for the CPU");
     }
     return fail(ProbeStatus::driver_error, "cuInit failed: " + cuda_error(api, rc) +
-                                               "; the driver is installed but unusable (plan with --gpu NAME)");
+                                               "; the driver is installed but unusable (plan with `gpu` NAME)");
   }
   int count = 0;
   if (const CUresult rc = api.device_get_count(&count); rc != kCudaSuccess) {
     return fail(ProbeStatus::driver_error, "cuDeviceGetCount failed: " + cuda_error(api, rc));
   }
   if (count <= 0) {
-    return fail(ProbeStatus::no_device, "the NVIDIA driver initialised but reports no GPU; plan with --gpu NAME or for the CPU");
+    return fail(ProbeStatus::no_device, "the NVIDIA driver initialised but reports no GPU; plan with `gpu` NAME or for the CPU");
   }
   probe_devices(api, count, nvml, result);
   if (version > 0 && version < minimum_cuda_driver_version) {

@@ -78,13 +78,13 @@ PrecisionPolicy vllm_policy() {
       {Format::bf16, {8, 0}, any_gpu, "", CpuSupport::native, "vllm/platforms/cpu.py: x86 and aarch64 run bf16",
        {Format::fp16, Format::fp32}, true, {},
        dtypes + "; named bf16 below 8.0 raises 'Bfloat16 is only supported on GPUs with compute capability of at "
-                "least 8.0' (use --dtype=half)"},
+                "least 8.0' (vLLM's dtype=half)"},
       {Format::fp8_e4m3, {7, 5}, {8, 9}, fp8_slow, CpuSupport::none, cpu_fp8,
        {Format::bf16, Format::fp16, Format::fp32}, false, {}, fp8},
       {Format::fp8_e5m2, {7, 5}, {8, 9}, fp8_slow, CpuSupport::none, cpu_fp8,
        {Format::bf16, Format::fp16, Format::fp32}, false, {}, fp8},
   };
-  add_quantised_rules(p.rules, "quantisation is a choice the user names (--quantization); memplan keeps it");
+  add_quantised_rules(p.rules, "quantisation is a choice the user names (vLLM's quantization setting); memplan keeps it");
   return p;
 }
 

@@ -97,3 +97,9 @@ foreach(case IN ITEMS
                    -P "${CMAKE_CURRENT_SOURCE_DIR}/recommend_roundtrip.cmake")
   set_tests_properties("cli.recommend_roundtrip_${name}" PROPERTIES LABELS cli)
 endforeach()
+
+# ---- one verdict: estimate, sweep, recommend, fit and check agree on both sides of the threshold
+add_test(NAME cli.verdict_same_on_every_command
+         COMMAND "${CMAKE_COMMAND}" "-DMEMPLAN=$<TARGET_FILE:memplan>" "-DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}"
+                 -P "${CMAKE_CURRENT_SOURCE_DIR}/verdict.cmake")
+set_tests_properties(cli.verdict_same_on_every_command PROPERTIES LABELS cli)

@@ -3,8 +3,10 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "validators.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/estimators/attention.hpp"
+#include "memplan/report/attention.hpp"
 
 namespace memplan::cli {
 
@@ -23,7 +25,7 @@ struct AttentionArgs {
 };
 
 void run_attention(const AttentionArgs& a) {
-  const auto printer = a.output.printer();
+  const PrintOptions print_options = a.output.print_options<AttentionTableReport>();
   const Precision dtype = parse_precision(a.dtype);
   if (is_quantized(dtype)) {
     throw Error(ErrorKind::invalid_input, "--dtype must be fp32, bf16 or fp16, got '" + a.dtype + "'", "dtype");
@@ -56,7 +58,7 @@ void run_attention(const AttentionArgs& a) {
     }
     r.rows.push_back(std::move(row));
   }
-  printer->attention_table(r, std::cout);
+  print(r, print_options, std::cout);
 }
 
 }  // namespace
@@ -68,12 +70,12 @@ void define_attention(CLI::App& self, int& exit_code) {
       "Tabulate the peak memory of one attention call for each variant over sequence lengths,\n"
       "beside the attention notebook's theoretical formulas (seeds/003_…).\n"
       "Example (the notebook's shapes): memplan attention --batch 4 --heads 8 --head-dim 64 --units si");
-  cmd->add_option("-b,--batch", args->batch, "B")->capture_default_str();
-  cmd->add_option("--heads", args->heads, "H")->capture_default_str();
-  cmd->add_option("--head-dim", args->head_dim, "D")->capture_default_str();
-  cmd->add_option("-s,--seq", args->seq, "Sequence lengths N, comma-separated")->delimiter(',')->capture_default_str();
+  cmd->add_option("-b,--batch", args->batch, "B")->capture_default_str()->check(count_range());
+  cmd->add_option("--heads", args->heads, "H")->capture_default_str()->check(count_range());
+  cmd->add_option("--head-dim", args->head_dim, "D")->capture_default_str()->check(count_range());
+  cmd->add_option("-s,--seq", args->seq, "Sequence lengths N, comma-separated")->delimiter(',')->capture_default_str()->check(count_range());
   cmd->add_option("--dtype", args->dtype, "fp32, bf16 or fp16")->capture_default_str();
-  cmd->add_option("--chunk", args->chunk, "Chunk for the chunked variants")->capture_default_str();
+  cmd->add_option("--chunk", args->chunk, "Chunk for the chunked variants")->capture_default_str()->check(count_range());
   cmd->add_option("--variant", args->variants,
                   "Variants to show (default all): eager, sdpa, chunked, linear, causal_linear_naive,\n"
                   "causal_linear_chunked, recurrent")

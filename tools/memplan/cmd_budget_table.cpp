@@ -7,12 +7,14 @@
 
 #include "plan_options.hpp"
 #include "commands.hpp"
+#include "validators.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/core/text.hpp"
 #include "memplan/io/gpu_table.hpp"
 #include "memplan/io/model_file.hpp"
 #include "memplan/plan/workload.hpp"
+#include "memplan/report/budget_table.hpp"
 
 namespace memplan::cli {
 
@@ -88,8 +90,8 @@ std::string largest_parts(const Breakdown& b, Units units) {
 }
 
 int run_budget_table(const BudgetArgs& args) {
-  const auto printer = args.output.printer();
-  const Units units = parse_units(args.output.units);
+  const PrintOptions print_options = args.output.print_options<BudgetTableReport>();
+  const Units units = print_options.units;
   const ModelEntry entry = find_model(args.model);
   const ModelSpec& spec = entry.spec;
   const std::vector<GpuSpec> table = builtin_gpus();
@@ -153,11 +155,18 @@ int run_budget_table(const BudgetArgs& args) {
                           : "largest parts: " + largest_parts(b, units);
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::overflow) throw;
-      const FullCurvatureSize size =
-          full_curvature_size(params, w.analysis.curvature_dtype, "Hessian", spec.name, w.analysis.largest_device);
-      out.needed = wide_size_text(size.bytes);
       out.fits = false;
-      out.note = size.message;
+      if (row->kind == WorkloadKind::hessian || row->kind == WorkloadKind::full_fisher) {
+        // The dense n x n matrix: its size, exact past 64 bits.
+        const FullCurvatureSize size =
+            full_curvature_size(params, w.analysis.curvature_dtype,
+                                row->kind == WorkloadKind::hessian ? "Hessian" : "Fisher", spec.name,
+                                w.analysis.largest_device);
+        out.needed = wide_size_text(size.bytes);
+        out.note = size.message;
+      } else {
+        out.note = std::string("the total does not fit in 64 bits: ") + e.what();  // this row's own overflow
+      }
     }
     if (const auto time = estimate_workload_time(spec, w, gpu)) {
       out.seconds = time->seconds;
@@ -169,7 +178,7 @@ int run_budget_table(const BudgetArgs& args) {
                          "the GPU holds at the job's peak (weights in " + args.precision +
                          ", the forward/backward passes, the analysis, CUDA overhead)");
   report.notes.push_back("docs/estimators.md (\"budget tables\") sets each row beside 000 with the reason for the difference");
-  printer->budget_table(report, std::cout);
+  print(report, print_options, std::cout);
   return 0;
 }
 
@@ -188,10 +197,10 @@ void define_budget_table(CLI::App& self, int& exit_code) {
   cmd->add_option("-m,--model", args->model, "Built-in model name or path to a .yaml model file")->capture_default_str();
   cmd->add_option("-g,--gpu", args->gpu, "GPU to plan for (see 'memplan gpus')")->capture_default_str();
   cmd->add_option("--table", args->table, "Which of 000's tables: 7b, 70b or auto (by parameter count)")->capture_default_str();
-  cmd->add_option("-b,--batch", args->batch, "Batch for every row (default: the table's, 32 or 8)");
+  cmd->add_option("-b,--batch", args->batch, "Batch for every row (default: the table's, 32 or 8)")->check(count_range());
   cmd->add_option("-p,--precision", args->precision, "Weight precision")->capture_default_str();
-  cmd->add_option("--zlib-ratio", args->zlib_ratio, "Assumed zlib ratio on top of int8 (000: 8, i.e. 32x)")->capture_default_str();
-  cmd->add_option("--efficiency", args->efficiency, "Time estimates: fraction of peak throughput (default: stated per part)");
+  cmd->add_option("--zlib-ratio", args->zlib_ratio, "Assumed zlib ratio on top of int8 (000: 8, i.e. 32x)")->capture_default_str()->check(finite_range(1.0, 1e6));
+  cmd->add_option("--efficiency", args->efficiency, "Time estimates: fraction of peak throughput (default: stated per part)")->check(finite_range(1e-6, 1.0));
   add_output_options(*cmd, args->output);
   cmd->callback([args, &exit_code] { exit_code = run_budget_table(*args); });
 }

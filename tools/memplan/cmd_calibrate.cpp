@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "memplan/kernels/calibration.hpp"
+#include "memplan/report/calibration.hpp"
 
 namespace memplan::cli {
 
@@ -17,7 +18,7 @@ struct CalibrateArgs {
 };
 
 int run_calibrate(const CalibrateArgs& a) {
-  const auto printer = a.output.printer();
+  const PrintOptions print_options = a.output.print_options<CalibrationReport>();
   const CalibrationOutcome outcome = calibrate_cuda();
   CalibrationReport report;
   report.status = to_string(outcome.device.status);
@@ -34,7 +35,7 @@ int run_calibrate(const CalibrateArgs& a) {
     report.reason = outcome.device.reason;
   }
   for (const CalibrationFigure& f : figures.figures) report.figures.push_back({f.name, Bytes(f.bytes), f.measured, f.source});
-  printer->calibration(report, std::cout);
+  print(report, print_options, std::cout);
   return 0;
 }
 

@@ -8,9 +8,12 @@
 #include "commands.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/io/atomic_file.hpp"
+#include "memplan/io/file_checks.hpp"
 #include "memplan/io/plan_file.hpp"
 #include "memplan/probe/probe.hpp"
+#include "memplan/report/check.hpp"
 #include "memplan/report/junit.hpp"
+#include "plan_options.hpp"
 
 namespace memplan::cli {
 
@@ -32,8 +35,8 @@ struct Probed {
 
 PlanCheckRow check_one(const std::string& path, const std::optional<PlanBudget>& fallback, Probed& probed) {
   PlanCheckRow row;
-  row.plan = path;
-  const PlanFile plan = load_plan_file(path);
+  row.path = path;
+  PlanFile plan = load_plan_file(path);
   PlanBudget budget = plan.budget;
   if (budget.kind == BudgetKind::none) {
     if (!fallback) {
@@ -58,25 +61,16 @@ PlanCheckRow check_one(const std::string& path, const std::optional<PlanBudget>&
     device = probed.gpu;
     budget_bytes = probed.gpu->memory;
   }
-  const PlanOutcome outcome = evaluate_plan(plan, device, budget_bytes);
-  row.model = plan.model.spec.name;
-  row.workload_kind = to_string(plan.workload.kind);
-  row.precision = to_string(outcome.precision);
+  row.outcome = evaluate_plan(plan, device, budget_bytes);
   row.budget = budget.kind == BudgetKind::probe ? "probe: " + device->display : budget.text;
   if (device) row.device = device->name.empty() ? device->display : device->name;
-  row.total = outcome.total;
-  row.budget_bytes = budget_bytes;
-  row.limit = *outcome.limit;
-  row.threshold = plan.memory.memory_warning_threshold;
-  row.fits = *outcome.fits;
-  row.verdict = *outcome.verdict;
-  row.notes = plan.notes;
-  for (const std::string& w : outcome.warnings) row.notes.push_back(w);
+  row.plan = std::move(plan);
   return row;
 }
 
 int run_check(const CheckArgs& args) {
-  const auto printer = args.output.printer();
+  const PrintOptions print_options = args.output.print_options<CheckReport>();
+  if (!args.junit.empty()) require_output_target(args.junit, args.plans);  // before any work
   std::optional<PlanBudget> fallback;
   if (!args.budget.empty()) fallback = parse_budget(args.budget);
 
@@ -86,23 +80,23 @@ int run_check(const CheckArgs& args) {
   for (const std::string& path : args.plans) {
     try {
       report.plans.push_back(check_one(path, fallback, probed));
-      over_budget = over_budget || !report.plans.back().fits;
+      over_budget = over_budget || !plan_fits(report.plans.back());
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::internal) throw;
       // One of several plans: an error not located in a file (an overflow at the resolved
       // precision) still names the plan.
       const std::string message = dynamic_cast<const ConfigError*>(&e) ? e.what() : path + ": " + e.what();
-      std::cerr << "memplan: error: " << message << '\n';
+      std::cerr << "memplan: error: " << render_for_cli(message) << '\n';
       PlanCheckRow row;
-      row.plan = path;
+      row.path = path;
       row.error = message;
       report.plans.push_back(row);
       bad_input = true;
     }
   }
-  printer->check(report, std::cout);
+  print(report, print_options, std::cout);
   if (!args.junit.empty()) {
-    write_file_atomically(args.junit, junit_xml(report, parse_units(args.output.units)));
+    write_file_atomically(args.junit, junit_xml(report, print_options.units), args.plans);
     spdlog::debug("wrote {}", args.junit);
   }
   return bad_input ? 2 : over_budget ? 1 : 0;
@@ -121,11 +115,12 @@ void define_check(CLI::App& self, int& exit_code) {
       "Exit codes: 0 every plan fits, 1 any does not, 2 a plan cannot be read (or bad usage).\n"
       "Examples:\n"
       "  memplan check configs/plans/*.yaml\n"
-      "  memplan check plan.yaml --junit reports/memplan.xml --format json");
+      "  memplan check plan.yaml --junit memplan-report.xml --format json");
   cmd->add_option("PLAN", args->plans, "Plan files (.yaml)")->required();
   cmd->add_option("--budget", args->budget, "Budget for plans that name none: a GPU name, a size (24GiB, 80GB) or probe");
   cmd->add_option("--junit", args->junit,
-                  "Also write a JUnit XML report here, one testcase per plan (atomically: all or nothing)");
+                  "Also write a JUnit XML report here, one testcase per plan (atomically: all or nothing;\n"
+                  "its folder must exist: memplan creates no directories)");
   add_output_options(*cmd, args->output);
   cmd->callback([args, &exit_code] { exit_code = run_check(*args); });
 }

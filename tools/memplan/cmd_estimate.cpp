@@ -4,8 +4,8 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "memplan/core/parameters.hpp"
 #include "memplan/io/model_file.hpp"
+#include "memplan/report/estimate.hpp"
 #include "plan_options.hpp"
 
 namespace memplan::cli {
@@ -19,57 +19,13 @@ struct EstimateArgs {
   OutputOptions output;
 };
 
-// The report header every estimate prints: model, workload, precision, warnings.
-EstimateReport header_of(const ModelEntry& entry, const Plan& plan) {
-  EstimateReport report;
-  const Workload& w = plan.workload;
-  report.model = entry.spec.name;
-  report.family = to_string(entry.spec.family);
-  report.model_origin = entry.origin;
-  report.params = count_parameters(entry.spec);
-  report.workload_kind = to_string(w.kind);
-  if (w.kind != WorkloadKind::weights) {
-    report.batch = w.batch;
-    report.seq_len = w.seq_len;
-    report.new_tokens = w.new_tokens;
-  }
-  const Precision& weights = w.weights.precision;
-  report.precision_requested = plan.precision_requested;
-  report.precision_resolved = to_string(weights);
-  report.precision_description =
-      is_quantized(weights) ? describe(weights) + " on linear layers; " + to_string(w.weights.unquantized) + " elsewhere"
-                            : describe(weights);
-  if (w.kind != WorkloadKind::weights) report.precision_description += "; activations " + to_string(compute_precision(w));
-  if (!plan.precision_note.empty()) report.precision_description += " (" + plan.precision_note + ")";
-  for (const std::string& warning : plan.warnings) report.warnings.push_back(render_for_cli(warning));
-  report.threshold = plan.threshold;
-  return report;
-}
-
 int run_estimate(const EstimateArgs& args) {
-  const auto printer = args.output.printer();
+  const PrintOptions print_options = args.output.print_options<EstimateReport>();
   const ModelEntry entry = find_model(args.model);
   spdlog::debug("model {} from {}", entry.spec.name, entry.origin);
   const PlanSettings settings = plan_settings(args.options);
   const Plan plan = bind(entry.spec, settings, choose_device(args.device, settings));
-  const PlanEstimate result = estimate(plan);
-  EstimateReport report = header_of(entry, plan);
-  if (result.layout) {
-    LayoutReport layout{report, *result.layout};
-    if (plan.layout->vllm && layout.layout.serving) {  // a server: no fixed batch or sequence
-      layout.header.workload_kind = "serving";
-      layout.header.batch = layout.header.seq_len = layout.header.new_tokens = 0;
-      layout.header.warnings.clear();  // about the sequence length, which a server does not take
-    }
-    layout.verdict = result.verdict;
-    printer->layout(layout, std::cout);
-    return 0;
-  }
-  report.breakdown = result.breakdown;
-  report.device = plan.device;
-  report.verdict = result.verdict;
-  report.time = result.time;
-  printer->estimate(report, std::cout);
+  print(EstimateReport{entry.origin, plan, estimate(plan)}, print_options, std::cout);
   return 0;
 }
 

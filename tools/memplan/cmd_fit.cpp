@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "memplan/io/model_file.hpp"
 #include "memplan/plan/fit.hpp"
+#include "memplan/report/fit.hpp"
 #include "plan_options.hpp"
 
 namespace memplan::cli {
@@ -22,43 +23,20 @@ struct FitArgs {
 };
 
 int run_fit(const FitArgs& a) {
-  const auto printer = a.output.printer();
+  const PrintOptions print_options = a.output.print_options<FitReport>();
   const ModelEntry model = find_model(a.model);
   const PlanSettings settings = plan_settings(a.options);
-  const Plan plan = bind(model.spec, settings, choose_device(a.device, settings));
-  const Workload& w = plan.workload;
-  const FitKnob knob = choose_fit_knob(a.vary, w);
-
   FitReport report;
-  report.model = model.spec.name;
-  report.workload_kind = to_string(w.kind);
-  report.gpu = plan.device->name;
-  report.precision = to_string(w.weights.precision);
-  report.vary = to_string(knob);
+  report.plan = bind(model.spec, settings, choose_device(a.device, settings));
+  const Plan& plan = report.plan;
+  const FitKnob knob = choose_fit_knob(a.vary, plan.workload);
+  const std::string key = knob == FitKnob::batch ? "batch_size" : knob == FitKnob::seq ? "seq_len" : to_string(knob);
   for (const OptionDef& o : plan_options()) {
-    if (o.key == (knob == FitKnob::batch ? "batch_size" : knob == FitKnob::seq ? "seq_len" : to_string(knob))) {
-      report.option = flag_of(o);
-    }
+    if (o.key == key) report.option = flag_of(o);
   }
-  report.threshold = plan.threshold;
-  report.budget_bytes = *plan.budget;
-  report.limit = budget_limit(*plan.budget, plan.threshold);
-  switch (knob) {
-    case FitKnob::batch: report.fixed = "seq_len " + std::to_string(w.seq_len); break;
-    case FitKnob::seq: report.fixed = "batch " + std::to_string(w.batch); break;
-    default: report.fixed = "batch " + std::to_string(w.batch) + ", seq_len " + std::to_string(w.seq_len); break;
-  }
-  const FitResult r = fit_largest(model.spec, w, knob, report.limit);
-  report.cap = r.cap;
-  report.value = r.value;
-  if (r.breakdown) report.total = r.breakdown->total();
-  report.next_total = r.next_total;
-  report.next_overflows = r.next_overflows;
-  report.binding = r.binding;
-  report.binding_bytes = r.binding_bytes;
-  report.given_value = fit_knob_value(w, knob);
-  report.given_verdict = estimate_totals(plan).verdict;
-  printer->fit(report, std::cout);
+  report.result = fit_largest(model.spec, plan.workload, knob, budget_limit(*plan.budget, plan.threshold));
+  report.given = estimate_totals(plan).verdict;
+  print(report, print_options, std::cout);
   return 0;
 }
 

@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "memplan/io/gpu_table.hpp"
+#include "memplan/report/gpus.hpp"
 
 namespace memplan::cli {
 
@@ -13,7 +14,8 @@ void define_gpus(CLI::App& self, int& exit_code) {
       "List the built-in GPUs: memory as the driver reports it, compute capability, speed");
   add_output_options(*cmd, *output);
   cmd->callback([output, &exit_code] {
-    output->printer()->gpus(builtin_gpus(), std::cout);
+    const PrintOptions print_options = output->print_options<GpusReport>();
+    print(GpusReport{builtin_gpus()}, print_options, std::cout);
     exit_code = 0;
   });
 }

@@ -4,8 +4,10 @@
 #include <map>
 
 #include "commands.hpp"
+#include "validators.hpp"
 #include "memplan/estimators/activations.hpp"
 #include "memplan/io/model_file.hpp"
+#include "memplan/report/hooks.hpp"
 
 namespace memplan::cli {
 
@@ -25,7 +27,7 @@ struct HooksArgs {
 };
 
 void run_hooks(const HooksArgs& a) {
-  const auto printer = a.output.printer();
+  const PrintOptions print_options = a.output.print_options<HooksReport>();
   const ModelEntry entry = find_model(a.model);
   ActivationCacheOptions o;
   o.batch = a.batch;
@@ -56,7 +58,7 @@ void run_hooks(const HooksArgs& a) {
   r.selected_bytes = selected.total();
   r.all_hooks = model_hooks(entry.spec, o.batch, o.seq).size();
   r.all_bytes = selected.alternatives.empty() ? r.selected_bytes : selected.alternatives.front().item.bytes;
-  printer->hooks(r, std::cout);
+  print(r, print_options, std::cout);
 }
 
 }  // namespace
@@ -71,14 +73,14 @@ void define_hooks(CLI::App& self, int& exit_code) {
       "  memplan hooks gpt2 --seq 1024 --precision fp32\n"
       "  memplan hooks llama-2-7b --filter 'blocks.*.hook_resid_post' --layers 0-3");
   cmd->add_option("MODEL", args->model, "Built-in model name or path to a .yaml model file")->capture_default_str();
-  cmd->add_option("-b,--batch", args->batch, "Batch size")->capture_default_str();
-  cmd->add_option("-s,--seq", args->seq, "Tokens per sequence (default: 2048, or the model's context if shorter)");
+  cmd->add_option("-b,--batch", args->batch, "Batch size")->capture_default_str()->check(count_range());
+  cmd->add_option("-s,--seq", args->seq, "Tokens per sequence (default: 2048, or the model's context if shorter)")->check(count_range());
   cmd->add_option("-p,--precision", args->precision, "Activation dtype: fp32, bf16, fp16")->capture_default_str();
   cmd->add_option("--filter", args->filter, "Hook names or globs to select; repeat or comma-separate")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--layers", args->layers, "Only these blocks: 3, 0,5,11 or 0-11");
-  cmd->add_option("--pos-slice", args->pos_slice, "Only the last N positions");
+  cmd->add_option("--pos-slice", args->pos_slice, "Only the last N positions")->check(count_range());
   cmd->add_flag("--remove-batch-dim", args->remove_batch_dim, "Batch element 0 only");
   cmd->add_flag("--all", args->all, "One row per hook instead of per hook kind");
   add_output_options(*cmd, args->output);

@@ -14,6 +14,7 @@
 #include "memplan/io/hf_config.hpp"
 #include "memplan/io/model_file.hpp"
 #include "memplan/io/safetensors.hpp"
+#include "memplan/report/import.hpp"
 
 namespace memplan::cli {
 
@@ -66,24 +67,20 @@ int import_config(const ImportArgs& args, const std::string& path) {
   ImportReport report;
   report.input = path;
   report.output = args.output;
-  report.model_type = imported.model_type;
-  report.model = spec.name;
-  report.family = to_string(spec.family);
-  report.params = count_parameters(spec);
-  report.notes = imported.notes;
   report.yaml = model_yaml(imported.entry, comments);
+  report.imported = imported;
 
   // The file must read back as the same architecture; a mismatch is memplan's bug.
   const ModelEntry reread = parse_model_yaml(report.yaml, args.output.empty() ? "<import>" : args.output, spec.name);
-  if (count_parameters(reread.spec) != report.params) {
+  if (count_parameters(reread.spec) != count_parameters(spec)) {
     throw Error(ErrorKind::internal, "the model file written for " + path + " does not read back as the same model");
   }
-  const auto printer = args.output_options.printer();
+  const PrintOptions print_options = args.output_options.print_options<ImportReport>();
   if (!args.output.empty()) {
-    write_file_atomically(args.output, report.yaml);
+    write_file_atomically(args.output, report.yaml, args.inputs);
     spdlog::debug("wrote {}", args.output);
   }
-  printer->imported_model(report, std::cout);
+  print(report, print_options, std::cout);
   return 0;
 }
 
@@ -96,30 +93,18 @@ int import_checkpoint(const ImportArgs& args, const std::string& path, InputKind
     throw Error(ErrorKind::invalid_input,
                 "-o writes a model file and applies to a config.json only; a checkpoint's inventory goes to stdout", "-o");
   }
-  const auto printer = args.output_options.printer();
-  const SafetensorsInventory inv = kind == InputKind::index ? read_safetensors_index(path) : read_safetensors(path);
-
+  const PrintOptions print_options = args.output_options.print_options<CheckpointReport>();
   CheckpointReport report;
-  report.input = path;
-  report.files = inv.files;
-  report.tensors = inv.tensors.size();
-  report.elements = inv.elements;
-  report.bytes = Bytes(inv.bytes);
-  report.file_bytes = Bytes(inv.file_bytes);
-  report.metadata = inv.metadata;
-  for (const SafetensorsDtypeTotal& d : inv.dtypes) report.dtypes.push_back({d.dtype, d.tensors, d.elements, Bytes(d.bytes)});
-  if (args.tensors) {
-    for (const SafetensorsTensor& t : inv.tensors) {
-      report.tensor_rows.push_back({t.name, t.dtype, t.shape, t.elements, Bytes(t.bytes), t.file});
-    }
-  }
+  report.inventory = kind == InputKind::index ? read_safetensors_index(path) : read_safetensors(path);
+  report.list_tensors = args.tensors;
+  const SafetensorsInventory& inv = report.inventory;
   if (inv.index_total_size && *inv.index_total_size != inv.bytes) {
     report.notes.push_back("the index's metadata.total_size says " + group_digits(*inv.index_total_size) +
                            " bytes; the shards' tensors hold " + group_digits(inv.bytes));
   }
 
   // The architecture to compare with: --model, or a config.json beside the checkpoint.
-  std::optional<ModelEntry> architecture;
+  std::optional<ModelEntry>& architecture = report.architecture;
   if (!args.model.empty()) {
     architecture = find_model(args.model);
   } else {
@@ -136,16 +121,8 @@ int import_checkpoint(const ImportArgs& args, const std::string& path, InputKind
     }
   }
   if (architecture) {
-    const CheckpointComparison c = compare_checkpoint(inv, architecture->spec);
-    CheckpointComparisonReport comparison;
-    comparison.model = architecture->spec.name;
-    comparison.model_origin = architecture->origin;
-    comparison.architecture_params = c.architecture_params;
-    comparison.checkpoint_elements = c.checkpoint_elements;
-    comparison.compared_elements = c.compared_elements;
-    for (const CheckpointExtra& e : c.extra) comparison.extra.push_back({e.kind, e.pattern, e.why, e.tensors, e.elements});
-    report.comparison = comparison;
-    if (!c.matches()) {
+    report.comparison = compare_checkpoint(inv, architecture->spec);
+    if (!report.comparison->matches()) {
       std::vector<std::string> integers;
       for (const SafetensorsDtypeTotal& d : inv.dtypes) {
         if (integer_dtype(d.dtype)) integers.push_back(d.dtype);
@@ -156,7 +133,7 @@ int import_checkpoint(const ImportArgs& args, const std::string& path, InputKind
       }
     }
   }
-  printer->checkpoint(report, std::cout);
+  print(report, print_options, std::cout);
   return 0;
 }
 

@@ -10,6 +10,8 @@
 #include <random>
 
 #include "commands.hpp"
+#include "validators.hpp"
+#include "progress.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
 #include "memplan/estimators/attention.hpp"
@@ -22,6 +24,8 @@
 #include "memplan/kernels/cuda.hpp"
 #include "memplan/kernels/lanczos.hpp"
 #include "memplan/kernels/measure.hpp"
+#include "memplan/probe/host.hpp"
+#include "memplan/report/measure.hpp"
 
 namespace memplan::cli {
 
@@ -37,34 +41,26 @@ constexpr const char* kCudaMethod =
     "the estimate leaves the inputs out likewise; time from CUDA events";
 
 // A progress line on stderr once a sweep has run for more than a second.
-class Progress {
- public:
-  explicit Progress(std::size_t total) : total_(total), tty_(isatty(STDERR_FILENO) != 0) {}
-  ~Progress() {
-    if (shown_ && tty_) std::cerr << "\r\033[K" << std::flush;
-  }
-  void step(const std::string& what) {
-    ++done_;
-    if (std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1)) return;
-    shown_ = true;
-    std::cerr << (tty_ ? "\r\033[K" : "") << "memplan: measuring " << what << " (" << done_ << "/" << total_ << ")"
-              << (tty_ ? "" : "\n") << std::flush;
-  }
-
- private:
-  std::size_t total_;
-  std::size_t done_ = 0;
-  bool tty_;
-  bool shown_ = false;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
-
 std::vector<float> random_values(std::size_t count, std::uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.f, 1.f);
   std::vector<float> out(count);
   for (float& x : out) x = normal(rng);
   return out;
+}
+
+
+// Refuses a run whose inputs and estimated peak do not fit in this machine's available
+// memory, before allocating: `what` says which run, `needed` is inputs + estimate.
+void require_host_memory(const std::string& what, Bytes needed) {
+  const HostInfo host = read_host();
+  std::optional<Bytes> available = host.ram_available;
+  if (host.memory_limit && (!available || *host.memory_limit < *available)) available = host.memory_limit;
+  if (available && needed > *available) {
+    throw Error(ErrorKind::invalid_input, what + " needs " + format_bytes(needed, Units::iec) +
+                                              " (its inputs and the estimated peak); this machine has " +
+                                              format_bytes(*available, Units::iec) + " available");
+  }
 }
 
 void require_positive(const std::vector<std::uint64_t>& values, const char* option) {
@@ -103,9 +99,9 @@ struct AttentionArgs {
 
 // Prints the report, and writes its chart when --svg names a file (atomically: a failure
 // leaves any earlier file as it was).
-void emit(const MeasureReport& report, const Printer& printer, const OutputOptions& output, const std::string& svg) {
-  const std::string chart = svg.empty() ? "" : measure_svg(report, parse_units(output.units));  // fails before printing
-  printer.measurement(report, std::cout);
+void emit(const MeasureReport& report, const PrintOptions& options, const std::string& svg) {
+  const std::string chart = svg.empty() ? "" : measure_svg(report, options.units);  // fails before printing
+  print(report, options, std::cout);
   if (!svg.empty()) write_file_atomically(svg, chart);
 }
 
@@ -120,7 +116,7 @@ std::vector<AttentionVariant> parse_variants(const std::vector<std::string>& nam
 }
 
 int run_attention(const AttentionArgs& a) {
-  const auto printer = a.output.printer();
+  const PrintOptions print_options = a.output.print_options<MeasureReport>();
   const std::vector<AttentionVariant> variants = parse_variants(a.variants);
   require_positive(a.seqs, "--seq");
   for (const auto& [value, option] : {std::pair{a.batch, "--batch"}, {a.heads, "--heads"}, {a.head_dim, "--head-dim"},
@@ -164,9 +160,12 @@ int run_attention(const AttentionArgs& a) {
   const Precision precision = dtype == "fp16" ? precisions::fp16 : precisions::fp32;
 
   HeapMeter& meter = counting_heap();
-  Progress progress(variants.size() * a.seqs.size());
+  Progress progress("measuring", variants.size() * a.seqs.size());
   for (const std::uint64_t seq : a.seqs) {  // one set of inputs per length, shared by the variants
-    const std::size_t count = on_gpu ? 0 : a.batch * a.heads * seq * a.head_dim;
+    const std::uint64_t elements =
+        checked_mul(checked_mul(checked_mul(a.batch, a.heads, "q, k, v"), seq, "q, k, v"), a.head_dim, "q, k, v");
+    if (!on_gpu) require_host_memory("attention at seq " + std::to_string(seq), Bytes(checked_mul(elements, 12, "q, k, v")));
+    const std::size_t count = on_gpu ? 0 : elements;
     const std::vector<float> q = random_values(count, 1), k = random_values(count, 2), v = random_values(count, 3);
     for (const AttentionVariant variant : variants) {
       progress.step(to_string(variant) + " at seq " + std::to_string(seq));
@@ -214,7 +213,7 @@ int run_attention(const AttentionArgs& a) {
     };
     return rank(x) < rank(y);
   });
-  emit(report, *printer, a.output, a.svg);
+  emit(report, print_options, a.svg);
   return 0;
 }
 
@@ -231,7 +230,7 @@ struct LanczosArgs {
 };
 
 int run_lanczos(const LanczosArgs& a) {
-  const auto printer = a.output.printer();
+  const PrintOptions print_options = a.output.print_options<MeasureReport>();
   require_positive(a.dims, "--dim");
   if (a.iterations == 0 || a.k == 0) throw Error(ErrorKind::invalid_input, "--iterations and --k must be at least 1");
   std::vector<bool> modes;
@@ -250,11 +249,14 @@ int run_lanczos(const LanczosArgs& a) {
   report.parameters = "m=" + std::to_string(a.iterations) + " k=" + std::to_string(a.k) + ", dense symmetric operator";
   report.method = std::string(kCpuMethod) + "; the operator's n x n matrix is an input";
   HeapMeter& meter = counting_heap();
-  Progress progress(modes.size() * a.dims.size());
+  Progress progress("measuring", modes.size() * a.dims.size());
   for (const bool reorth : modes) {
     for (const std::uint64_t n : a.dims) {
       progress.step(std::string("lanczos ") + (reorth ? "reorth" : "plain") + " at n " + std::to_string(n));
       const std::uint64_t m = std::min(a.iterations, n);
+      const Bytes operator_bytes(checked_mul(checked_mul(n, n, "the n x n operator"), 4, "the n x n operator"));
+      const Bytes estimate = estimate_lanczos({n, m, a.k, reorth, precisions::fp32}).total();
+      require_host_memory("lanczos at n " + std::to_string(n), operator_bytes.plus(estimate, "lanczos"));
       std::vector<float> matrix = random_values(n * n, 7);
       for (std::uint64_t i = 0; i < n; ++i) {
         for (std::uint64_t j = 0; j < i; ++j) matrix[i * n + j] = matrix[j * n + i];
@@ -274,7 +276,7 @@ int run_lanczos(const LanczosArgs& a) {
       row.variant = reorth ? "reorth" : "plain";
       row.size = n;
       row.shape = "n=" + std::to_string(n) + " m=" + std::to_string(m) + " k=" + std::to_string(a.k);
-      row.estimate = estimate_lanczos({n, m, a.k, reorth, precisions::fp32}).total();
+      row.estimate = estimate;
       const CpuMeasurement measured = measure_cpu(
           [&] {
             const LanczosResult<float> r = lanczos_topk<float>(n, apply, options);
@@ -285,7 +287,7 @@ int run_lanczos(const LanczosArgs& a) {
       report.rows.push_back(std::move(row));
     }
   }
-  emit(report, *printer, a.output, a.svg);
+  emit(report, print_options, a.svg);
   return 0;
 }
 
@@ -300,7 +302,7 @@ struct BlockEigArgs {
 };
 
 int run_block_eig(const BlockEigArgs& a) {
-  const auto printer = a.output.printer();
+  const PrintOptions print_options = a.output.print_options<MeasureReport>();
   require_positive(a.sizes, "--block-size");
   if (a.blocks == 0) throw Error(ErrorKind::invalid_input, "--blocks must be at least 1", "blocks");
   MeasureReport report;
@@ -312,9 +314,12 @@ int run_block_eig(const BlockEigArgs& a) {
   report.parameters = std::to_string(a.blocks) + " symmetric blocks";
   report.method = kCpuMethod;
   HeapMeter& meter = counting_heap();
-  Progress progress(a.sizes.size());
+  Progress progress("measuring", a.sizes.size());
   for (const std::uint64_t b : a.sizes) {
     progress.step("block-eig at b " + std::to_string(b));
+    const Bytes input(checked_mul(checked_mul(checked_mul(a.blocks, b, "the blocks"), b, "the blocks"), 4, "the blocks"));
+    const Bytes estimate = estimate_block_eig({a.blocks, b, precisions::fp32, false}).total();
+    require_host_memory("block-eig at b " + std::to_string(b), input.plus(estimate, "block-eig"));
     std::vector<float> blocks = random_values(a.blocks * b * b, 11);
     for (std::uint64_t c = 0; c < a.blocks; ++c) {
       float* block = blocks.data() + c * b * b;
@@ -325,7 +330,7 @@ int run_block_eig(const BlockEigArgs& a) {
     MeasureRow row;
     row.size = b;
     row.shape = std::to_string(a.blocks) + " x " + std::to_string(b) + " x " + std::to_string(b);
-    row.estimate = estimate_block_eig({a.blocks, b, precisions::fp32, false}).total();
+    row.estimate = estimate;
     const CpuMeasurement measured = measure_cpu(
         [&] {
           const std::vector<float> values = block_eigenvalues<float>(blocks, b, a.blocks);
@@ -335,7 +340,7 @@ int run_block_eig(const BlockEigArgs& a) {
     record(measured, meter, row);
     report.rows.push_back(std::move(row));
   }
-  emit(report, *printer, a.output, a.svg);
+  emit(report, print_options, a.svg);
   return 0;
 }
 
@@ -355,30 +360,28 @@ void define_measure(CLI::App& self, int& exit_code) {
                                                     "causal_linear_naive, causal_linear_chunked, recurrent")
       ->delimiter(',')
       ->capture_default_str();
-  attention->add_option("--batch", at->batch, "B")->capture_default_str();
-  attention->add_option("--heads", at->heads, "H")->capture_default_str();
-  attention->add_option("--head-dim", at->head_dim, "D")->capture_default_str();
-  attention->add_option("--seq", at->seqs, "Sequence lengths N, comma-separated")->delimiter(',')->capture_default_str();
-  attention->add_option("--chunk", at->chunk, "C, for chunked and causal_linear_chunked")->capture_default_str();
+  attention->add_option("--batch", at->batch, "B")->check(count_range())->capture_default_str();
+  attention->add_option("--heads", at->heads, "H")->check(count_range())->capture_default_str();
+  attention->add_option("--head-dim", at->head_dim, "D")->check(count_range())->capture_default_str();
+  attention->add_option("--seq", at->seqs, "Sequence lengths N, comma-separated")->check(count_range())->delimiter(',')->capture_default_str();
+  attention->add_option("--chunk", at->chunk, "C, for chunked and causal_linear_chunked")->check(count_range())->capture_default_str();
   attention->add_option("--device", at->device, "cpu, or cuda (falls back to the CPU, saying why, without a device)")
       ->capture_default_str();
   attention->add_option("--dtype", at->dtype, "fp32, or fp16 (CUDA only)")->capture_default_str();
-  attention->add_option("--repeats", at->repeats, "Runs per point; time is the best and the median")->capture_default_str();
+  attention->add_option("--repeats", at->repeats, "Runs per point; time is the best and the median")->check(count_range())->capture_default_str();
   add_output_options(*attention, at->output);
-  at->output.csv = true;
   attention->get_option("--format")->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
   attention->add_option("--svg", at->svg, "Also write a log-log chart here: estimate lines, measured dots (atomically)");
   attention->callback([at, &exit_code] { exit_code = run_attention(*at); });
 
   auto la = std::make_shared<LanczosArgs>();
   CLI::App* lanczos = cmd->add_subcommand("lanczos", "Lanczos top-k on a dense symmetric operator, with and without reorthogonalisation");
-  lanczos->add_option("--dim", la->dims, "Operator sizes n, comma-separated")->delimiter(',')->capture_default_str();
-  lanczos->add_option("--iterations", la->iterations, "Lanczos steps m (at most n)")->capture_default_str();
-  lanczos->add_option("--k", la->k, "Eigenvalues wanted")->capture_default_str();
+  lanczos->add_option("--dim", la->dims, "Operator sizes n, comma-separated")->check(count_range())->delimiter(',')->capture_default_str();
+  lanczos->add_option("--iterations", la->iterations, "Lanczos steps m (at most n)")->check(count_range())->capture_default_str();
+  lanczos->add_option("--k", la->k, "Eigenvalues wanted")->check(count_range())->capture_default_str();
   lanczos->add_option("--reorth", la->reorth, "both, on or off")->capture_default_str();
-  lanczos->add_option("--repeats", la->repeats, "Runs per point")->capture_default_str();
+  lanczos->add_option("--repeats", la->repeats, "Runs per point")->check(count_range())->capture_default_str();
   add_output_options(*lanczos, la->output);
-  la->output.csv = true;
   lanczos->get_option("--format")->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
   lanczos->add_option("--svg", la->svg, "Also write a log-log chart here: estimate lines, measured dots (atomically)");
   lanczos->callback([la, &exit_code] { exit_code = run_lanczos(*la); });
@@ -386,11 +389,10 @@ void define_measure(CLI::App& self, int& exit_code) {
   auto be = std::make_shared<BlockEigArgs>();
   CLI::App* block = cmd->add_subcommand("block-eig", "Per-block eigenvalues of a block-diagonal (Fisher) approximation");
   block->alias("fisher-block");
-  block->add_option("--blocks", be->blocks, "Number of blocks")->capture_default_str();
-  block->add_option("--block-size", be->sizes, "Block sizes b, comma-separated")->delimiter(',')->capture_default_str();
-  block->add_option("--repeats", be->repeats, "Runs per point")->capture_default_str();
+  block->add_option("--blocks", be->blocks, "Number of blocks")->check(count_range())->capture_default_str();
+  block->add_option("--block-size", be->sizes, "Block sizes b, comma-separated")->check(count_range())->delimiter(',')->capture_default_str();
+  block->add_option("--repeats", be->repeats, "Runs per point")->check(count_range())->capture_default_str();
   add_output_options(*block, be->output);
-  be->output.csv = true;
   block->get_option("--format")->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
   block->add_option("--svg", be->svg, "Also write a log-log chart here: estimate lines, measured dots (atomically)");
   block->callback([be, &exit_code] { exit_code = run_block_eig(*be); });

@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "memplan/probe/probe.hpp"
+#include "memplan/report/probe.hpp"
 
 namespace memplan::cli {
 
@@ -68,8 +69,8 @@ void define_probe(CLI::App& self, int& exit_code) {
       ->capture_default_str();
   add_output_options(*cmd, args->output);
   cmd->callback([args, &exit_code] {
-    const auto printer = args->output.printer();
-    printer->probe(to_report(probe(), args->warn_above), std::cout);
+    const PrintOptions print_options = args->output.print_options<ProbeReport>();
+    print(to_report(probe(), args->warn_above), print_options, std::cout);
     exit_code = 0;
   });
 }

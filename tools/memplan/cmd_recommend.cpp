@@ -5,11 +5,11 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "memplan/core/error.hpp"
 #include "memplan/io/gpu_table.hpp"
 #include "memplan/io/model_file.hpp"
 #include "memplan/plan/fit.hpp"
 #include "memplan/plan/recommend.hpp"
+#include "memplan/report/recommend.hpp"
 #include "plan_options.hpp"
 
 namespace memplan::cli {
@@ -33,75 +33,30 @@ std::vector<std::string> flags_of(const std::vector<OptionSetting>& settings) {
   return out;
 }
 
-MitigationRow row_of(const Mitigation& m, const std::vector<std::string>& command) {
-  MitigationRow r;
-  r.kind = m.kind;
-  r.change = m.change;
-  r.options = flags_of(m.settings);
-  r.command = command;
-  r.tradeoff = m.tradeoff;
-  r.total = m.total;
-  r.saved = m.saved;
-  r.host = m.host;
-  r.fits = m.fits;
-  return r;
+// A change as the command line writes it: its flags, and the whole `memplan estimate` line.
+ChangeCommand command_of(const RecommendArgs& a, const Mitigation& m) {
+  return {flags_of(m.settings), estimate_command(a.model, a.device, a.options, m.settings)};
 }
 
 int run_recommend(const RecommendArgs& a) {
-  const auto printer = a.output.printer();
+  const PrintOptions print_options = a.output.print_options<RecommendReport>();
   const ModelEntry model = find_model(a.model);
   const PlanSettings settings = plan_settings(a.options);
-  const Plan plan = bind(model.spec, settings, choose_device(a.device, settings));
-  const GpuSpec& gpu = *plan.device;
+  RecommendReport report;
+  report.plan = bind(model.spec, settings, choose_device(a.device, settings));
+  const Plan& plan = report.plan;
 
   // The plan as `memplan estimate --gpu G` plans it: precision resolved for the GPU.
   RecommendRequest request;
-  request.device = device_capability(gpu);
+  request.device = device_capability(*plan.device);
   request.policy = settings.policy;
   request.workload = plan.workload;
   request.limit = budget_limit(*plan.budget, plan.threshold);
-  const Recommendation rec = recommend(model.spec, request);
-
-  const Workload& w = plan.workload;
-  RecommendReport report;
-  report.model = model.spec.name;
-  report.workload_kind = to_string(w.kind);
-  if (w.kind != WorkloadKind::weights) {  // the weights alone have no batch or sequence
-    report.batch = w.batch;
-    report.seq_len = w.seq_len;
-  }
-  report.new_tokens = w.new_tokens;
-  report.precision = to_string(w.weights.precision);
-  report.gpu = gpu.name;
-  report.gpu_memory = gpu.memory;
-  report.threshold = plan.threshold;
-  report.total = rec.total;
-  report.limit = rec.limit;
-  report.fits = rec.fits;
-  report.verdict = verdict_of(rec.total, *plan.budget, plan.threshold);
-  report.min_devices = rec.min_devices;
-  for (const Mitigation& m : rec.mitigations) {
-    report.mitigations.push_back(row_of(m, estimate_command(a.model, a.device, a.options, m.settings)));
-  }
-  if (rec.combined) report.combined = row_of(*rec.combined, estimate_command(a.model, a.device, a.options, rec.combined->settings));
-  for (const GpuOption& g : gpu_options(model.spec, w, settings.precision, settings.policy, builtin_gpus(), plan.threshold)) {
-    GpuFitRow row;
-    row.name = g.gpu.name;
-    row.memory = g.gpu.memory;
-    row.precision = to_string(g.precision);
-    row.total = g.total;
-    row.limit = g.limit;
-    row.fits = g.fits;
-    row.warnings = g.warnings;
-    report.gpus.push_back(std::move(row));
-  }
-  for (const std::string& warning : plan.warnings) report.notes.push_back(render_for_cli(warning));
-  if (!rec.fits) {
-    report.notes.push_back(
-        "per-device memory over several GPUs (tensor, pipeline, data parallel with ZeRO or FSDP, device_map) and "
-        "offloading weights or optimizer states to the CPU are the multi-GPU layouts' to plan, not recommend's");
-  }
-  printer->recommend(report, std::cout);
+  report.recommendation = recommend(model.spec, request);
+  for (const Mitigation& m : report.recommendation.mitigations) report.commands.push_back(command_of(a, m));
+  if (report.recommendation.combined) report.combined_command = command_of(a, *report.recommendation.combined);
+  report.gpus = gpu_options(model.spec, plan.workload, settings.precision, settings.policy, builtin_gpus(), plan.threshold);
+  print(report, print_options, std::cout);
   return 0;
 }
 

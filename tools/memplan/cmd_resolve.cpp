@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "memplan/io/gpu_table.hpp"
 #include "memplan/probe/probe.hpp"
+#include "memplan/report/resolve.hpp"
 #include "memplan/resolve/resolver.hpp"
 
 namespace memplan::cli {
@@ -37,7 +38,7 @@ void probed_device(ResolveReport& report) {
 }
 
 int run_resolve(const ResolveArgs& args) {
-  const auto printer = args.output.printer();
+  const PrintOptions print_options = args.output.print_options<ResolveReport>();
   ResolveReport report;
   if (!args.gpu.empty()) {
     report.device = device_capability(find_gpu(args.gpu, builtin_gpus()));
@@ -57,7 +58,7 @@ int run_resolve(const ResolveArgs& args) {
   request.policy = args.policy;
   request.model_type = args.model_type;
   report.resolution = resolve_precision(request);
-  printer->resolve(report, std::cout);
+  print(report, print_options, std::cout);
   return 0;
 }
 

@@ -8,13 +8,16 @@
 #include "commands.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/io/atomic_file.hpp"
+#include "memplan/io/file_checks.hpp"
 #include "memplan/io/gpu_table.hpp"
 #include "memplan/io/model_file.hpp"
 #include "memplan/plan/fit.hpp"
 #include "memplan/plan/recommend.hpp"  // gpu_options
 #include "memplan/plan/sweep.hpp"
+#include "memplan/report/sweep.hpp"
 #include "memplan/resolve/resolver.hpp"
 #include "plan_options.hpp"
+#include "progress.hpp"
 
 namespace memplan::cli {
 
@@ -45,12 +48,15 @@ std::vector<std::uint64_t> axis_counts(const std::vector<std::string>& values, s
 }
 
 int run_sweep(const SweepArgs& a) {
-  const auto printer = a.output.printer();
-  const Units units = parse_units(a.output.units);
+  const PrintOptions print_options = a.output.print_options<SweepReport>();
+  if (!a.svg.empty()) require_output_target(a.svg, a.models);  // before any work
   const PlanSettings settings = plan_settings(a.options);
   std::vector<ModelSpec> models;
   SweepReport report;
-  for (const std::string& ref : a.models) models.push_back(find_model(ref).spec);
+  for (const std::string& ref : a.models) {
+    models.push_back(find_model(ref).spec);
+    report.models.push_back(models.back().name);
+  }
 
   SweepAxes axes;
   axes.workloads.clear();
@@ -99,55 +105,45 @@ int run_sweep(const SweepArgs& a) {
 
   Workload base = plan.workload;
   base.analysis.largest_device = choice.largest;
-  std::optional<Bytes> limit;
-  if (gpu) limit = budget_limit(gpu->memory, plan.threshold);
-  report.models = models.size();
-  report.workloads = axes.workloads.size();
-  report.precisions = axes.precisions.size();
-  report.batches = axes.batches.size();
-  report.seqs = axes.seqs.size();
+  report.axes = axes;
   report.device = gpu;
   report.threshold = plan.threshold;
-  report.limit = limit;
   report.smallest_gpu = a.smallest_gpu;
   const std::vector<GpuSpec> table = a.smallest_gpu ? builtin_gpus() : std::vector<GpuSpec>{};
   bool any = false;
-  for (const SweepRow& row : run_sweep(models, base, axes, plan.budget, plan.threshold)) {
+  std::size_t points = 1;
+  for (const std::size_t n : {models.size(), axes.workloads.size(), axes.precisions.size(), axes.batches.size(),
+                              axes.seqs.size()}) {
+    points *= n;
+  }
+  std::vector<SweepRow> rows;
+  {
+    Progress progress("sweeping plans", points);
+    rows = run_sweep(models, base, axes, plan.budget, plan.threshold, [&] { progress.step(); });
+  }
+  for (SweepRow& row : rows) {
     SweepReportRow out;
-    out.model = models[row.point.model].name;
-    out.workload = to_string(row.point.workload);
-    out.precision = to_string(row.point.precision);
-    out.batch = row.point.batch;
-    out.seq_len = row.point.seq;
-    out.total = row.total;
-    out.allocated = row.allocated;
-    out.largest = row.largest;
-    out.largest_bytes = row.largest_bytes;
-    out.fits = row.fits;
-    out.verdict = row.verdict;
     if (a.smallest_gpu && row.total) {
       // The point's precision on each GPU of the table (bf16 runs as fp16 where bf16 does not).
       const Workload w = workload_at(base, row.point, axes);
-      for (const GpuOption& g : gpu_options(models[row.point.model], w, to_string(row.point.precision), policy, table,
-                                            plan.threshold)) {
+      for (GpuOption& g : gpu_options(models[row.point.model], w, to_string(row.point.precision), policy, table,
+                                      plan.threshold)) {
         if (g.fits) {
-          out.smallest_gpu = g.gpu;
-          if (g.precision != row.point.precision) out.smallest_gpu_precision = to_string(g.precision);
+          out.smallest_gpu = std::move(g);
           break;
         }
       }
     }
-    out.notes = row.notes;
-    out.error = row.error;
     any = any || row.total.has_value();
+    out.row = std::move(row);
     report.rows.push_back(std::move(out));
   }
-  if (!any) throw Error(ErrorKind::invalid_input, "no point of the sweep can be estimated: " + report.rows.front().error);
+  if (!any) throw Error(ErrorKind::invalid_input, "no point of the sweep can be estimated: " + report.rows.front().row.error);
   if (!a.svg.empty()) {
-    write_file_atomically(a.svg, sweep_svg(report, units));
+    write_file_atomically(a.svg, sweep_svg(report, print_options.units), a.models);
     spdlog::debug("wrote {}", a.svg);
   }
-  printer->sweep(report, std::cout);
+  print(report, print_options, std::cout);
   return 0;
 }
 
@@ -192,7 +188,6 @@ void define_sweep(CLI::App& self, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--units", args->output.units, "Sizes in iec (KiB, MiB, GiB: powers of 1024) or si (KB, MB, GB)")
       ->capture_default_str();
-  args->output.csv = true;
   cmd->callback([args, &exit_code] { exit_code = run_sweep(*args); });
 }
 

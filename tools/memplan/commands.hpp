@@ -7,24 +7,24 @@
 #include <span>
 
 #include "memplan/core/error.hpp"
-#include "memplan/report/printer.hpp"
+#include "memplan/report/print.hpp"
 
 namespace memplan::cli {
 
-// Options every reporting command shares: --format, --units.
+// Options every reporting command shares: --format, --units (--explain where it applies).
 struct OutputOptions {
   std::string format = "table";
   std::string units = "iec";
   bool explain = false;
-  bool csv = false;  // the command prints rows (sweep, measure): --format csv applies
 
-  std::unique_ptr<Printer> printer() const {
+  // Returns the options to print `Report` with. Throws Error(invalid_input, key "format" or
+  // "units") for an unknown format or units, and for a format the report does not have
+  // (require_format): commands call it before doing any work.
+  template <class Report>
+  PrintOptions print_options() const {
     const OutputFormat f = parse_output_format(format);
-    if (f == OutputFormat::csv && !csv) {
-      throw Error(ErrorKind::invalid_input, "--format csv applies to 'memplan sweep' and 'memplan measure'; accepted here: 'table' or 'json'",
-                  "format");
-    }
-    return make_printer(f, PrintOptions{parse_units(units), explain});
+    require_format<Report>(f);
+    return PrintOptions{f, parse_units(units), explain};
   }
 };
 

@@ -7,6 +7,8 @@
 #include <array>
 #include <cstring>
 #include <iostream>
+#include <optional>
+#include <sstream>
 
 #include "commands.hpp"
 #include "memplan/core/error.hpp"
@@ -41,15 +43,20 @@ constexpr std::array kCommands = std::to_array<Command>({
 });
 // clang-format on
 
-// The subcommand named on the command line: the first word that is not an option or the
-// value of --log options main takes (there are none with values), or nullptr.
-const Command* invoked(int argc, char** argv) {
+// The first word on the command line that is not an option (main's own options take no
+// values), or nullptr.
+const char* first_word(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
-    if (argv[i][0] == '-') continue;
-    for (const Command& c : kCommands) {
-      if (std::strcmp(c.name, argv[i]) == 0) return &c;
-    }
-    return nullptr;
+    if (argv[i][0] != '-') return argv[i];
+  }
+  return nullptr;
+}
+
+// The subcommand named on the command line, or nullptr.
+const Command* invoked(int argc, char** argv) {
+  const char* word = first_word(argc, argv);
+  for (const Command& c : kCommands) {
+    if (word != nullptr && std::strcmp(c.name, word) == 0) return &c;
   }
   return nullptr;
 }
@@ -61,6 +68,38 @@ std::string flag_suggestion(const CLI::App& cmd, const std::string& wanted) {
     for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
   }
   return did_you_mean(wanted, names);
+}
+
+// Holds what a command prints on stdout and writes it when the command ends, with the
+// options the core names as `key` written as flags (--kv-precision).
+class RenderedStdout {
+ public:
+  explicit RenderedStdout(bool render) : render_(render), original_(std::cout.rdbuf(buffer_.rdbuf())) {}
+  RenderedStdout(const RenderedStdout&) = delete;
+  RenderedStdout& operator=(const RenderedStdout&) = delete;
+  ~RenderedStdout() {
+    std::cout.rdbuf(original_);
+    std::cout << (render_ ? render_for_cli(buffer_.str()) : terminal_safe(buffer_.str())) << std::flush;
+  }
+
+ private:
+  bool render_;
+  std::ostringstream buffer_;
+  std::streambuf* original_;
+};
+
+// The first --option on the command line that `cmd` does not know, without its "=value".
+std::optional<std::string> unknown_option(const CLI::App& cmd, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;
+    if (!arg.starts_with("--") || arg.size() == 2) continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    if (cmd.get_option_no_throw(name) == nullptr && name != "--help" && name != "--version" && name != "--verbose") {
+      return name;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -139,6 +178,8 @@ int main(int argc, char** argv) {
   }
 
   try {
+    // help writes the table's keys in backticks on purpose (markdown): it prints as is.
+    const cli::RenderedStdout rendered(chosen == nullptr || std::strcmp(chosen->name, "help") != 0);
     app.parse(argc, argv);
     if (app.get_subcommands().empty()) std::cout << app.help();
     return exit_code;
@@ -148,22 +189,24 @@ int main(int argc, char** argv) {
     std::string message = e.what();
     // An unknown option or command: say which known one is nearest.
     if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
-      const std::vector<std::string> extras = (chosen_app != nullptr ? *chosen_app : app).remaining();
-      if (!extras.empty() && extras.front().starts_with("--") && chosen_app != nullptr) {
-        message += cli::flag_suggestion(*chosen_app, extras.front().substr(0, extras.front().find('=')));
-      } else if (!extras.empty() && chosen == nullptr) {
+      if (chosen_app != nullptr) {
+        if (const std::optional<std::string> unknown = cli::unknown_option(*chosen_app, argc, argv)) {
+          message = "unknown option '" + *unknown + "' for 'memplan " + chosen_app->get_name() + "'" +
+                    cli::flag_suggestion(*chosen_app, *unknown);
+        }
+      } else if (const char* word = cli::first_word(argc, argv)) {
         std::vector<std::string> names;
         for (const cli::Command& c : cli::commands()) names.emplace_back(c.name);
-        message += did_you_mean(extras.front(), names);
+        message = "'" + printable(word) + "' is not a memplan command" + did_you_mean(word, names);
       }
     }
-    std::cerr << "memplan: error: " << message << "\nRun 'memplan --help' or 'memplan COMMAND --help' for usage.\n";
+    std::cerr << "memplan: error: " << cli::terminal_safe(message) << "\nRun 'memplan --help' or 'memplan COMMAND --help' for usage.\n";
     return 2;
   } catch (const Error& e) {
     std::cerr << "memplan: error: " << cli::render_for_cli(e.what()) << '\n';
     return e.kind() == ErrorKind::internal ? 3 : 2;
   } catch (const std::exception& e) {
-    std::cerr << "memplan: internal error: " << e.what() << '\n';
+    std::cerr << "memplan: internal error: " << cli::terminal_safe(e.what()) << '\n';
     return 3;
   }
 }

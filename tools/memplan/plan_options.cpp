@@ -103,11 +103,31 @@ PlanSettings plan_settings(const PlanOptions& options) {
   return s;
 }
 
+std::string terminal_safe(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte < 0x20 && c != '\n' && c != '\t') || byte == 0x7f) {
+      constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string render_for_cli(std::string_view text) {
-  return render_option_refs(text, [](std::string_view key) -> std::optional<std::string> {
+  return render_option_refs(terminal_safe(text), [](std::string_view key) -> std::optional<std::string> {
     if (key == "kind") return std::string("-w");
     if (const OptionDef* o = find_option(key)) return flag_of(*o);
-    if (key == "gpu" || key == "vary" || key == "budget") return "--" + std::string(key);
+    // The command-line options outside the table.
+    for (const char* cli_only : {"gpu", "vary", "budget", "format", "units", "explain", "probe"}) {
+      if (key == cli_only) return "--" + std::string(key);
+    }
     return std::nullopt;
   });
 }

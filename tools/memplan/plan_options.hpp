@@ -31,8 +31,12 @@ PlanSettings plan_settings(const PlanOptions& options);
 // Returns "--batch" for the option with key "batch_size" (its short alias is not used).
 std::string flag_of(const OptionDef& option);
 
-// Returns `text` with every `key` naming an option written as its flag (--batch), and
-// `kind` as -w.
+// Returns `text` with control characters other than newline and tab (ESC, CR, ...) written
+// as \xNN, so that a name read from a file cannot drive the terminal.
+std::string terminal_safe(std::string_view text);
+
+// Returns terminal_safe(text) with every `key` naming an option written as its flag
+// (--batch), and `kind` as -w.
 std::string render_for_cli(std::string_view text);
 
 // The device options of estimate, fit, recommend.

@@ -32,6 +32,8 @@ struct Breakdown {
   std::vector<Item> components = {};    // device memory; total() sums these
   std::vector<Item> host = {};          // host (CPU) memory the plan also needs, e.g. a cache kept on the CPU
   std::vector<Alternative> alternatives = {};  // what-ifs shown side by side
+  std::string peak_phase = {};          // the moment the total is taken at, as the workload names it (mlp,
+                                        //   decode, optimizer_step, store_refill, ...); empty: one state throughout
 
   // Returns the checked sum of the components' bytes. Throws Error(overflow).
   Bytes total() const;

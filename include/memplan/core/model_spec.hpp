@@ -69,7 +69,8 @@ ModelSpec family_defaults(Family family);
 
 // Checks that a filled spec is consistent. Throws Error(invalid_input) whose key() names
 // the offending field: zero sizes, n_kv_heads not dividing n_heads, experts_per_token
-// outside 1..experts, a learned position table of 0 rows, and the like.
+// outside 1..experts, a learned position table of 0 rows, and the like; Error(overflow)
+// keyed at the largest size when the parameter count does not fit in 64 bits.
 void validate(const ModelSpec& spec);
 
 std::string to_string(Family value);

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace memplan {
 
@@ -11,7 +12,9 @@ namespace memplan {
 // a temporary file in the same directory (".NAME.tmp-PID-N"), flushed to disk, then renamed
 // over `path`; a file it replaces keeps its permission bits. On any failure the temporary
 // is removed and `path` is left as it was. Throws ConfigError naming `path` (missing
-// directory, permission denied, a directory in the way, disk full).
-void write_file_atomically(const std::string& path, std::string_view text);
+// directory, permission denied, a directory in the way, disk full), and before writing
+// anything when `path` is a device, a FIFO or a socket, or one of `inputs`
+// (require_output_target).
+void write_file_atomically(const std::string& path, std::string_view text, const std::vector<std::string>& inputs = {});
 
 }  // namespace memplan

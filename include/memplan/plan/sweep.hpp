@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,7 +65,10 @@ struct SweepRow {
 // estimate_workload(models[point.model], workload_at(base, point, axes)). A point that
 // cannot be estimated (Error invalid_input or overflow) gets a row with `error` set
 // rather than stopping the sweep. Throws as expand_grid.
+// `on_point`, when set, is called after each point (a caller's progress line; the sweep
+// itself does no I/O).
 std::vector<SweepRow> run_sweep(const std::vector<ModelSpec>& models, const Workload& base, const SweepAxes& axes,
-                                std::optional<Bytes> budget, double threshold = 0.85);
+                                std::optional<Bytes> budget, double threshold = 0.85,
+                                const std::function<void()>& on_point = {});
 
 }  // namespace memplan

@@ -41,9 +41,12 @@ enum class WorkloadKind {
   cka,                      // linear CKA between every pair of layers
 };
 
+// The names come from the workload registry (src/plan/workload_registry.cpp), one per kind.
+// Returns the kind's name. Throws Error(internal) for a value that is no enumerator.
 std::string to_string(WorkloadKind kind);
 // Throws Error(invalid_input, key "workload") listing the accepted names.
 WorkloadKind parse_workload_kind(std::string_view text);
+// Returns every workload's name, in the order of WorkloadKind.
 std::vector<std::string> workload_names();
 
 struct Workload {
@@ -74,9 +77,10 @@ Precision compute_precision(const Workload& workload);
 // Returns the memory `workload` needs on `spec` at its peak: components weights,
 // kv_cache, activations (extraction), forward_workspace (the largest transient working
 // set: one block's attention or MLP phase, or the logits) and overhead, with notes on
-// the phase the peak falls in; `alternatives` holds comparisons (full vs selective
-// caches); `host` holds what is kept on the CPU. Throws Error(invalid_input) on
-// inconsistent knobs (naming the key) and Error(overflow).
+// the phase the peak falls in and `peak_phase` naming it; `alternatives` holds
+// comparisons (full vs selective caches, the other phases); `host` holds what is kept on
+// the CPU. Throws Error(invalid_input) on inconsistent knobs (naming the key) and
+// Error(overflow).
 Breakdown estimate_workload(const ModelSpec& spec, const Workload& workload);
 
 // The figures of estimate_workload's breakdown a program estimating in a loop needs.

@@ -3,7 +3,8 @@
 
 #include <string>
 
-#include "memplan/report/printer.hpp"
+#include "memplan/report/check.hpp"
+#include "memplan/report/print.hpp"
 
 namespace memplan {
 

@@ -2,8 +2,7 @@
 // variant materialises in global memory exactly what estimate_attention lists, every
 // such tensor comes from a private stream-ordered pool, and the pool's used-memory high
 // watermark is the measurement. Storage is fp32 or fp16; arithmetic is fp32. What is not
-// listed stays on chip: sdpa's scores (registers) and causal_linear_chunked's running
-// phi(k) sum (shared memory, D floats per head).
+// listed stays on chip: sdpa's scores (registers).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -22,7 +21,6 @@ namespace {
 constexpr int kTile = 16;        // GEMM tile
 constexpr int kThreads = 256;    // 1-D kernels
 constexpr int kMaxHeadDim = 256; // sdpa keeps a row of D accumulators per thread
-constexpr int kMaxSharedHeadDim = 48 * 1024 / 4;  // causal_linear_chunked: D floats of shared memory
 constexpr float kEps = 1e-6f;
 
 void check(cudaError_t status, const char* what) {
@@ -220,19 +218,18 @@ __global__ void read_states(const T* phi_q, const T* states, T* out, long long c
 //   4. carried_state += chunk_state, k_sum += sum over the chunk of phi(k_j)
 // so row i sees exactly the tokens up to i, as the CPU kernel. Every phase ends at a
 // __syncthreads(): the next one reads what other threads of the block wrote. The running
-// phi(k) sum k_sum (D floats) lives in shared memory: estimate_attention lists no k_sum
-// for this variant, so it is carried on chip rather than taken from the pool.
+// phi(k) sum k_sum (D per head, the normaliser's) is in the pool, as the estimate lists it.
 template <typename T>
 __global__ void causal_linear_chunks(const T* phi_q, const T* phi_k, const T* v, T* carried_state, T* chunk_state,
-                                     T* scores, T* out, int n, int d, int c) {
-  extern __shared__ float k_sum[];
+                                     T* scores, T* k_sums, T* out, int n, int d, int c) {
   const long long bh = blockIdx.x;
   const long long nd = (long long)n * d, dd = (long long)d * d;
   T* carried = carried_state + bh * dd;
   T* state = chunk_state + bh * dd;
   T* s = scores + bh * c * (long long)c;
+  T* k_sum = k_sums + bh * d;
   const int t = threadIdx.x, stride = blockDim.x;
-  for (int a = t; a < d; a += stride) k_sum[a] = 0.f;
+  for (int a = t; a < d; a += stride) k_sum[a] = store<T>(0.f);
   for (long long e = t; e < dd; e += stride) carried[e] = store<T>(0.f);
   __syncthreads();
   for (int c0 = 0; c0 < n; c0 += c) {
@@ -257,7 +254,7 @@ __global__ void causal_linear_chunks(const T* phi_q, const T* phi_k, const T* v,
       for (int a = 0; a < d; ++a) {
         const float p = load(cq[(long long)i * d + a]);
         numerator += p * load(carried[(long long)a * d + b]);
-        normaliser += p * k_sum[a];
+        normaliser += p * load(k_sum[a]);
       }
       for (int j = 0; j <= i; ++j) {
         const float w = load(s[(long long)i * c + j]);
@@ -278,7 +275,7 @@ __global__ void causal_linear_chunks(const T* phi_q, const T* phi_k, const T* v,
     for (int a = t; a < d; a += stride) {
       float x = 0.f;
       for (int j = 0; j < cn; ++j) x += load(ck[(long long)j * d + a]);
-      k_sum[a] += x;
+      k_sum[a] = store<T>(load(k_sum[a]) + x);
     }
     __syncthreads();
   }
@@ -492,12 +489,13 @@ T* run_once(Session& s, CudaAttentionKind kind, const CudaAttentionDims& d, cons
       T* carried_state = s.take<T>(bh * hd * hd);
       T* chunk_state = s.take<T>(bh * hd * hd);
       T* intra_chunk_scores = s.take<T>(bh * c * c);
+      T* k_sum = s.take<T>(bh * hd);
       feature_map<T><<<blocks_for(bhnd), kThreads, 0, s.stream>>>(q, phi_q, bhnd);
       feature_map<T><<<blocks_for(bhnd), kThreads, 0, s.stream>>>(k, phi_k, bhnd);
-      causal_linear_chunks<T><<<(unsigned)bh, kThreads, hd * sizeof(float), s.stream>>>(
-          phi_q, phi_k, v, carried_state, chunk_state, intra_chunk_scores, out, N, D, (int)c);
+      causal_linear_chunks<T><<<(unsigned)bh, kThreads, 0, s.stream>>>(
+          phi_q, phi_k, v, carried_state, chunk_state, intra_chunk_scores, k_sum, out, N, D, (int)c);
       for (void* p : {(void*)phi_q, (void*)phi_k, (void*)carried_state, (void*)chunk_state,
-                      (void*)intra_chunk_scores}) {
+                      (void*)intra_chunk_scores, (void*)k_sum}) {
         s.give(p);
       }
       break;
@@ -520,11 +518,6 @@ CudaRunStats run_typed(CudaAttentionKind kind, const CudaAttentionDims& d, std::
                        const float* k, const float* v, float* output) {
   if (kind == CudaAttentionKind::sdpa && d.head_dim > kMaxHeadDim) {
     throw Error(ErrorKind::invalid_input, "the CUDA sdpa kernel supports head_dim up to 256", "head_dim");
-  }
-  if (kind == CudaAttentionKind::causal_linear_chunked && d.head_dim > kMaxSharedHeadDim) {
-    throw Error(ErrorKind::invalid_input,
-                "the CUDA causal_linear_chunked kernel supports head_dim up to " + std::to_string(kMaxSharedHeadDim),
-                "head_dim");
   }
   const long long count = d.batch_heads * d.seq * d.head_dim;
   Session s;

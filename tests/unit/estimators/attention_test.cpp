@@ -73,10 +73,35 @@ TEST(Attention, CausalNaiveCumsumIsTwoGigabytesNotSeventeen) {
 }
 
 TEST(Attention, CausalChunkedAndRecurrentAreLinearInN) {
-  // chunked: phi(q), phi(k), two D x D states (262,144 each), 512 x 512 scores 4x8x512^2x2 = 16,777,216.
+  // chunked: phi(q), phi(k), two D x D states (262,144 each), 512 x 512 scores 4x8x512^2x2 = 16,777,216,
+  // the running phi(k) sum 4x8x64x2 = 4,096.
   EXPECT_EQ(bytes(AttentionVariant::causal_linear_chunked, seed_shape()),
-            kInputs + 2 * kBHND + 2 * 262144ULL + 16777216ULL + kBHND);
+            kInputs + 2 * kBHND + 2 * 262144ULL + 16777216ULL + 4096ULL + kBHND);
   EXPECT_EQ(bytes(AttentionVariant::recurrent, seed_shape()), kInputs + 262144ULL + 4096ULL + kBHND);
+}
+
+// The chunked causal kernel (src/kernels/attention.cpp) carries the normaliser's running
+// sum of phi(k) across chunks: B x H x D in the compute dtype, alive with everything else.
+TEST(Attention, CausalChunkedCarriesTheRunningSumOfPhiK) {
+  AttentionShape s;
+  s.batch = 1;
+  s.heads = 4;
+  s.seq = 512;
+  s.head_dim = 32;
+  s.chunk = 512;
+  s.dtype = precisions::fp32;
+  s.include_inputs = false;
+  // k_sum: B x H x D x 4 B = 1 x 4 x 32 x 4 = 512.
+  EXPECT_EQ(row(AttentionVariant::causal_linear_chunked, s, "k_sum"), 1ULL * 4 * 32 * 4);
+  // phi(q), phi(k), output 1x4x512x32x4 = 262,144 each; carried and chunk states 1x4x32x32x4 =
+  // 16,384 each; scores 1x4x512x512x4 = 4,194,304; k_sum 512: 5,014,016.
+  EXPECT_EQ(bytes(AttentionVariant::causal_linear_chunked, s), 3 * 262144ULL + 2 * 16384ULL + 4194304ULL + 512ULL);
+  EXPECT_EQ(bytes(AttentionVariant::causal_linear_chunked, s), 5014016ULL);
+  // In fp16 it halves with the rest: 1 x 4 x 32 x 2 = 256.
+  s.dtype = precisions::fp16;
+  EXPECT_EQ(row(AttentionVariant::causal_linear_chunked, s, "k_sum"), 256ULL);
+  EXPECT_EQ(attention_bytes(AttentionVariant::causal_linear_chunked, s),
+            estimate_attention(AttentionVariant::causal_linear_chunked, s).total());
 }
 
 TEST(Attention, LongerSequencesNeverCostLess) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "memplan/core/error.hpp"
@@ -49,12 +50,32 @@ TEST(Hardening, AJsonNumberBeyondADoubleInASafetensorsHeaderNamesTheByte) {
 
 // Reads are bounded by what they read, not by what stat says: /dev/zero reports 0 bytes
 // and never ends. It was read until memory ran out.
-TEST(Hardening, ConfigFilesAreReadUpTo16MiB) {
+TEST(Hardening, ConfigFilesAreReadUpTo16MiBAndYamlFilesUpTo1MiB) {
+  // Sparse regular files one byte past each limit: refused by size, read no further.
+  const auto sparse = [](const char* name, std::streamoff size) {
+    const std::string path = (std::filesystem::temp_directory_path() / name).string();
+    std::ofstream out(path, std::ios::binary);
+    out.seekp(size - 1);
+    out.put('\n');
+    return path;
+  };
+  const std::string yaml = sparse("memplan-1mib-plus-one.yaml", 1024 * 1024 + 1);
+  const std::string json = sparse("memplan-16mib-plus-one.json", 16 * 1024 * 1024 + 1);
+  EXPECT_EQ(config_error([&] { load_model_file(yaml); }).message(),
+            "is larger than 1,048,576 bytes, the most memplan reads as a model file");
+  EXPECT_EQ(config_error([&] { load_plan_file(yaml); }).message(),
+            "is larger than 1,048,576 bytes, the most memplan reads as a plan file");
+  EXPECT_EQ(config_error([&] { load_hf_config(json); }).message(),
+            "is larger than 16,777,216 bytes, the most memplan reads as a config.json");
+  std::filesystem::remove(yaml);
+  std::filesystem::remove(json);
+}
+
+TEST(Hardening, DevicesAreRefusedBeforeTheyAreRead) {
   if (!std::filesystem::exists("/dev/zero")) GTEST_SKIP() << "no /dev/zero";
-  const std::string limit = "is larger than 16,777,216 bytes, the most memplan reads as ";
-  EXPECT_EQ(config_error([] { load_model_file("/dev/zero"); }).message(), limit + "a model file");
-  EXPECT_EQ(config_error([] { load_plan_file("/dev/zero"); }).message(), limit + "a plan file");
-  EXPECT_EQ(config_error([] { load_hf_config("/dev/zero"); }).message(), limit + "a config.json");
+  EXPECT_EQ(config_error([] { load_model_file("/dev/zero"); }).message(), "is a character device, not a model file");
+  EXPECT_EQ(config_error([] { load_plan_file("/dev/zero"); }).message(), "is a character device, not a plan file");
+  EXPECT_EQ(config_error([] { load_hf_config("/dev/zero"); }).message(), "is a character device, not a config.json");
 }
 
 TEST(Hardening, DirectoriesAndMissingFilesAreNamed) {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "memplan/report/printer.hpp"
+#include "memplan/report/print.hpp"
 
 namespace memplan {
 namespace {

@@ -1,0 +1,417 @@
+// The forward-pass workloads: what one forward pass holds at its peak (the block's
+// attention or MLP phase, or the logits), the KV cache of generation, the hook cache of
+// extraction; and their FLOPs.
+#include "forward_workloads.hpp"
+
+#include <algorithm>
+#include <array>
+#include <initializer_list>
+#include <utility>
+
+#include "memplan/core/error.hpp"
+#include "memplan/core/text.hpp"
+#include "memplan/estimators/activations.hpp"
+#include "memplan/estimators/attention.hpp"
+#include "memplan/estimators/kv_cache.hpp"
+#include "memplan/estimators/overhead.hpp"
+#include "memplan/estimators/weights.hpp"
+
+namespace memplan::detail {
+
+namespace {
+
+constexpr double kModelEfficiency = 0.4;
+constexpr const char* kModelEfficiencyReason =
+    "model FLOPs utilisation of tuned PyTorch training and inference is typically 30-50% of dense peak";
+
+using Dims = std::initializer_list<std::pair<const char*, std::uint64_t>>;
+
+Bytes tensor_bytes(const char* name, Dims dims, const Precision& dtype) {
+  std::uint64_t elements = 1;
+  for (const auto& dim : dims) elements = checked_mul(elements, dim.second, "elements of", name);
+  return Bytes(ceil_div(checked_mul(elements, element_bits(dtype.format), "bits of", name), 8));
+}
+
+// The forward pass's tensors come in four groups: the block input (alive throughout a
+// block), the attention phase, the MLP phase, and the logits at the end.
+enum Group : std::size_t { kInput, kAttention, kMlp, kLogits, kGroups };
+
+// Receive forward_tensors' tensors: WorkspaceItems keeps each as a row with its shape
+// (the breakdown), WorkspaceBytes only sums each group (estimate_workload_bytes).
+class WorkspaceItems {
+ public:
+  void add(Group g, const char* name, Dims dims, const Precision& dtype) {
+    std::string shape;
+    for (const auto& [label, size] : dims) shape += (shape.empty() ? "" : " x ") + std::string(label) + "=" + std::to_string(size);
+    rows_[g].push_back({name, tensor_bytes(name, dims, dtype), shape + " at " + to_string(dtype), std::nullopt, "", {}});
+  }
+  void add_attention(AttentionVariant variant, const AttentionShape& shape) {
+    Breakdown tensors = estimate_attention(variant, shape);
+    for (Item& r : tensors.components.front().detail) {
+      r.name = "attn_" + r.name;
+      rows_[kAttention].push_back(std::move(r));
+    }
+  }
+  std::vector<Item>& rows(Group g) { return rows_[g]; }
+  Bytes sum(Group g) const {
+    Bytes sum;
+    for (const Item& r : rows_[g]) sum = sum.plus(r.bytes, "forward workspace");
+    return sum;
+  }
+
+ private:
+  std::array<std::vector<Item>, kGroups> rows_;
+};
+
+class WorkspaceBytes {
+ public:
+  void add(Group g, const char* name, Dims dims, const Precision& dtype) {
+    sums_[g] = sums_[g].plus(tensor_bytes(name, dims, dtype), "forward workspace");
+  }
+  void add_attention(AttentionVariant variant, const AttentionShape& shape) {
+    sums_[kAttention] = sums_[kAttention].plus(attention_bytes(variant, shape), "forward workspace");
+  }
+  Bytes sum(Group g) const { return sums_[g]; }
+
+ private:
+  std::array<Bytes, kGroups> sums_{};
+};
+
+// Feeds `t` the transient tensors of a forward pass over `queries` new tokens per sequence
+// attending to `keys` positions, with logits for `logit_positions`. Returns whether the
+// logits were upcast to fp32.
+template <typename Sink>
+bool forward_tensors(const ModelSpec& s, const Workload& w, std::uint64_t queries, std::uint64_t keys,
+                     std::uint64_t logit_positions, Sink& t) {
+  const Precision c = compute_precision(w);
+  const std::uint64_t B = w.batch, S = queries, d = s.d_model, H = s.n_heads, Hkv = s.n_kv_heads, dh = s.d_head;
+
+  t.add(kInput, "block_input", {{"B", B}, {"S", S}, {"d", d}}, c);
+  t.add(kInput, "normed_input", {{"B", B}, {"S", S}, {"d", d}}, c);
+
+  t.add(kAttention, "q", {{"B", B}, {"S", S}, {"H", H}, {"d_head", dh}}, c);
+  t.add(kAttention, "k_new", {{"B", B}, {"S", S}, {"H_kv", Hkv}, {"d_head", dh}}, c);
+  t.add(kAttention, "v_new", {{"B", B}, {"S", S}, {"H_kv", Hkv}, {"d_head", dh}}, c);
+  if (Hkv < H) {  // Hugging Face's repeat_kv expands keys and values to every query head
+    t.add(kAttention, "kv_repeated", {{"2", 2}, {"B", B}, {"H", H}, {"M", keys}, {"d_head", dh}}, c);
+  }
+  AttentionShape shape;
+  shape.batch = B;
+  shape.heads = H;
+  shape.seq = S;
+  shape.kv_seq = keys;
+  shape.head_dim = dh;
+  shape.dtype = c;
+  shape.chunk = w.attention_chunk;
+  shape.include_inputs = false;
+  shape.softmax_fp32 = w.attention == AttentionVariant::eager;  // HF eager: softmax(dtype=float32)
+  t.add_attention(w.attention, shape);
+  t.add(kAttention, "o_proj_out", {{"B", B}, {"S", S}, {"d", d}}, c);
+
+  if (s.experts > 0) {
+    const std::uint64_t routed = ceil_div(checked_mul(checked_mul(B, S, "tokens"), s.experts_per_token, "routed"), s.experts);
+    t.add(kMlp, "router_probs", {{"B", B}, {"S", S}, {"E", s.experts}}, precisions::fp32);
+    t.add(kMlp, "moe_output", {{"B", B}, {"S", S}, {"d", d}}, c);
+    const std::uint64_t n = s.mlp == MlpKind::gated ? 3 : 2;
+    t.add(kMlp, "expert_intermediate", {{"tensors", n}, {"routed_tokens", routed}, {"d_mlp", s.d_mlp}}, c);
+  } else if (s.mlp == MlpKind::gated) {
+    // act(gate(x)), up(x) and their product are alive together: 3 x B x S x d_mlp.
+    t.add(kMlp, "mlp_intermediate", {{"3", 3}, {"B", B}, {"S", S}, {"d_mlp", s.d_mlp}}, c);
+  } else {
+    t.add(kMlp, "mlp_intermediate", {{"2", 2}, {"B", B}, {"S", S}, {"d_mlp", s.d_mlp}}, c);
+  }
+
+  const bool upcast = w.logits_fp32 && element_bits(c.format) != 32;  // .float() on fp32 logits is the same tensor
+  if (s.lm_head != LmHead::none) {
+    t.add(kLogits, "final_hidden", {{"B", B}, {"S", logit_positions}, {"d", d}}, c);
+    t.add(kLogits, "logits", {{"B", B}, {"S", logit_positions}, {"V", s.vocab_size}}, c);
+    if (upcast) t.add(kLogits, "logits_fp32", {{"B", B}, {"S", logit_positions}, {"V", s.vocab_size}}, precisions::fp32);
+  }
+  return upcast;
+}
+
+// The largest transient working set of a forward pass, and the phase it falls in.
+struct Workspace {
+  Item item;          // "forward_workspace"
+  std::string phase;  // attention, mlp or logits
+};
+
+// The largest transient working set of a forward pass: one block's attention or MLP phase
+// on top of the block input, or the logits at the end.
+Workspace forward_workspace(const ModelSpec& s, const Workload& w, std::uint64_t queries, std::uint64_t keys,
+                            std::uint64_t logit_positions) {
+  WorkspaceItems t;
+  const bool upcast = forward_tensors(s, w, queries, keys, logit_positions, t);
+  const Bytes input = t.sum(kInput), head = t.sum(kLogits);
+  const Bytes attention_phase = input.plus(t.sum(kAttention), "attention phase");
+  const Bytes mlp_phase = input.plus(t.sum(kMlp), "mlp phase");
+  Workspace out{{"forward_workspace", Bytes(0), "", std::nullopt, "", {}}, ""};
+  out.item.formula = "max(attention phase " + std::to_string(attention_phase.count()) + " B, mlp phase " +
+                     std::to_string(mlp_phase.count()) + " B, logits " + std::to_string(head.count()) +
+                     " B); one block at a time, its input kept";
+  if (head >= attention_phase && head >= mlp_phase) {
+    out.item.detail = std::move(t.rows(kLogits));
+    out.item.bytes = head;
+    out.item.note = "peak at the logits (" + std::string(upcast ? "upcast to fp32, " : "") + "vocabulary " +
+                    std::to_string(s.vocab_size) + ")";
+    out.phase = "logits";
+  } else {
+    const bool attention_binds = attention_phase >= mlp_phase;
+    out.item.detail = std::move(t.rows(kInput));
+    for (Item& r : t.rows(attention_binds ? kAttention : kMlp)) out.item.detail.push_back(std::move(r));
+    out.item.bytes = attention_binds ? attention_phase : mlp_phase;
+    out.item.note =
+        std::string("peak inside a block, during ") + (attention_binds ? "attention (" + to_string(w.attention) + ")" : "the MLP");
+    out.phase = attention_binds ? "attention" : "mlp";
+  }
+  return out;
+}
+
+// forward_workspace(...).item.bytes without its rows.
+Bytes forward_workspace_bytes(const ModelSpec& s, const Workload& w, std::uint64_t queries, std::uint64_t keys,
+                              std::uint64_t logit_positions) {
+  WorkspaceBytes t;
+  forward_tensors(s, w, queries, keys, logit_positions, t);
+  const Bytes input = t.sum(kInput);
+  return std::max({input.plus(t.sum(kAttention), "attention phase"), input.plus(t.sum(kMlp), "mlp phase"), t.sum(kLogits)});
+}
+
+KvCacheOptions kv_options(const Workload& w, std::uint64_t tokens) {
+  KvCacheOptions o;
+  o.batch = w.batch;
+  o.tokens = tokens;
+  o.precision = w.kv_precision.value_or(compute_precision(w));
+  o.page_tokens = w.kv_page_tokens;
+  return o;
+}
+
+// Keeps the KV cache of `tokens` positions per sequence, `note` before its own.
+void keep_kv(WorkloadComposer& c, const ModelSpec& s, const Workload& w, std::uint64_t tokens, const std::string& note) {
+  const KvCacheOptions o = kv_options(w, tokens);
+  Item kv = std::move(estimate_kv_cache(s, o).components.front());
+  if (!note.empty()) kv.note = kv.note.empty() ? note : note + "; " + kv.note;
+  c.keep(std::move(kv), {kv_cache_allocations(s, o)});
+}
+
+// The totals-only twin of WorkloadComposer for the weights, inference and generation: the
+// allocations kept and the bytes of the peak, in the same order, without rows.
+class ByteTally {
+ public:
+  ByteTally(const ModelSpec& s, const Workload& w) : workload_(w), persistent_(weight_allocations(s, w.weights)) {
+    for (const TensorRun& run : persistent_) {
+      allocated_ = allocated_.plus(Bytes(run.bytes).times(run.count, "weights bytes"), "weights bytes");
+    }
+  }
+  static Bytes run_bytes(const TensorRun& run) { return Bytes(run.bytes).times(run.count, "KV cache bytes"); }
+  void keep(const TensorRun& run) {
+    persistent_.push_back(run);
+    allocated_ = allocated_.plus(run_bytes(run), "allocated bytes");
+  }
+  void transient(Bytes bytes) { transient_ = bytes; }
+  // The weights alone: no overhead.
+  WorkloadBytes weights_only() const { return {allocated_, allocated_, allocated_}; }
+  WorkloadBytes finish() const {
+    const Bytes allocated = allocated_.plus(transient_, "allocated bytes");
+    if (!workload_.include_overhead) return {allocated, allocated, allocated};
+    const OverheadBytes overhead = overhead_bytes(workload_.overhead, persistent_, transient_);
+    return {allocated.plus(overhead.total(), "the breakdown total"), allocated,
+            allocated.plus(overhead.allocator_rounding, "reserved bytes").plus(overhead.fragmentation, "reserved bytes")};
+  }
+
+ private:
+  const Workload& workload_;
+  std::vector<TensorRun> persistent_;
+  Bytes allocated_;
+  Bytes transient_;
+};
+
+bool causal(const ModelSpec& s) { return s.lm_head != LmHead::none; }  // encoders keep no cache
+
+// The tokens of a generation: the prompt and the new ones.
+std::uint64_t generated_total(const Workload& w) { return checked_add(w.seq_len, w.new_tokens, "prompt + generated tokens"); }
+
+// ------------------------------------------------------------------ extraction steps
+
+// The hook cache of extraction over `chunk` tokens at a time.
+ActivationCacheOptions hook_cache(const Workload& w, std::uint64_t chunk) {
+  ActivationCacheOptions cache = w.cache;
+  cache.batch = w.batch;
+  cache.seq = chunk;
+  cache.key_positions = w.seq_len;
+  cache.precision = compute_precision(w);
+  return cache;
+}
+
+// Adds the host rows of the hooks: their own (a cache kept on the CPU), or when streaming
+// every chunk's, if collected on the host.
+void add_hook_host_rows(WorkloadComposer& c, const ModelSpec& s, const Workload& w, const ActivationCacheOptions& cache,
+                        std::vector<Item> own) {
+  if (w.kind != WorkloadKind::streaming_extraction) {
+    for (Item& h : own) c.host(std::move(h));
+    return;
+  }
+  ActivationCacheOptions whole = cache;
+  whole.seq = w.seq_len;
+  whole.on_cpu = true;
+  Breakdown collected = estimate_activation_cache(s, whole);
+  for (Item& h : collected.host) {
+    h.note = "all chunks, if collected on the host (collect_streaming_results)";
+    c.host(std::move(h));
+  }
+}
+
+// Adds a selective cache of the residual stream beside a cache of every hook.
+void add_residual_alternative(WorkloadComposer& c, const ModelSpec& s, const ActivationCacheOptions& cache) {
+  if (!cache.filter.empty() || !cache.layers.empty() || cache.stop_at_layer) return;
+  ActivationCacheOptions selective = cache;
+  selective.filter = {"blocks.*.hook_resid_post"};
+  selective.on_cpu = false;
+  Item residual = std::move(estimate_activation_cache(s, selective).components.front());
+  c.alternative("activations", {"activations_resid_post_only", residual.bytes, residual.formula, std::nullopt,
+                                "a selective cache of the residual stream after each block", {}});
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ shared with the analyses
+
+ForwardPass forward_pass(const ModelSpec& s, const Workload& w) {
+  ForwardPass f;
+  if (w.kv_cache && causal(s)) {
+    const KvCacheOptions o = kv_options(w, w.seq_len);
+    f.kv_cache = std::move(estimate_kv_cache(s, o).components.front());
+    f.kv_allocations = kv_cache_allocations(s, o);
+  }
+  Workspace ws = forward_workspace(s, w, w.seq_len, w.seq_len, w.seq_len);
+  f.workspace = std::move(ws.item);
+  f.phase = std::move(ws.phase);
+  return f;
+}
+
+void add_forward(WorkloadComposer& c, ForwardPass f) {
+  if (f.kv_cache) c.keep(std::move(*f.kv_cache), {f.kv_allocations});
+  c.transient(std::move(f.workspace), std::move(f.phase));
+}
+
+void check_positions(const ModelSpec& s, std::uint64_t tokens) {
+  if (s.positional != Positional::learned) return;
+  const std::uint64_t table = s.n_positions ? s.n_positions : s.max_seq_len;
+  if (tokens > table) {
+    throw Error(ErrorKind::invalid_input,
+                s.name + " has learned positions for " + std::to_string(table) + " tokens; " + std::to_string(tokens) +
+                    " cannot be run",
+                "seq_len");
+  }
+}
+
+Work model_work(const std::string& name, double flops, const Workload& w, std::string formula) {
+  Work work;
+  work.name = name;
+  work.flops = flops;
+  work.format = compute_precision(w).format;
+  work.efficiency = kModelEfficiency;
+  work.efficiency_reason = kModelEfficiencyReason;
+  work.formula = std::move(formula);
+  return work;
+}
+
+Work forward_work(const ModelSpec& s, const Workload& w, std::uint64_t batch, std::uint64_t seq, const std::string& why) {
+  return model_work("forward", forward_flops(s, batch, seq), w,
+                    why + ": " + group_digits(batch) + " x " + group_digits(seq) + " tokens x (2P + 4 L s h), P = " +
+                        flops_text(matmul_parameters(s)));
+}
+
+// ------------------------------------------------------------------ weights
+
+void compose_weights(const ModelSpec&, const Workload&, WorkloadComposer& c) { c.omit_overhead(); }
+
+std::vector<Work> weights_work(const ModelSpec&, const Workload&) { return {}; }
+
+WorkloadBytes weights_bytes(const ModelSpec& s, const Workload& w) { return ByteTally(s, w).weights_only(); }
+
+// ------------------------------------------------------------------ inference
+
+void compose_inference(const ModelSpec& s, const Workload& w, WorkloadComposer& c) { add_forward(c, forward_pass(s, w)); }
+
+WorkloadBytes inference_bytes(const ModelSpec& s, const Workload& w) {
+  ByteTally t(s, w);
+  if (w.kv_cache && causal(s)) t.keep(kv_cache_allocations(s, kv_options(w, w.seq_len)));
+  t.transient(forward_workspace_bytes(s, w, w.seq_len, w.seq_len, w.seq_len));
+  return t.finish();
+}
+
+std::vector<Work> one_forward_work(const ModelSpec& s, const Workload& w) {
+  return {forward_work(s, w, w.batch, w.seq_len, "one forward pass")};
+}
+
+// ------------------------------------------------------------------ generation
+
+// Two candidate peaks: right after prefill (the prompt's cache, the prompt's activations,
+// last-position logits) and at the last decode step (the full cache, one token's
+// activations). The larger is the job's peak; the overhead does not take part.
+void compose_generation(const ModelSpec& s, const Workload& w, WorkloadComposer& c) {
+  const std::uint64_t total = generated_total(w);
+  Workspace prefill_ws = forward_workspace(s, w, w.seq_len, w.seq_len, 1);
+  Workspace decode_ws = forward_workspace(s, w, 1, total, 1);
+  const Bytes prefill = estimate_kv_cache(s, kv_options(w, w.seq_len)).total().plus(prefill_ws.item.bytes, "prefill peak");
+  const Bytes decode = estimate_kv_cache(s, kv_options(w, total)).total().plus(decode_ws.item.bytes, "decode peak");
+  if (prefill > decode) {
+    keep_kv(c, s, w, w.seq_len, "peak after prefill: the prompt's " + std::to_string(w.seq_len) + " tokens");
+    c.transient(std::move(prefill_ws.item), "prefill");
+  } else {
+    keep_kv(c, s, w, total,
+            "peak at the last decode step: " + std::to_string(w.seq_len) + " prompt + " + std::to_string(w.new_tokens) +
+                " new tokens");
+    c.transient(std::move(decode_ws.item), "decode");
+  }
+}
+
+WorkloadBytes generation_bytes(const ModelSpec& s, const Workload& w) {
+  const std::uint64_t total = generated_total(w);
+  const TensorRun prefill_kv = kv_cache_allocations(s, kv_options(w, w.seq_len));
+  const TensorRun decode_kv = kv_cache_allocations(s, kv_options(w, total));
+  const Bytes prefill_ws = forward_workspace_bytes(s, w, w.seq_len, w.seq_len, 1);
+  const Bytes decode_ws = forward_workspace_bytes(s, w, 1, total, 1);
+  const bool prefill_binds = ByteTally::run_bytes(prefill_kv).plus(prefill_ws, "prefill peak") >
+                             ByteTally::run_bytes(decode_kv).plus(decode_ws, "decode peak");
+  ByteTally t(s, w);
+  t.keep(prefill_binds ? prefill_kv : decode_kv);
+  t.transient(prefill_binds ? prefill_ws : decode_ws);
+  return t.finish();
+}
+
+std::vector<Work> generation_work(const ModelSpec& s, const Workload& w) {
+  const double P = matmul_parameters(s);
+  const double B = static_cast<double>(w.batch), T = static_cast<double>(w.new_tokens);
+  const double ctx = static_cast<double>(w.seq_len) + T / 2;
+  const double per_token = 2 * P + 4 * static_cast<double>(s.n_layers) * ctx * static_cast<double>(s.n_heads) *
+                                       static_cast<double>(s.d_head);
+  return {forward_work(s, w, w.batch, w.seq_len, "prefill"),
+          model_work("decode", B * T * per_token, w,
+                     group_digits(w.new_tokens) + " decode steps x " + group_digits(w.batch) + " sequences x (2P + 4 L ctx h)")};
+}
+
+// ------------------------------------------------------------------ extraction, streaming_extraction
+
+void compose_extraction(const ModelSpec& s, const Workload& w, WorkloadComposer& c) {
+  const bool streaming = w.kind == WorkloadKind::streaming_extraction;
+  const std::uint64_t chunk = streaming ? std::min(w.streaming_chunk, w.seq_len) : w.seq_len;
+  if (causal(s) && (w.kv_cache || streaming)) {
+    keep_kv(c, s, w, w.seq_len, streaming ? "later chunks attend to earlier ones, so the cache holds the whole sequence" : "");
+  }
+  const ActivationCacheOptions cache = hook_cache(w, chunk);
+  Breakdown hooks = estimate_activation_cache(s, cache);
+  Item activations = std::move(hooks.components.front());
+  if (streaming) {
+    activations.note = "one chunk of " + std::to_string(chunk) + " tokens; each chunk's cache leaves the GPU before the next";
+  }
+  add_hook_host_rows(c, s, w, cache, std::move(hooks.host));
+  for (Alternative& a : hooks.alternatives) c.alternative(std::move(a.replaces), std::move(a.item));
+  add_residual_alternative(c, s, cache);
+  // Each hook's tensor is allocated once and kept: allocator rounding, not fragmentation.
+  c.keep(std::move(activations), activation_cache_allocations(s, cache));
+  Workspace ws = forward_workspace(s, w, chunk, w.seq_len, chunk);
+  c.transient(std::move(ws.item), std::move(ws.phase));
+}
+
+}  // namespace memplan::detail

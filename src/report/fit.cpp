@@ -1,0 +1,111 @@
+// memplan fit: table and JSON.
+#include "memplan/report/fit.hpp"
+
+#include <fmt/format.h>
+
+#include "common.hpp"
+
+namespace memplan {
+
+namespace {
+
+using detail::ordered_json;
+
+// The figures both formats print, from the plan and the search.
+struct FitFigures {
+  std::string vary;   // "batch", "seq", "attention_chunk", "streaming_chunk"
+  std::string fixed;  // the knobs held: "seq_len 2048", "batch 1", "batch 1, seq_len 4096"
+  std::string gpu;
+  Bytes budget;
+  Bytes limit;  // floor(budget x threshold)
+  Bytes total;  // at result.value (0 when nothing fits)
+  std::uint64_t given_value = 0;
+};
+
+FitFigures figures_of(const FitReport& r) {
+  const Workload& w = r.plan.workload;
+  FitFigures f;
+  f.vary = to_string(r.result.knob);
+  switch (r.result.knob) {
+    case FitKnob::batch: f.fixed = "seq_len " + std::to_string(w.seq_len); break;
+    case FitKnob::seq: f.fixed = "batch " + std::to_string(w.batch); break;
+    default: f.fixed = "batch " + std::to_string(w.batch) + ", seq_len " + std::to_string(w.seq_len); break;
+  }
+  f.gpu = r.plan.device ? r.plan.device->name : "";
+  f.budget = r.plan.budget.value_or(Bytes(0));
+  f.limit = budget_limit(f.budget, r.plan.threshold);
+  if (r.result.breakdown) f.total = r.result.breakdown->total();
+  f.given_value = fit_knob_value(w, r.result.knob);
+  return f;
+}
+
+void table(const FitReport& report, const PrintOptions& options, std::ostream& out) {
+  const FitResult& r = report.result;
+  const FitFigures f = figures_of(report);
+  const Units u = options.units;
+  out << fmt::format("fit        {} {} ({}) on {}: largest {} with {}\n", report.plan.model.name,
+                     to_string(report.plan.workload.kind), to_string(report.plan.workload.weights.precision), f.gpu,
+                     f.vary, f.fixed);
+  out << fmt::format("limit      {} of {} ({:g}%)\n", format_bytes(f.limit, u), format_bytes(f.budget, u),
+                     report.plan.threshold * 100.0);
+  const std::string next = r.next_total ? format_bytes(*r.next_total, u) : std::string("more than 64 bits of bytes");
+  if (r.value == 0) {
+    out << fmt::format("result     nothing fits: {} 1 needs {}\n", f.vary, next);
+    return;
+  }
+  out << fmt::format("result     {} {} fits: {}\n", f.vary, r.value, format_bytes(f.total, u));
+  if (r.next_total || r.next_overflows) {
+    out << fmt::format("next       {} {} does not: {}\n", f.vary, r.value + 1, next);
+    if (!r.binding.empty()) {
+      out << fmt::format("binds      {} ({} at {} {}, the component that grows the most)\n", r.binding,
+                         format_bytes(r.binding_bytes, u), f.vary, r.value + 1);
+    }
+  } else {
+    out << fmt::format("note       {} {} is the search's upper end ({})\n", f.vary, r.cap,
+                       r.knob == FitKnob::batch ? "2^24 sequences"
+                       : r.knob == FitKnob::seq ? "the model's context"
+                                                : "the sequence length: a longer chunk holds no more");
+  }
+  if (!report.option.empty()) out << fmt::format("option     {} {}\n", report.option, r.value);
+  if (report.given) {
+    out << fmt::format("given      {} {}: {}\n", f.vary, f.given_value,
+                       *report.given == Verdict::fits              ? "fits"
+                       : *report.given == Verdict::above_threshold ? "fits, but above the threshold"
+                                                                   : "does not fit");
+  }
+}
+
+void json(const FitReport& report, std::ostream& out) {
+  const FitResult& r = report.result;
+  const FitFigures f = figures_of(report);
+  ordered_json j;
+  j["schema_version"] = json_schema_version;
+  j["model"] = report.plan.model.name;
+  j["workload"] = to_string(report.plan.workload.kind);
+  j["gpu"] = f.gpu;
+  j["precision"] = to_string(report.plan.workload.weights.precision);
+  j["vary"] = f.vary;
+  if (!report.option.empty()) j["option"] = report.option;
+  j["fixed"] = f.fixed;
+  j["value"] = r.value;
+  if (report.given) j["given"] = {{"value", f.given_value}, {"verdict", to_string(*report.given)}};
+  j["cap"] = r.cap;
+  j["threshold"] = report.plan.threshold;
+  j["budget_bytes"] = f.budget.count();
+  j["limit_bytes"] = f.limit.count();
+  if (r.value > 0) j["total_bytes"] = f.total.count();
+  if (r.next_total) j["next_total_bytes"] = r.next_total->count();
+  if (r.next_overflows) j["next_overflows"] = true;
+  if (!r.binding.empty()) j["binding"] = {{"name", r.binding}, {"bytes", r.binding_bytes.count()}};
+  detail::emit(j, out);
+}
+
+}  // namespace
+
+void print(const FitReport& report, const PrintOptions& options, std::ostream& out) {
+  require_format<FitReport>(options.format);
+  if (options.format == OutputFormat::json) return json(report, out);
+  table(report, options, out);
+}
+
+}  // namespace memplan
