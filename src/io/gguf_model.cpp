@@ -294,16 +294,15 @@ GgufImport gguf_model(const GgufFile& f) {
   } catch (const Error& e) {
     const auto gguf = std::find_if(std::begin(kSpecKeys), std::end(kSpecKeys),
                                    [&](const SpecKey& k) { return k.spec == e.key(); });
-    m.fail(gguf == std::end(kSpecKeys) ? e.key() : p + std::string(gguf->gguf), e.what());
+    const std::string key = gguf == std::end(kSpecKeys) ? e.key() : p + std::string(gguf->gguf);
+    // Each size is at most 2^40, but their products can pass 2^64: located, kind overflow.
+    if (e.kind() == ErrorKind::overflow) {
+      throw ConfigError(f.path, 0, 0, key, std::string("the architecture's sizes overflow: ") + e.what(), e.kind());
+    }
+    m.fail(key, e.what());
   }
 
-  std::uint64_t params = 0;
-  try {
-    params = count_parameters(s);
-  } catch (const Error& e) {  // each size is at most 2^40, but their products can pass 2^64
-    throw ConfigError(f.path, 0, 0, p + "embedding_length", std::string("the architecture's sizes overflow: ") + e.what(),
-                      e.kind());
-  }
+  const std::uint64_t params = count_parameters(s);
 
   s.stored_weights = stored_weights(f);
   if (f.tensors.empty()) {

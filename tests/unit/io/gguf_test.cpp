@@ -547,7 +547,7 @@ TEST_F(Gguf, UnmappedArchitecturesAndBadKeysAreNamed) {
                           "llama.attention.head_count"}) {
     giant.u64(key, 1ULL << 40);
   }
-  refused(giant, "llama.embedding_length", "the architecture's sizes overflow: arithmetic overflow computing");
+  refused(giant, "llama.embedding_length", "the architecture's sizes overflow: the model's parameter count does not fit in 64 bits");
   try {
     load_gguf_model(giant.write(path("giant.gguf")));
   } catch (const ConfigError& e) {
