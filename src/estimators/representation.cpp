@@ -104,7 +104,7 @@ Breakdown estimate_cka(const ModelSpec& s, const RepresentationOptions& o) {
   Item other = group_row("cka_" + std::string(gram_form ? "feature_form" : "gram_form"),
                          {stream, gram_form ? cross : grams, similarity},
                          gram_form ? "the d x d form instead" : "the N x N Gram form instead");
-  other.note = gram_form ? "the O(N d^2) feature-space form 000 describes" : "the O(N^2 d) Gram form";
+  other.note = gram_form ? "the O(N d^2) feature-space form TensorScope describes" : "the O(N^2 d) Gram form";
   other.detail.clear();
   out.alternatives.push_back({"cka", other});
   return out;

@@ -27,9 +27,9 @@ Breakdown estimate_sae(const SaeOptions& o, std::uint64_t d_in_arg) {
 
   if (o.seed_formula) {
     if (o.seed_batch == 0 || o.seed_seq == 0) {
-      throw Error(ErrorKind::invalid_input, "004's formula needs batch and seq of at least 1", "batch");
+      throw Error(ErrorKind::invalid_input, "the interpretability compute guide's formula needs batch and seq of at least 1", "batch");
     }
-    // 004_…'s estimate_sae_memory, term for term.
+    // the interpretability compute guide's estimate_sae_memory, term for term.
     std::vector<Item> params{elements_row("W_enc", dF, o.dtype, "d_model x n_features"),
                              elements_row("W_dec", dF, o.dtype, "n_features x d_model"),
                              elements_row("b_enc", F, o.dtype, "n_features"),
@@ -39,13 +39,13 @@ Breakdown estimate_sae(const SaeOptions& o, std::uint64_t d_in_arg) {
         elements_row("input", checked_mul(tokens, d, "input"), o.dtype, "batch x seq x d_model"),
         elements_row("hidden", checked_mul(tokens, F, "hidden"), o.dtype, "batch x seq x n_features"),
         elements_row("output", checked_mul(tokens, d, "output"), o.dtype, "batch x seq x d_model")};
-    Item p = group_row("sae_parameters", params, "W_enc + W_dec + b_enc + b_dec at " + e + " (004)");
+    Item p = group_row("sae_parameters", params, "W_enc + W_dec + b_enc + b_dec at " + e + " (interpretability compute guide)");
     Item a = group_row("sae_activations", acts,
                        "input + hidden + output at " + e + ", batch " + group_digits(o.seed_batch) + " x seq " +
-                           group_digits(o.seed_seq) + " (004)");
+                           group_digits(o.seed_seq) + " (interpretability compute guide)");
     Item g =
-        bytes_row("sae_gradients", p.bytes.plus(a.bytes, "gradients"), "parameters + activations (004: 'roughly')");
-    Item opt = bytes_row("sae_optimizer", p.bytes.times(2, "optimizer"), "2 x parameters (004: Adam m and v)");
+        bytes_row("sae_gradients", p.bytes.plus(a.bytes, "gradients"), "parameters + activations (interpretability compute guide: 'roughly')");
+    Item opt = bytes_row("sae_optimizer", p.bytes.times(2, "optimizer"), "2 x parameters (interpretability compute guide: Adam m and v)");
     return Breakdown{{p, a, g, opt}};
   }
 

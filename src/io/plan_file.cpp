@@ -22,7 +22,7 @@ constexpr std::uint64_t kMaxSize = 1ULL << 40;
 
 const std::vector<std::string> kPlanKeys = {"model", "workload", "memory", "budget"};
 // The workload: section takes `kind` and every option of the table (plan/options.hpp) by its
-// key, except the two the seed's memory: section holds (precision_mode, memory_warning_threshold).
+// key, except the two TheLoom's memory: section holds (precision_mode, memory_warning_threshold).
 std::vector<std::string> workload_keys() {
   std::vector<std::string> keys;
   for (const OptionDef& o : plan_options()) {
@@ -114,7 +114,7 @@ PlanFile parse_plan_yaml(std::string_view text, const std::string& file, const s
   }
   const ModelSpec& spec = plan.model.spec;
 
-  // memory: the seed's section; every key optional.
+  // memory: TheLoom's section; every key optional.
   std::optional<detail::YamlMap> memory;
   if (map.has("memory") && !map.value("memory").IsNull()) {
     memory.emplace(map.value("memory"), file, "the memory section");

@@ -31,7 +31,7 @@ using ConstMatMap = Eigen::Map<const Mat<T>>;
 template <typename T>
 using VecMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>;
 
-constexpr double kEps = 1e-6;  // the seed's normaliser epsilon
+constexpr double kEps = 1e-6;  // the attention notebook's normaliser epsilon
 constexpr Index kTile = 64;    // sdpa: query and key tile (the CPU analogue of a shared-memory tile)
 
 // Eigen's matrix product (GEMM) packs its operands into two blocking buffers of kc x mc
@@ -280,7 +280,7 @@ void linear(const Heads<T>& x, std::span<const T> q, std::span<const T> k, Atten
   }
 }
 
-// The seed's cumsum form: the outer products phi(k_n) v_n^T and their cumulative sum,
+// The notebook's cumsum form: the outer products phi(k_n) v_n^T and their cumulative sum,
 // B*H*N*D*D each, then phi(q_n) against the running state.
 template <typename T>
 void causal_linear_naive(const Heads<T>& x, std::span<const T> q, std::span<const T> k, AttentionResult<T>& result) {

@@ -152,13 +152,13 @@ Peak sae_step(std::vector<Item> rows) {
           "weights + SAE state + SAE step + overhead", "the whole plan during an SAE step"};
 }
 
-// 004's estimate_sae_memory as written: the SAE's rows alone, no model, no overhead.
+// the interpretability compute guide's estimate_sae_memory as written: the SAE's rows alone, no model, no overhead.
 void compose_sae_seed_formula(const ModelSpec& s, const Workload& w, WorkloadComposer& c) {
   SaeOptions o = w.analysis.sae;
   o.seed_batch = w.batch;
   o.seed_seq = w.seq_len;
   Breakdown sae = estimate_sae(o, o.d_in > 0 ? o.d_in : s.d_model);
-  sae.components.front().note = "004's estimate_sae_memory as written: no model, no overhead";
+  sae.components.front().note = "the interpretability compute guide's estimate_sae_memory as written: no model, no overhead";
   c.restart({});
   for (Item& i : sae.components) c.keep(std::move(i), {});
   c.omit_overhead();

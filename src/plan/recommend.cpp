@@ -117,7 +117,7 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
            "host RAM for the cache, and a device-to-host copy per hook", [](Workload& x) { x.cache.on_cpu = true; }});
     }
     if (w.seq_len > 1) {
-      // The largest chunk that fits, from fit's search; 512 (001's default) when none does.
+      // The largest chunk that fits, from fit's search; 512 (TheLoom's default) when none does.
       Workload s = w;
       s.kind = WorkloadKind::streaming_extraction;
       const std::uint64_t cap = kind == WorkloadKind::streaming_extraction ? std::min(w.streaming_chunk, w.seq_len) - 1
@@ -203,7 +203,7 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
            "quantisation error in each stored gradient", [](Workload& x) { x.analysis.sample_gradients.int8 = true; }});
     }
     if (g.zlib_ratio == 0) {
-      add({"gradient_compression", "compression", "int8 + zlib gradients (assumed ratio 8 on top of int8, as 000)",
+      add({"gradient_compression", "compression", "int8 + zlib gradients (assumed ratio 8 on top of int8, as TensorScope)",
            {{"compress", "int8+zlib"}, {"zlib_ratio", "8"}},
            "the ratio is an assumption (zlib on int8 gradients varies); zlib on one core takes time",
            [](Workload& x) {

@@ -54,7 +54,7 @@ class WorkloadComposer {
   // whose peaks list every row themselves (a training step's phases); `persistent` are the
   // allocations kept instead.
   void restart(std::vector<TensorRun> persistent);
-  // Marks the composition complete as it stands: no overhead row (004's SAE formula, the
+  // Marks the composition complete as it stands: no overhead row (the interpretability compute guide's SAE formula, the
   // weights alone).
   void omit_overhead();
 

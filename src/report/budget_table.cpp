@@ -25,12 +25,12 @@ void table(const BudgetTableReport& r, const PrintOptions& options, std::ostream
   const Units u = options.units;
   out << fmt::format("model      {} ({} parameters)\n", r.model, group_digits(r.params));
   out << fmt::format("device     {}: {}\n", r.gpu, format_bytes(r.gpu_memory, u));
-  out << fmt::format("beside     000's \"{} Model on 80GB GPU\" table\n\n", r.seed_table);
+  out << fmt::format("beside     TensorScope's \"{} Model on 80GB GPU\" table\n\n", r.seed_table);
   std::size_t metric_width = 6;
   for (const BudgetRow& row : r.rows) metric_width = std::max(metric_width, row.metric.size());
   const std::string header = fmt::format("{:<{}}  {:>5}  {:>5}  {:>11}  {:>11}  {:>10}  {:<4}  |  {:>8}  {:>7}  {:<5}",
                                          "metric", metric_width, "batch", "seq", "analysis", "total", "time", "fits",
-                                         "000 mem", "000 time", "000");
+                                         "TS mem", "TS time", "TS");
   out << header << '\n' << std::string(header.size(), '-') << '\n';
   for (const BudgetRow& row : r.rows) {
     const std::string analysis = row.analysis ? format_bytes(*row.analysis, u) : row.needed;
@@ -48,7 +48,7 @@ void table(const BudgetTableReport& r, const PrintOptions& options, std::ostream
   if (!r.notes.empty()) out << '\n';
   for (const std::string& n : r.notes) out << "note: " << n << '\n';
   out << "\ntime: " << r.time_assumption << '\n'
-      << (u == Units::iec ? "sizes in IEC units (1 GiB = 1024^3 bytes; `units` si for GB); 000 writes GB"
+      << (u == Units::iec ? "sizes in IEC units (1 GiB = 1024^3 bytes; `units` si for GB); TensorScope writes GB"
                           : "sizes in SI units (1 GB = 1000^3 bytes)")
       << "; `format` json gives exact bytes\n";
 }

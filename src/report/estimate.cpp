@@ -100,6 +100,7 @@ void add_breakdown_json(ordered_json& j, const Breakdown& b) {
   for (const Item& item : b.components) components.push_back(item_json(item));
   j["components"] = components;
   j["total_bytes"] = b.total().count();
+  if (!b.peak_phase.empty()) j["peak_phase"] = b.peak_phase;
   if (b.find("overhead") != nullptr) {
     j["allocated_bytes"] = b.allocated().count();
     j["reserved_bytes"] = b.reserved().count();

@@ -29,7 +29,7 @@ PrecisionPolicy pytorch_policy() {
   PrecisionPolicy p;
   p.name = "pytorch";
   p.engine = "PyTorch";
-  p.description = "PyTorch / Hugging Face transformers: the thresholds of the seed's fallback chain";
+  p.description = "PyTorch / Hugging Face transformers: the thresholds of TheLoom's fallback chain";
   p.auto_chain = {Format::bf16, Format::fp16, Format::fp32};
   const std::string cpu_bf16 = "most PyTorch CPU kernels run bf16 slower than fp32 unless the CPU has AVX512-BF16 or AMX";
   const std::string cpu_fp16 = "most PyTorch CPU kernels run fp16 slower than fp32 unless the CPU has AVX512-FP16";
@@ -39,9 +39,9 @@ PrecisionPolicy pytorch_policy() {
        {Format::fp32}, false, {},
        "https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices"},
       {Format::fp16, {5, 3}, any_gpu, "", CpuSupport::slow, cpu_fp16, {Format::fp32}, false, {},
-       "seed 001 (FP16: compute capability 5.3+); CUDA C++ Programming Guide: native half arithmetic from 5.3"},
+       "TheLoom (FP16: compute capability 5.3+); CUDA C++ Programming Guide: native half arithmetic from 5.3"},
       {Format::bf16, {8, 0}, any_gpu, "", CpuSupport::slow, cpu_bf16, {Format::fp16, Format::fp32}, false, {},
-       "seed 001 (BF16: Ampere+, compute capability 8.0+); torch.cuda.is_bf16_supported()"},
+       "TheLoom (BF16: Ampere+, compute capability 8.0+); torch.cuda.is_bf16_supported()"},
       {Format::fp8_e4m3, {8, 9}, any_gpu, "", CpuSupport::none, "PyTorch has no fp8 matrix multiply on a CPU",
        {Format::bf16, Format::fp16, Format::fp32}, false, {},
        "torch._scaled_mm: 'only supported on CUDA devices with compute capability >= 9.0 or 8.9'"},

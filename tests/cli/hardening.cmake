@@ -1,4 +1,4 @@
-# The bad-input suite (issue 9, docs/hardening.md): malformed and hostile inputs of every
+# The bad-input suite (docs/hardening.md): malformed and hostile inputs of every
 # kind memplan reads. Each case expects exit 2, nothing on stdout, and one message on stderr
 # naming the file (with line and column where there is one) and the problem. Included by
 # tests/cli/CMakeLists.txt, which defines cli_case; the cases above it cover the first

@@ -1,4 +1,4 @@
-# CLI cases of fit --vary chunk, sweep and recommend (issue 7); included from CMakeLists.txt
+# CLI cases of fit --vary chunk, sweep and recommend; included from CMakeLists.txt
 # (cli_case is defined there). The boundary and round-trip scripts run `memplan estimate` on
 # what fit and recommend report, so the commands are checked against each other end to end.
 

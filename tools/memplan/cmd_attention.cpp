@@ -1,5 +1,5 @@
 // memplan attention: what each attention variant holds at its peak, over sequence lengths,
-// beside the attention notebook's (seeds/003_…) theoretical formulas.
+// beside the attention profiling notebook's theoretical formulas.
 #include <iostream>
 
 #include "commands.hpp"
@@ -51,7 +51,7 @@ void run_attention(const AttentionArgs& a) {
     r.rows.push_back(std::move(row));
   }
   for (const char* name : {"standard_peak", "linear_bidir_peak", "linear_causal_peak"}) {
-    AttentionTableRow row{std::string("003 theory: ") + name, {}};
+    AttentionTableRow row{std::string("notebook theory: ") + name, {}};
     for (const std::uint64_t n : a.seq) {
       shape.seq = n;
       row.bytes.push_back(notebook_attention_theory(shape).find(name)->bytes);
@@ -68,7 +68,7 @@ void define_attention(CLI::App& self, int& exit_code) {
   CLI::App* cmd = &self;
   cmd->description(
       "Tabulate the peak memory of one attention call for each variant over sequence lengths,\n"
-      "beside the attention notebook's theoretical formulas (seeds/003_…).\n"
+      "beside the attention notebook's theoretical formulas.\n"
       "Example (the notebook's shapes): memplan attention --batch 4 --heads 8 --head-dim 64 --units si");
   cmd->add_option("-b,--batch", args->batch, "B")->capture_default_str()->check(count_range());
   cmd->add_option("--heads", args->heads, "H")->capture_default_str()->check(count_range());

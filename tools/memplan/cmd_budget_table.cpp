@@ -1,4 +1,4 @@
-// memplan budget-table: 000's "Memory Budget Table" (7B and 70B on an 80 GB GPU) regenerated
+// memplan budget-table: TensorScope's "Memory Budget Table" (7B and 70B on an 80 GB GPU) regenerated
 // from memplan's own formulas, each row beside the document's figures.
 #include <fmt/format.h>
 
@@ -22,7 +22,7 @@ namespace {
 
 enum class Variant { plain, compressed };
 
-// One row of 000's tables: the metric, its batch and sequence, and the document's figures.
+// One row of TensorScope's tables: the metric, its batch and sequence, and the document's figures.
 struct SeedRow {
   const char* metric;
   WorkloadKind kind;
@@ -174,10 +174,10 @@ int run_budget_table(const BudgetArgs& args) {
     }
     report.rows.push_back(std::move(out));
   }
-  report.notes.push_back("analysis: the metric's own state (what 000's Memory column appears to size); total: everything "
+  report.notes.push_back("analysis: the metric's own state (what TensorScope's Memory column appears to size); total: everything "
                          "the GPU holds at the job's peak (weights in " + args.precision +
                          ", the forward/backward passes, the analysis, CUDA overhead)");
-  report.notes.push_back("docs/estimators.md (\"budget tables\") sets each row beside 000 with the reason for the difference");
+  report.notes.push_back("docs/estimators.md (\"budget tables\") sets each row beside TensorScope's with the reason for the difference");
   print(report, print_options, std::cout);
   return 0;
 }
@@ -188,7 +188,7 @@ void define_budget_table(CLI::App& self, int& exit_code) {
   auto args = std::make_shared<BudgetArgs>();
   CLI::App* cmd = &self;
   cmd->description(
-      "Regenerate 000's memory budget table (7B or 70B on an 80 GB GPU) from memplan's formulas:\n"
+      "Regenerate TensorScope's memory budget table (7B or 70B on an 80 GB GPU) from memplan's formulas:\n"
       "per metric its batch, sequence, memory (the analysis and the whole job), estimated time and\n"
       "whether it fits, beside the document's figures.\n"
       "Examples:\n"
@@ -196,10 +196,10 @@ void define_budget_table(CLI::App& self, int& exit_code) {
       "  memplan budget-table --model llama-2-70b --gpu h100 --format json");
   cmd->add_option("-m,--model", args->model, "Built-in model name or path to a .yaml model file")->capture_default_str();
   cmd->add_option("-g,--gpu", args->gpu, "GPU to plan for (see 'memplan gpus')")->capture_default_str();
-  cmd->add_option("--table", args->table, "Which of 000's tables: 7b, 70b or auto (by parameter count)")->capture_default_str();
+  cmd->add_option("--table", args->table, "Which of TensorScope's tables: 7b, 70b or auto (by parameter count)")->capture_default_str();
   cmd->add_option("-b,--batch", args->batch, "Batch for every row (default: the table's, 32 or 8)")->check(count_range());
   cmd->add_option("-p,--precision", args->precision, "Weight precision")->capture_default_str();
-  cmd->add_option("--zlib-ratio", args->zlib_ratio, "Assumed zlib ratio on top of int8 (000: 8, i.e. 32x)")->capture_default_str()->check(finite_range(1.0, 1e6));
+  cmd->add_option("--zlib-ratio", args->zlib_ratio, "Assumed zlib ratio on top of int8 (TensorScope: 8, i.e. 32x)")->capture_default_str()->check(finite_range(1.0, 1e6));
   cmd->add_option("--efficiency", args->efficiency, "Time estimates: fraction of peak throughput (default: stated per part)")->check(finite_range(1e-6, 1.0));
   add_output_options(*cmd, args->output);
   cmd->callback([args, &exit_code] { exit_code = run_budget_table(*args); });

@@ -11,7 +11,7 @@ namespace memplan::cli {
 namespace {
 
 struct ProbeArgs {
-  double warn_above = 0.85;  // the seed's memory_warning_threshold
+  double warn_above = 0.85;  // TheLoom's memory_warning_threshold
   OutputOptions output;
 };
 

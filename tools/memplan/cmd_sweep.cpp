@@ -162,8 +162,8 @@ void define_sweep(CLI::App& self, int& exit_code) {
       "  memplan sweep llama-2-7b mistral-7b-v0.1 --batch 1,2,4,8 --seq 512,2048 --precision fp16,int4 --gpu rtx-4090\n"
       "  memplan sweep llama-2-7b --workload inference,training --seq 512,1024,2048,4096 --svg sweep.svg\n"
       "  memplan sweep pythia-2.8b llama-2-7b llama-2-13b llama-2-70b -w extraction --seq 2048 \\\n"
-      "      --precision fp32,fp16,bf16 --filter 'blocks.*.hook_resid_post' --smallest-gpu --units si   (001's table)\n"
-      "  memplan sweep gpt2 gpt2-xl pythia-6.9b -w extraction --seq 1024 -p fp32,bf16 --smallest-gpu  (004's guide)\n"
+      "      --precision fp32,fp16,bf16 --filter 'blocks.*.hook_resid_post' --smallest-gpu --units si   (TheLoom's table)\n"
+      "  memplan sweep gpt2 gpt2-xl pythia-6.9b -w extraction --seq 1024 -p fp32,bf16 --smallest-gpu  (the interpretability compute guide)\n"
       "  memplan sweep gpt2 --batch 1,8,64 --seq 256,1024 --format csv > sweep.csv");
   cmd->add_option("MODEL", args->models, "Built-in model names or paths to .yaml model files")->required();
   cmd->add_option("-w,--workload", args->workloads, "Workloads: inference, generation, extraction, training, ...")

@@ -47,7 +47,7 @@ Breakdown estimate_attention(AttentionVariant variant, const AttentionShape& sha
 // strings: for callers estimating in a loop). Throws as estimate_attention.
 Bytes attention_bytes(AttentionVariant variant, const AttentionShape& shape);
 
-// Returns the "theoretical memory" of the attention notebook (seeds/003_…), computed its
+// Returns the "theoretical memory" of the attention profiling notebook, computed its
 // way for comparison: inputs 3*B*H*N*D plus one B*H*N*N matrix (standard_peak), one
 // B*H*D*D state (linear_bidir_peak) or one B*H*N*D*D cumulative state (linear_causal_peak).
 // Its prose quotes 2 MB and 17 GB for the last two at B=4, H=8, N=8192, D=64; its own

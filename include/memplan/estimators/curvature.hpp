@@ -23,8 +23,8 @@ struct DeviceLimit {
 };
 
 struct FisherBlockOptions {
-  std::uint64_t blocks = 0;            // diagonal blocks; 0 = n_layers (000: "32 layers -> 32 blocks")
-  std::uint64_t block_size = 0;        // b parameters per block; 0 = d_model (000: "~4096 x 4096")
+  std::uint64_t blocks = 0;            // diagonal blocks; 0 = n_layers (TensorScope: "32 layers -> 32 blocks")
+  std::uint64_t block_size = 0;        // b parameters per block; 0 = d_model (TensorScope: "~4096 x 4096")
   Precision dtype = precisions::fp32;  // blocks, gradient slices and eigenvalues
   bool keep_blocks = true;             // all blocks accumulated at once (blocks x b^2); false: one block at a time
 };

@@ -1,4 +1,4 @@
-// Representation analyses of 000: embedding singularities, the fiber-bundle test, the
+// Representation analyses of TensorScope: embedding singularities, the fiber-bundle test, the
 // superposition regime and linear CKA, each sized from its shapes (samples, hidden size,
 // vocabulary, features).
 #pragma once
@@ -12,12 +12,12 @@
 namespace memplan {
 
 struct RepresentationOptions {
-  std::uint64_t samples = 1000;        // N: activation vectors analysed (000's examples use 1000)
+  std::uint64_t samples = 1000;        // N: activation vectors analysed (TensorScope's examples use 1000)
   std::uint64_t neighbours = 100;      // k: nearest neighbours of each point for local PCA
   std::uint64_t features = 0;          // superposition: F candidate features; 0 = 8 x d_model
   std::uint64_t chunk = 1024;          // rows per pairwise-distance chunk
   bool overlap = false;                // superposition: keep the F x F feature-overlap (interference) matrix
-  Precision dtype = precisions::fp32;  // analysis arithmetic (000 assumes float32)
+  Precision dtype = precisions::fp32;  // analysis arithmetic (TensorScope assumes float32)
 };
 
 // Returns component "embedding_singularities": the token embedding upcast (V x d), one

@@ -15,9 +15,9 @@ namespace memplan {
 
 struct SampleGradientOptions {
   std::uint64_t samples = 0;              // gradients stored; 0 = the workload's batch
-  Precision dtype = precisions::fp32;     // an uncompressed entry (000 counts 4 bytes)
+  Precision dtype = precisions::fp32;     // an uncompressed entry (TensorScope counts 4 bytes)
   bool int8 = false;                      // int8 quantisation: 1 B per entry plus one fp32 scale per tensor
-  double zlib_ratio = 0;                  // 0 = no zlib; else bytes / ratio (000 assumes 8 on top of int8's 4: 32x)
+  double zlib_ratio = 0;                  // 0 = no zlib; else bytes / ratio (TensorScope assumes 8 on top of int8's 4: 32x)
   double kept_fraction = 1.0;             // importance gating: keep this fraction of the entries as values + indices
   std::uint32_t index_bits = 64;          // index dtype of the kept entries (torch.topk / nonzero: int64)
   std::vector<std::uint64_t> layers;      // only these blocks' parameters; empty = every parameter

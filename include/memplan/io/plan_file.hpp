@@ -37,7 +37,7 @@ struct PlanBudget {
 // Throws Error(invalid_input, key "budget").
 PlanBudget parse_budget(std::string_view text);
 
-// The seed's `memory:` section (001_...).
+// TheLoom's `memory:` section.
 struct MemorySettings {
   std::string precision_mode = "auto";        // auto, or any precision parse_precision accepts
   std::uint64_t streaming_chunk_size = 512;   // tokens per chunk (streaming_extraction)

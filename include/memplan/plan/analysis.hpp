@@ -19,8 +19,8 @@
 namespace memplan {
 
 struct LanczosOptions {
-  std::uint64_t k = 20;                       // eigenvalues wanted (000: k=20)
-  std::uint64_t iterations = 100;             // m Lanczos steps (000: iterations=100)
+  std::uint64_t k = 20;                       // eigenvalues wanted (TensorScope: k=20)
+  std::uint64_t iterations = 100;             // m Lanczos steps (TensorScope: iterations=100)
   bool reorthogonalize = true;                // keep all m+1 basis vectors (false: three vectors)
   Precision dtype = precisions::fp32;         // Lanczos vectors
 };

@@ -107,7 +107,7 @@ struct MemoryWarning {
 };
 
 // Returns one warning per device whose used / total memory exceeds `fraction` (0 < fraction
-// <= 1; the seed's memory_warning_threshold, e.g. 0.85). Devices with unknown usage are
+// <= 1; TheLoom's memory_warning_threshold, e.g. 0.85). Devices with unknown usage are
 // skipped. Throws Error(invalid_input, key "memory_warning_threshold") for a fraction
 // outside (0, 1].
 std::vector<MemoryWarning> check_memory_threshold(const ProbeResult& result, double fraction);

@@ -19,12 +19,12 @@ std::uint64_t patterns(std::uint64_t batch, std::uint64_t seq, const AttentionAn
 }
 
 TEST(AttentionAnalysis, SeedsPerSequenceFigures) {
-  // 000: seq^2 x 32 heads x 32 layers x 4 B: ~1GB at 512, ~16GB at 2048, ~64GB at 4096,
+  // TensorScope: seq^2 x 32 heads x 32 layers x 4 B: ~1GB at 512, ~16GB at 2048, ~64GB at 4096,
   // exactly 1, 16 and 64 GiB for one sequence.
   EXPECT_EQ(patterns(1, 512), 1073741824ULL);
   EXPECT_EQ(patterns(1, 2048), 17179869184ULL);
   EXPECT_EQ(patterns(1, 4096), 68719476736ULL);
-  // 000's budget table runs batch 32: 32 x 1 GiB at 512.
+  // TensorScope's budget table runs batch 32: 32 x 1 GiB at 512.
   EXPECT_EQ(patterns(32, 512), 34359738368ULL);
 }
 

@@ -8,7 +8,7 @@
 namespace memplan {
 namespace {
 
-// The shape of 003_40f96492a408fbef.txt's worked example: B=4, H=8, N=8192, D=64, fp16.
+// The shape of the attention profiling notebook's worked example: B=4, H=8, N=8192, D=64, fp16.
 AttentionShape seed_shape() {
   AttentionShape s;
   s.batch = 4;
@@ -39,7 +39,7 @@ constexpr std::uint64_t kInputs = 3ULL * 4 * 8 * 8192 * 64 * 2;  // q, k, v: 100
 constexpr std::uint64_t kBHND = 4ULL * 8 * 8192 * 64 * 2;        // 33,554,432
 
 TEST(Attention, EagerHoldsScoresAndProbabilities) {
-  // The seed's "4.3 GB just for attention scores": 4 x 8 x 8192^2 x 2 = 4,294,967,296.
+  // The notebook's "4.3 GB just for attention scores": 4 x 8 x 8192^2 x 2 = 4,294,967,296.
   EXPECT_EQ(row(AttentionVariant::eager, seed_shape(), "scores"), 4294967296ULL);
   EXPECT_EQ(bytes(AttentionVariant::eager, seed_shape()), kInputs + 2 * 4294967296ULL + kBHND);
   AttentionShape hf = seed_shape();
@@ -58,7 +58,7 @@ TEST(Attention, ChunkedHoldsOneChunkOfScores) {
 }
 
 TEST(Attention, LinearStateIsQuarterMegabyteNotTwo) {
-  // The seed says "2 MB"; 4 x 8 x 64 x 64 x 2 = 262,144 B = 0.26 MB.
+  // The notebook says "2 MB"; 4 x 8 x 64 x 64 x 2 = 262,144 B = 0.26 MB.
   EXPECT_EQ(row(AttentionVariant::linear, seed_shape(), "kv_state"), 262144ULL);
   // phi(q), phi(k), state, k_sum 4x8x64x2 = 4,096, output, normaliser 4x8x8192x2 = 524,288.
   EXPECT_EQ(bytes(AttentionVariant::linear, seed_shape()),
@@ -66,7 +66,7 @@ TEST(Attention, LinearStateIsQuarterMegabyteNotTwo) {
 }
 
 TEST(Attention, CausalNaiveCumsumIsTwoGigabytesNotSeventeen) {
-  // The seed says "17 GB"; 4 x 8 x 8192 x 64 x 64 x 2 = 2,147,483,648 B = 2.15 GB (8x less).
+  // The notebook says "17 GB"; 4 x 8 x 8192 x 64 x 64 x 2 = 2,147,483,648 B = 2.15 GB (8x less).
   EXPECT_EQ(row(AttentionVariant::causal_linear_naive, seed_shape(), "kv_cumsum"), 2147483648ULL);
   EXPECT_EQ(bytes(AttentionVariant::causal_linear_naive, seed_shape()),
             kInputs + 2 * kBHND + 2 * 2147483648ULL + kBHND + kBHND + 524288ULL);

@@ -23,11 +23,11 @@ std::uint64_t blocks_total(std::uint64_t blocks, std::uint64_t b, bool keep = tr
 }
 
 TEST(Curvature, A1024BlockIsMegabytesNotGigabytes) {
-  // 000: "~4GB for 1024x1024 blocks". One block in fp32: 1024^2 x 4 = 4,194,304 B (4 MiB);
+  // TensorScope: "~4GB for 1024x1024 blocks". One block in fp32: 1024^2 x 4 = 4,194,304 B (4 MiB);
   // one sample's gradient slice 4,096; eigenvalues 4,096; the solver's copy 4,194,304 and
   // its vectors (3 x 1024 - 2) x 4 = 12,280: 8,409,080 B = 8.0 MiB.
   EXPECT_EQ(blocks_total(1, 1024), 8409080ULL);
-  // 000's 7B reading, 32 blocks of 4096: 32 x 4096^2 x 4 = 2,147,483,648 kept, slices and
+  // TensorScope's 7B reading, 32 blocks of 4096: 32 x 4096^2 x 4 = 2,147,483,648 kept, slices and
   // eigenvalues 524,288 each, solver 67,108,864 + 49,144.
   EXPECT_EQ(blocks_total(32, 4096), 2147483648ULL + 2 * 524288ULL + 67108864ULL + 49144ULL);
   // One block at a time: the block, one slice, all eigenvalues, the solver.
@@ -37,7 +37,7 @@ TEST(Curvature, A1024BlockIsMegabytesNotGigabytes) {
 TEST(Curvature, GroupedFisherOfLlama2_7b) {
   // Per layer: q, k, v, o 4 x 4,096 rows + gate, up 2 x 11,008 + down 4,096 = 42,496
   // channels and 2 norm vectors; x 32 = 1,359,936; token embedding 32,000 rows, final norm
-  // 1, lm_head 32,000: 1,423,937 groups. fp32: 5,695,748 B. (000's "~1.4MB" matches the
+  // 1, lm_head 32,000: 1,423,937 groups. fp32: 5,695,748 B. (TensorScope's "~1.4MB" matches the
   // group count, not its bytes.)
   EXPECT_EQ(fisher_groups(llama2_7b(), FisherGrouping::channel), 1423937ULL);
   // Per tensor: 9 per layer x 32 + token embedding + final norm + lm_head = 291.

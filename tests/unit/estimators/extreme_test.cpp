@@ -1,4 +1,4 @@
-// Arithmetic at the edges (issue 9): a 10-trillion-parameter model, a 1,048,576-token
+// Arithmetic at the edges: a 10-trillion-parameter model, a 1,048,576-token
 // context and a batch of 65,536 give each estimator's exact bytes, written out below as
 // products of the spec's sizes, or Error(overflow) -- never a wrapped number.
 #include <gtest/gtest.h>

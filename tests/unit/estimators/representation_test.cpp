@@ -8,7 +8,7 @@
 namespace memplan {
 namespace {
 
-// 000's example shapes: a 50k vocabulary and a 4,096-wide model of 32 layers.
+// TensorScope's example shapes: a 50k vocabulary and a 4,096-wide model of 32 layers.
 ModelSpec wide() {
   ModelSpec s = family_defaults(Family::llama);
   s.name = "wide";
@@ -28,7 +28,7 @@ std::uint64_t total(const Breakdown& b) {
 }
 
 TEST(Representation, EmbeddingSingularities) {
-  // 000: "~1GB for 50k vocab, 4096 dim". Embedding 50,000 x 4,096 x 4 = 819,200,000;
+  // TensorScope: "~1GB for 50k vocab, 4096 dim". Embedding 50,000 x 4,096 x 4 = 819,200,000;
   // distances 1,024 x 50,000 x 4 = 204,800,000; neighbours 1,024 x 100 x 4 = 409,600 and
   // x 8 = 819,200; neighbourhood 100 x 4,096 x 4 = 1,638,400; Gram 100^2 x 4 = 40,000;
   // its eigendecomposition: eigenvalues 400, solver copy 40,000, vectors 298 x 4 = 1,192.
@@ -37,7 +37,7 @@ TEST(Representation, EmbeddingSingularities) {
 }
 
 TEST(Representation, FiberBundle) {
-  // 000: "~2GB for 1000 samples, 4096 dim". Points 16,384,000; distances 4,000,000;
+  // TensorScope: "~2GB for 1000 samples, 4096 dim". Points 16,384,000; distances 4,000,000;
   // neighbourhood 1,638,400; the d x d covariance 67,108,864 and its eigendecomposition
   // (eigenvalues 16,384, copy 67,108,864, vectors 12,286 x 4 = 49,144): 156,305,656 B.
   EXPECT_EQ(total(estimate_fiber_bundle(wide(), {})), 156305656ULL);

@@ -19,12 +19,12 @@ SaeOptions seed(std::uint64_t expansion) {
   o.seed_formula = true;
   o.expansion = expansion;
   o.seed_batch = 1;
-  o.seed_seq = 4096;  // 4,096 tokens per step (004 leaves batch and seq open)
+  o.seed_seq = 4096;  // 4,096 tokens per step (the interpretability compute guide leaves batch and seq open)
   return o;
 }
 
 TEST(Sae, SeedFormulaOnItsOwnGuideShapes) {
-  // 004's estimate_sae_memory, fp32: P = (2dF + F + d) x 4, A = T(2d + F) x 4, total
+  // the interpretability compute guide's estimate_sae_memory, fp32: P = (2dF + F + d) x 4, A = T(2d + F) x 4, total
   // P + A + (P + A) + 2P = 4P + 2A.
   // 8x on 768: F = 6,144; P = (9,437,184 + 6,144 + 768) x 4 = 37,776,384;
   // A = 4,096 x 7,680 x 4 = 125,829,120; total 151,105,536 + 251,658,240 = 402,763,776.

@@ -20,15 +20,15 @@ std::uint64_t store(const SampleGradientOptions& o, std::uint64_t batch = 32) {
 }
 
 TEST(SampleGradients, UncompressedIsBatchTimesParametersTimesFour) {
-  // 000: "7B model, batch=32: ~896GB" (7e9 x 32 x 4). Llama-2-7b: 6,738,415,616 x 32 x 4
+  // TensorScope: "7B model, batch=32: ~896GB" (7e9 x 32 x 4). Llama-2-7b: 6,738,415,616 x 32 x 4
   // = 862,517,198,848 B (862.5 GB, 803.3 GiB).
   EXPECT_EQ(store({}), 862517198848ULL);
 }
 
 TEST(SampleGradients, Int8AndZlibAtTheDocumentsRatio) {
   // int8: 1 B per entry plus one fp32 scale for each of the 291 tensors (1,164 B):
-  // 6,738,416,780 B per sample; zlib at 000's assumed 8 (x int8's 4 = 32):
-  // ceil(6,738,416,780 / 8) = 842,302,098 per sample; x 32 = 26,953,667,136 (000: ~28GB).
+  // 6,738,416,780 B per sample; zlib at TensorScope's assumed 8 (x int8's 4 = 32):
+  // ceil(6,738,416,780 / 8) = 842,302,098 per sample; x 32 = 26,953,667,136 (TensorScope: ~28GB).
   SampleGradientOptions o;
   o.int8 = true;
   EXPECT_EQ(store(o), 32 * 6738416780ULL);

@@ -1,4 +1,4 @@
-// Readers under hostile input (issue 9): each case here was once a crash, a hang, an
+// Readers under hostile input: each case here was once a crash, a hang, an
 // unbounded read or an unlocated message, found by the fuzz targets in fuzz/ or by review.
 #include <gtest/gtest.h>
 

@@ -96,7 +96,7 @@ std::uint64_t estimated_attention(AttentionVariant variant, const AttentionDims&
   return estimate_attention(variant, shape).total().count();
 }
 
-// The point of issue 6: eager attention's real peak against estimate_attention. The
+// The point of measuring: eager attention's real peak against estimate_attention. The
 // kernel holds scores, probabilities and the output; the allocator adds at most 16 bytes
 // per block (malloc_usable_size, a page for an mmap'd block) and Eigen's GEMM packing
 // buffers stay on the stack on every CPU (the kernels multiply in panels), so the
@@ -144,7 +144,7 @@ TEST(MeasureAttention, PeakDoesNotDependOnTheCpuCacheSizes) {
   }
 }
 
-// The seed's dilemma in measured numbers: the naive causal form holds B*H*N*D*D twice, so
+// The notebook's dilemma in measured numbers: the naive causal form holds B*H*N*D*D twice, so
 // its peak doubles with N and passes eager's once N < 2D; the chunked form stays near flat.
 TEST(MeasureAttention, CausalNaiveBlowsUpAndChunkedDoesNot) {
   const AttentionDims small{1, 2, 128, 32, 64};

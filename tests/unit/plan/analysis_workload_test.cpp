@@ -72,7 +72,7 @@ TEST(AnalysisWorkload, TrainingPeaksInTheOptimizerStepAndListsTheOtherPhases) {
 }
 
 TEST(AnalysisWorkload, TheSeedsSaeFormulaAsAWorkload) {
-  // 004 on Llama's 4,096-wide stream, 8x, batch 1 x 4,096 tokens: 5,637,734,400 B
+  // The interpretability compute guide on Llama's 4,096-wide stream, 8x, batch 1 x 4,096 tokens: 5,637,734,400 B
   // (tests/unit/estimators/sae_test.cpp); no model weights, no overhead.
   Workload w = of(WorkloadKind::sae, 1, 4096);
   w.analysis.sae.seed_formula = true;

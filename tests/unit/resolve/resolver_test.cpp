@@ -27,8 +27,8 @@ bool mentions(const std::vector<std::string>& lines, const std::string& text) {
   return false;
 }
 
-// Seed 001's "GPU Compute Capability Reference", row by row. "Limited" fp16 (Maxwell 5.2)
-// is below the seed's own FP16 threshold of 5.3, so fp16 falls back to fp32 there.
+// TheLoom's "GPU Compute Capability Reference", row by row. "Limited" fp16 (Maxwell 5.2)
+// is below its own FP16 threshold of 5.3, so fp16 falls back to fp32 there.
 struct CapabilityRow {
   const char* family;
   std::uint32_t major, minor;
