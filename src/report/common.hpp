@@ -65,6 +65,8 @@ ordered_json header_json(const EstimateHeader& header);
 // it has an overhead row), the low/high range, host rows and alternatives to `j`: the
 // estimate and each device of a layout.
 void add_breakdown_json(ordered_json& j, const Breakdown& breakdown);
+// Adds peak_phase (when the breakdown names one) and largest_unit, the largest component.
+void add_peak_json(ordered_json& j, const Breakdown& breakdown);
 
 // --- layout.cpp: an estimate with a layout (report.estimate.layout set) ---
 

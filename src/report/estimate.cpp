@@ -95,12 +95,21 @@ ordered_json item_json(const Item& item) {
 
 }  // namespace
 
+void add_peak_json(ordered_json& j, const Breakdown& b) {
+  if (!b.peak_phase.empty()) j["peak_phase"] = b.peak_phase;
+  // The largest row, first on a tie: where most of the memory goes.
+  const Item* largest = nullptr;
+  for (const Item& item : b.components) {
+    if (largest == nullptr || item.bytes > largest->bytes) largest = &item;
+  }
+  if (largest != nullptr) j["largest_unit"] = {{"name", largest->name}, {"bytes", largest->bytes.count()}};
+}
+
 void add_breakdown_json(ordered_json& j, const Breakdown& b) {
   ordered_json components = ordered_json::array();
   for (const Item& item : b.components) components.push_back(item_json(item));
   j["components"] = components;
   j["total_bytes"] = b.total().count();
-  if (!b.peak_phase.empty()) j["peak_phase"] = b.peak_phase;
   if (b.find("overhead") != nullptr) {
     j["allocated_bytes"] = b.allocated().count();
     j["reserved_bytes"] = b.reserved().count();
@@ -249,6 +258,7 @@ void table(const EstimateReport& r, const PrintOptions& options, std::ostream& o
 void json(const EstimateReport& r, std::ostream& out) {
   ordered_json j = detail::header_json(detail::estimate_header(r));
   detail::add_breakdown_json(j, r.estimate.breakdown);
+  detail::add_peak_json(j, r.estimate.breakdown);
   if (const std::optional<GpuSpec>& device = r.plan.device) {
     j["device"] = {{"name", device->name}, {"memory_bytes", device->memory.count()}};
   }

@@ -244,6 +244,7 @@ void layout_json(const EstimateReport& r, std::ostream& out) {
     j["allocated_bytes"] = fullest.allocated().count();
     j["reserved_bytes"] = fullest.reserved().count();
     j["total_bytes"] = l.devices[l.worst()].breakdown.total().count();  // what the fullest GPU holds
+    add_peak_json(j, fullest);
   }
   if (l.serving) {
     const ServingCapacity& s = *l.serving;

@@ -20,7 +20,7 @@ endfunction()
 # 39 tensors, 35 types (tests/unit/io/gguf_test.cpp derives each tensor's bytes by hand):
 # 262,144 + 512 + 36,864 + ... = 2,695,948 bytes for 1,968,384 elements.
 gguf_case(gguf_every_type_weights_json EXIT 0 ARGS estimate "${gguf}/every-type.gguf" -w weights --format json
-          STDOUT "\"name\": \"every-type\",.*\"params\": 1968384.*\"name\": \"weights\",\n +\"bytes\": 2695948,.*\"total_bytes\": 2695948\n" STDERR_EMPTY)
+          STDOUT "\"name\": \"every-type\",.*\"params\": 1968384.*\"name\": \"weights\",\n +\"bytes\": 2695948,.*\"total_bytes\": 2695948,\n.*\"largest_unit\": \\{\n +\"name\": \"weights\",\n +\"bytes\": 2695948\n" STDERR_EMPTY)
 gguf_case(gguf_every_type_weights_table EXIT 0 ARGS estimate "${gguf}/every-type.gguf" -w weights
           STDOUT "every-type \\(llama, 1,968,384 parameters.*total +1,968,384 +2\\.57 MiB.*note: weights: priced from the checkpoint's stored types" STDERR_EMPTY)
 gguf_case(gguf_tiny_llama_inference EXIT 0 ARGS estimate "${gguf}/tiny-llama.gguf" --seq 64 --format json
