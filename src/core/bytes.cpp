@@ -10,7 +10,7 @@ namespace memplan {
 
 namespace {
 // Wide enough for a 64-bit mantissa times 2^50; __extension__ keeps -Wpedantic quiet.
-__extension__ typedef unsigned __int128 Wide;
+__extension__ using Wide = unsigned __int128;
 }  // namespace
 
 void detail::throw_overflow(std::string_view what, std::string_view subject, std::uint64_t a, char op,

@@ -361,7 +361,7 @@ std::vector<Hook> selected_hooks(const ModelSpec& spec, const ActivationCacheOpt
     Hook& h = all[i];
     if (!selected[i]) continue;
     if (o.stop_at_layer && (!h.layer ? h.name.starts_with("ln_final") : *h.layer >= *o.stop_at_layer)) continue;
-    if (!layers.empty() && (!h.layer || layers.count(*h.layer) == 0)) continue;
+    if (!layers.empty() && (!h.layer || !layers.contains(*h.layer))) continue;
     out.push_back(std::move(h));
   }
   return out;

@@ -150,6 +150,7 @@ std::string to_string(AttentionVariant variant) {
 
 std::vector<AttentionVariant> all_attention_variants() {
   std::vector<AttentionVariant> out;
+  out.reserve(std::size(kVariants));
   for (const auto& entry : kVariants) out.push_back(entry.first);
   return out;
 }

@@ -16,7 +16,7 @@ namespace memplan {
 
 namespace {
 
-__extension__ typedef unsigned __int128 Wide;
+__extension__ using Wide = unsigned __int128;
 
 std::string fixed(long double value, int digits) {
   std::array<char, 64> buffer{};

@@ -95,7 +95,7 @@ StateDtypes state_dtypes(const TrainingShape& shape, const TrainingOptions& trai
 std::uint64_t shard_count(const ParallelTrainingOptions& parallel);
 
 // Returns "ZeRO-1 over 8", "FSDP HYBRID_SHARD over groups of 8", "replicated (DDP)".
-std::string sharding_text(Sharding sharding, std::uint64_t shards);
+std::string sharding_text(Sharding sh, std::uint64_t over);
 
 // One state row of a rank and how the caching allocator sees it.
 struct StateRow {

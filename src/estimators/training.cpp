@@ -168,6 +168,7 @@ std::string to_string(Optimizer optimizer) {
 
 std::vector<std::string> optimizer_names() {
   std::vector<std::string> out;
+  out.reserve(std::size(kOptimizers));
   for (const auto& entry : kOptimizers) out.emplace_back(entry.second);
   return out;
 }

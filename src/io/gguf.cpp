@@ -141,8 +141,8 @@ class ViewBuf : public std::streambuf {
 // and the header limit first; nothing is allocated for a length that was not checked.
 class Reader {
  public:
-  Reader(std::istream& in, std::uint64_t file_size, const std::string& file)
-      : in_(in), file_size_(file_size), file_(file) {}
+  Reader(std::istream& in, std::uint64_t file_size, std::string file)
+      : in_(in), file_size_(file_size), file_(std::move(file)) {}
 
   std::uint64_t position() const { return pos_; }
   std::uint64_t left() const { return file_size_ - pos_; }

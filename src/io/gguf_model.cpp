@@ -280,10 +280,10 @@ GgufImport gguf_model(const GgufFile& f) {
       if (pos->shape[1] != s.max_seq_len) s.n_positions = pos->shape[1];
     }
     const GgufTensor* up = m.tensor("blk.0.ffn_up.weight");
-    if (m.has_prefix("blk.0.ffn_gate.") || m.has_prefix("blk.0.ffn_gate_exps.")) {
+    // A gate tensor, or gate and up in one tensor of twice the width (Phi-3): gated.
+    if (m.has_prefix("blk.0.ffn_gate.") || m.has_prefix("blk.0.ffn_gate_exps.") ||
+        (up && up->shape.size() >= 2 && up->shape[1] == 2 * s.d_mlp)) {
       s.mlp = MlpKind::gated;
-    } else if (up && up->shape.size() >= 2 && up->shape[1] == 2 * s.d_mlp) {
-      s.mlp = MlpKind::gated;  // gate and up in one tensor (Phi-3)
     } else if (up || m.has_prefix("blk.0.ffn_up_exps.")) {
       s.mlp = MlpKind::plain;
     }

@@ -1,5 +1,6 @@
 #include "json_fields.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <vector>
@@ -253,9 +254,9 @@ const nlohmann::json& JsonMap::value(const std::string& key) const {
 }
 
 TextPosition JsonMap::position(const std::string& key) const {
-  for (auto it = members_.rbegin(); it != members_.rend(); ++it) {
-    if (it->key == key) return position_of(text_, it->value_offset);
-  }
+  // The last of duplicates wins, as in nlohmann.
+  const auto member = std::find_if(members_.rbegin(), members_.rend(), [&](const JsonMember& m) { return m.key == key; });
+  if (member != members_.rend()) return position_of(text_, member->value_offset);
   std::size_t start = 0;
   while (start < text_.size() && is_space(text_[start])) ++start;
   return position_of(text_, start);

@@ -221,6 +221,7 @@ std::string name_pattern(const std::string& name) {
 
 std::vector<std::string> safetensors_dtypes() {
   std::vector<std::string> out;
+  out.reserve(std::size(kDtypes));
   for (const DtypeBits& d : kDtypes) out.emplace_back(d.name);
   return out;
 }
@@ -368,7 +369,7 @@ SafetensorsInventory read_safetensors_index(const std::string& path) {
     }
   }
   for (const auto& [tensor, shard] : shard_of) {
-    if (found.count(tensor) == 0) {
+    if (!found.contains(tensor)) {
       const detail::TextPosition p = map.position("weight_map");
       throw ConfigError(path, p.line, p.column, tensor,
                         "weight_map puts tensor '" + printable(tensor) + "' in '" + printable(shard) +

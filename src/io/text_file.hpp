@@ -14,7 +14,7 @@ inline constexpr std::uint64_t kMaxConfigFileBytes = 16ULL * 1024 * 1024;
 // YAML files (model, plan) larger than this are refused: yaml-cpp keeps about 280 bytes per
 // node, so a 16 MiB flow list cost 3.7 GB; 1 MiB bounds it near 280 MB and 3 s, and a real
 // model or plan file is a few KiB.
-inline constexpr std::uint64_t kMaxYamlFileBytes = 1024 * 1024;
+inline constexpr std::uint64_t kMaxYamlFileBytes = 1024ULL * 1024;
 
 // Returns the contents of `path`. `what` names the expected kind of file for messages ("a
 // model file"). Throws ConfigError naming `path`: a directory, no such file, unreadable, or

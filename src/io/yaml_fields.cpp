@@ -57,7 +57,7 @@ void YamlMap::reject_unknown(const std::vector<std::string>& known) const {
   for (const auto& entry : node_) {
     const YAML::Node key_node = entry.first;
     if (!key_node.IsScalar()) fail_at(key_node, file_, "", "keys must be plain words");
-    const std::string key = key_node.Scalar();
+    const std::string& key = key_node.Scalar();
     if (!seen.insert(key).second) fail_at(key_node, file_, key, "key '" + key + "' appears twice");
     bool ok = false;
     for (const std::string& k : known) ok = ok || k == key;
@@ -124,7 +124,7 @@ bool YamlMap::boolean(const std::string& key) const {
 }
 
 std::string YamlMap::string(const std::string& key) const {
-  const std::string text = scalar(key).Scalar();
+  std::string text = scalar(key).Scalar();
   if (text.empty()) fail(key, "'" + key + "' must not be empty");
   return text;
 }

@@ -32,7 +32,7 @@ struct ForwardPass {
 ForwardPass forward_pass(const ModelSpec& spec, const Workload& workload);
 
 // Adds `pass` to `composer`: the KV cache kept, the workspace as the peak.
-void add_forward(WorkloadComposer& composer, ForwardPass pass);
+void add_forward(WorkloadComposer& c, ForwardPass f);
 
 // Throws Error(invalid_input, key "seq_len") when `tokens` positions pass the model's
 // learned position table.

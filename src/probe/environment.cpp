@@ -50,7 +50,7 @@ EnvironmentInfo detect_environment(const EnvironmentSignals& signals) {
     const auto it = signals.variables.find(name);
     return it == signals.variables.end() ? nullptr : &it->second;
   };
-  const auto has_path = [&](const std::string& path) { return signals.existing_paths.count(path) > 0; };
+  const auto has_path = [&](const std::string& path) { return signals.existing_paths.contains(path); };
 
   // Most specific first: a platform, a scheduler, an orchestrator, a login, a container.
   std::vector<Match> matches;

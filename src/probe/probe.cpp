@@ -51,13 +51,13 @@ struct NvmlMemory {
 };
 struct NvmlProcessInfoV1 {  // nvmlProcessInfo_v1_t
   unsigned int pid;
-  unsigned long long usedGpuMemory;
+  unsigned long long used_gpu_memory;
 };
 struct NvmlProcessInfoV2 {  // nvmlProcessInfo_t (v2 layout, used by the _v2 and _v3 queries)
   unsigned int pid;
-  unsigned long long usedGpuMemory;
-  unsigned int gpuInstanceId;
-  unsigned int computeInstanceId;
+  unsigned long long used_gpu_memory;
+  unsigned int gpu_instance_id;
+  unsigned int compute_instance_id;
 };
 constexpr NvmlReturn kNvmlSuccess = 0;
 constexpr NvmlReturn kNvmlInsufficientSize = 7;
@@ -156,7 +156,7 @@ bool list_processes(NvmlProcessQuery<Info> query, NvmlDevice device, const char*
     p.pid = infos[i].pid;
     p.name = process_name(proc_root, p.pid);
     p.type = type;
-    if (infos[i].usedGpuMemory != kNvmlValueNotAvailable) p.used_memory = Bytes(infos[i].usedGpuMemory);
+    if (infos[i].used_gpu_memory != kNvmlValueNotAvailable) p.used_memory = Bytes(infos[i].used_gpu_memory);
     out.push_back(std::move(p));
   }
   return true;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <iostream>
 #include <string>
@@ -34,7 +35,7 @@ class Progress {
     std::cerr << (tty_ ? "\r\033[K" : "") << "memplan: " << verb_ << ' ' << done_ << '/' << total_ << " ("
               << (100 * done_ / (total_ == 0 ? 1 : total_)) << "%)";
     if (!what.empty()) std::cerr << ", " << what;
-    std::cerr << ", about " << static_cast<long long>(left + 0.5) << " s left" << (tty_ ? "" : "\n") << std::flush;
+    std::cerr << ", about " << std::llround(left) << " s left" << (tty_ ? "" : "\n") << std::flush;
   }
 
  private:

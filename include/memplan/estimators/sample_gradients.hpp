@@ -39,9 +39,9 @@ std::uint64_t selected_tensors(const ModelSpec& spec, const std::vector<std::uin
 Item stored_gradient(std::uint64_t entries, std::uint64_t tensors, const SampleGradientOptions& options);
 
 // Returns a Breakdown with one component "sample_gradients" (samples x stored gradient),
-// moved to `host` when on_host. `samples` is used when options.samples is 0. Throws as
+// moved to `host` when on_host. `batch` is used when options.samples is 0. Throws as
 // stored_gradient and selected_parameters.
-Breakdown estimate_sample_gradients(const ModelSpec& spec, const SampleGradientOptions& options, std::uint64_t samples);
+Breakdown estimate_sample_gradients(const ModelSpec& spec, const SampleGradientOptions& options, std::uint64_t batch);
 
 struct TracinOptions {
   std::uint64_t checkpoints = 10;         // C: checkpoints the influence sums over

@@ -21,7 +21,7 @@
 // memplan::kernels itself: a consumer of the library keeps its allocator. It is replaced
 // by counting_heap_unavailable.cpp where glibc's entry points are missing or a sanitizer
 // owns malloc.
-#include <errno.h>
+#include <cerrno>
 #include <malloc.h>
 
 #include <atomic>
@@ -91,7 +91,8 @@ void free(void* ptr) {
   __libc_free(ptr);
 }
 
-void* calloc(std::size_t count, std::size_t size) { return counted(__libc_calloc(count, size)); }
+// Parameter names as glibc declares them (nmemb, memptr), less its underscores.
+void* calloc(std::size_t nmemb, std::size_t size) { return counted(__libc_calloc(nmemb, size)); }
 
 void* realloc(void* ptr, std::size_t size) {
   const std::int64_t before = usable(ptr);
@@ -105,9 +106,9 @@ void* realloc(void* ptr, std::size_t size) {
   return moved;
 }
 
-void* reallocarray(void* ptr, std::size_t count, std::size_t size) {
+void* reallocarray(void* ptr, std::size_t nmemb, std::size_t size) {
   std::size_t bytes = 0;
-  if (__builtin_mul_overflow(count, size, &bytes)) {
+  if (__builtin_mul_overflow(nmemb, size, &bytes)) {
     errno = ENOMEM;
     return nullptr;
   }
@@ -118,11 +119,11 @@ void* memalign(std::size_t alignment, std::size_t size) { return counted(__libc_
 
 void* aligned_alloc(std::size_t alignment, std::size_t size) { return counted(__libc_memalign(alignment, size)); }
 
-int posix_memalign(void** out, std::size_t alignment, std::size_t size) {
+int posix_memalign(void** memptr, std::size_t alignment, std::size_t size) {
   if (alignment % sizeof(void*) != 0 || (alignment & (alignment - 1)) != 0 || alignment == 0) return EINVAL;
   void* ptr = __libc_memalign(alignment, size);
   if (!ptr) return ENOMEM;
-  *out = counted(ptr);
+  *memptr = counted(ptr);
   return 0;
 }
 
