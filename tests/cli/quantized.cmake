@@ -27,3 +27,11 @@ cli_case(bad_quantized_awq_bits EXIT 2 ARGS estimate "${hf_bad}/awq-bits-3.json"
          STDERR "^memplan: error: [^\n]*awq-bits-3\\.json:20:13: AWQ stores 4-bit weights only[^\n]*\n$")
 cli_case(bad_quantized_bnb_type EXIT 2 ARGS estimate "${hf_bad}/bnb-quant-type.json" STDOUT_EMPTY
          STDERR "bnb-quant-type\\.json:25:[0-9]+: 'bnb_4bit_quant_type' is 'nf5' \\(did you mean 'nf4'\\?\\)")
+
+# sweep and fit: a named precision overrides the checkpoint per row, auto keeps it.
+cli_case(quantized_sweep_named_precision EXIT 0 ARGS sweep "${quantized}/qwen2.5-14b-instruct-awq/config.json" --gpu rtx-4090 -p auto,bf16 -w weights
+         STDOUT "bf16 +1 +2048 +9\\.29 GiB.*bf16 +1 +2048 +27\\.51 GiB.*note: [^\n]*bf16 batch 1 seq 2048: --precision bf16 overrides the checkpoint's quantisation"
+         STDERR_EMPTY)
+cli_case(quantized_fit_override EXIT 0 ARGS fit "${quantized}/qwen2.5-14b-instruct-awq/config.json" --gpu rtx-4090 --vary seq -p bf16
+         STDOUT "result +nothing fits: seq 1 needs 28\\.16 GiB\nwarning: --precision bf16 overrides the checkpoint's quantisation"
+         STDERR_EMPTY)

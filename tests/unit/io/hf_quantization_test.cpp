@@ -11,6 +11,7 @@
 #include "memplan/estimators/weights.hpp"
 #include "memplan/io/hf_config.hpp"
 #include "memplan/plan/plan.hpp"
+#include "memplan/plan/sweep.hpp"
 
 namespace memplan {
 namespace {
@@ -236,6 +237,22 @@ TEST(HfQuantization, PrecisionGivenOverridesTheCheckpoint) {
   // 2 layers x (4 x 256 x 256 + 3 x 512 x 256) + 5 norms x 256 + 2 x 1000 x 256, at 2 bytes.
   EXPECT_EQ(estimate_weights(plan.model, plan.workload.weights).total().count(),
             (2 * (4 * 65536ULL + 3 * 131072) + 5 * 256 + 2 * 256000) * 2);
+}
+
+TEST(HfQuantization, SweepNamedPrecisionOverridesPerRow) {
+  const HfImport imp = parse_hf_config(tiny(R"({"quant_method": "awq", "bits": 4, "group_size": 128})"), "q.json", "q");
+  SweepAxes axes;
+  axes.workloads = {WorkloadKind::weights};
+  axes.precisions = {precisions::bf16, precisions::bf16};
+  axes.named = {false, true};  // auto resolved to bf16, then bf16 named
+  Workload base;
+  const std::vector<SweepRow> rows = run_sweep({imp.entry.spec}, base, axes, std::nullopt, 0.85, {});
+  ASSERT_EQ(rows.size(), 2U);
+  EXPECT_EQ(rows[0].total->count(), weights_of(imp.entry.spec));
+  EXPECT_TRUE(rows[0].notes.empty());
+  EXPECT_EQ(rows[1].total->count(), (2 * (4 * 65536ULL + 3 * 131072) + 5 * 256 + 2 * 256000) * 2);
+  ASSERT_EQ(rows[1].notes.size(), 1U);
+  EXPECT_NE(rows[1].notes[0].find("overrides the checkpoint's quantisation"), std::string::npos);
 }
 
 TEST(HfQuantization, HostileValuesNameTheKey) {
