@@ -26,7 +26,7 @@ constexpr std::uint64_t kMaxQuantSize = 1ULL << 20;
 
 // The most (tensor copy, pattern) pairs matched against module names: a hostile list on a
 // hostile layer count must not turn into a long loop.
-constexpr std::uint64_t kMaxMatches = 1ULL << 24;
+constexpr std::uint64_t kMaxMatches = 1ULL << 22;
 
 // How a library decides that a module name is in its list of modules to leave alone.
 enum class Match {
