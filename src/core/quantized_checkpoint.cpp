@@ -66,14 +66,15 @@ std::uint64_t quantized_linear_bytes(const CheckpointQuantization& q, std::uint6
       return add(add(qweight, qzeros), scales);
     }
     case QuantLayout::gptq: {
-      // qweight packs along the inputs, qzeros along the outputs, both into int32 words.
-      if (mul(cols, q.bits) % 32 != 0 || mul(rows, q.bits) % 32 != 0) {
-        refuse("bits", std::to_string(q.bits) + "-bit GPTQ packs into 32-bit words: a " + shape_text(rows, cols) +
-                           " layer's sizes times " + std::to_string(q.bits) + " are not multiples of 32");
+      // qweight packs along the inputs, qzeros along the outputs, 32 values' bits to
+      // `bits` int32 words (infeatures // 32 * bits rows): both sizes must be multiples of 32.
+      if (cols % 32 != 0 || rows % 32 != 0) {
+        refuse("bits", "GPTQ packs 32 weights into `bits` int32 words: a " + shape_text(rows, cols) +
+                           " layer's sizes are not multiples of 32");
       }
       const std::uint64_t groups = ceil_div(cols, group_of(q, cols));
-      const std::uint64_t qweight = mul(mul(cols * q.bits / 32, rows), 4);
-      const std::uint64_t qzeros = mul(mul(groups, rows * q.bits / 32), 4);
+      const std::uint64_t qweight = mul(mul(mul(cols / 32, q.bits), rows), 4);
+      const std::uint64_t qzeros = mul(mul(groups, mul(rows / 32, q.bits)), 4);
       const std::uint64_t scales = mul(mul(groups, rows), 2);
       const std::uint64_t g_idx = mul(cols, 4);
       return add(add(add(qweight, qzeros), scales), g_idx);

@@ -59,7 +59,7 @@ TEST(QuantizedCheckpoint, ShapesTheLibraryCannotStoreAreRefused) {
   EXPECT_EQ(refusal_key(layout(QuantLayout::awq, 3), 4096, 4096), "bits");
   EXPECT_EQ(refusal_key(layout(QuantLayout::awq), 4100, 4096), "bits");  // outputs not a multiple of 8
   EXPECT_EQ(refusal_key(layout(QuantLayout::awq, 4, 96), 4096, 4096), "group_size");
-  EXPECT_EQ(refusal_key(layout(QuantLayout::gptq, 3), 4096, 4100), "bits");  // 4100 x 3 bits not whole words
+  EXPECT_EQ(refusal_key(layout(QuantLayout::gptq, 3), 4096, 4100), "bits");  // 4100 inputs: not blocks of 32
   EXPECT_EQ(refusal_key(layout(QuantLayout::mxfp4), 2880, 2890), "quant_method");
   CheckpointQuantization huge = layout(QuantLayout::bnb_8bit);
   try {
