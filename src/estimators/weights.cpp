@@ -109,9 +109,16 @@ Breakdown estimate_stored_weights(const ModelSpec& spec) {
   std::sort(formats.begin(), formats.end());
   std::string format_list;
   for (const std::string& f : formats) format_list += (format_list.empty() ? "" : ", ") + f;
-  weights.formula = group_digits(tensors) + " tensors as stored (" + format_list +
-                    "): each elements / block size x bytes per block";
-  weights.note = "priced from the checkpoint's stored types; the weights precision does not apply to them";
+  if (spec.stored_weights_source.empty()) {
+    weights.formula = group_digits(tensors) + " tensors as stored (" + format_list +
+                      "): each elements / block size x bytes per block";
+    weights.note = "priced from the checkpoint's stored types; the weights precision does not apply to them";
+  } else {
+    weights.formula = group_digits(tensors) + " tensors as stored (" + format_list +
+                      "): quantised layers with their scales, zero-points and indices";
+    weights.note = "priced as the checkpoint stores them: " + spec.stored_weights_source +
+                   "; a `precision` given explicitly prices the architecture instead";
+  }
   return Breakdown{{weights}};
 }
 

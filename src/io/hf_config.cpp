@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "hf_quantization.hpp"
 #include "json_fields.hpp"
 #include "memplan/core/bytes.hpp"
 #include "memplan/core/error.hpp"
@@ -349,13 +350,6 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   }
 
   // Notes that change nothing but tell the reader what the file is.
-  if (map.has("quantization_config")) {
-    const nlohmann::json& q = map.value("quantization_config");
-    const auto method = q.is_object() ? q.find("quant_method") : q.end();
-    f.note(std::string("quantization_config") +
-           (q.is_object() && method != q.end() && method->is_string() ? " (" + printable(method->get<std::string>()) + ")" : "") +
-           ": the checkpoint is quantised; the spec describes the architecture, choose `precision` to match");
-  }
   for (const char* key : {"torch_dtype", "dtype"}) {
     if (map.has(key) && map.value(key).is_string()) {
       f.note("weights saved as " + printable(map.value(key).get<std::string>()) + " (" + key + ")");
@@ -378,6 +372,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   } catch (const Error& e) {
     f.fail_field(e);
   }
+  detail::import_quantization(map, type, s, out.notes);
   out.entry.spec = std::move(s);
   out.entry.origin = file;
   out.entry.source = file;

@@ -222,23 +222,50 @@ std::string json_type_name(const nlohmann::json& value) {
   return "a number";
 }
 
+namespace {
+
+std::size_t first_non_space(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size() && is_space(text[i])) ++i;
+  return i;
+}
+
+}  // namespace
+
 JsonMap::JsonMap(const nlohmann::json& object, std::string_view text, std::string file, std::string what)
-    : object_(object), text_(text), file_(std::move(file)), what_(std::move(what)) {
+    : JsonMap(object, text, std::move(file), std::move(what), first_non_space(text)) {}
+
+JsonMap::JsonMap(const nlohmann::json& object, std::string_view text, std::string file, std::string what,
+                 std::size_t base)
+    : object_(object), text_(text), file_(std::move(file)), what_(std::move(what)), base_(base) {
   if (!object_.is_object()) {
-    std::size_t start = 0;
-    while (start < text_.size() && is_space(text_[start])) ++start;
-    const TextPosition p = position_of(text_, start);
+    const TextPosition p = position_of(text_, base_);
     throw ConfigError(file_, p.line, p.column, "",
                       "expected " + what_ + " as a JSON object {...}, got " + json_type_name(object_));
   }
-  members_ = top_level_members(text_);
+  members_ = top_level_members(text_.substr(base_));
   std::set<std::string> seen;
-  for (const JsonMember& m : members_) {
+  for (JsonMember& m : members_) {
+    m.key_offset += base_;
+    m.value_offset += base_;
     if (!seen.insert(m.key).second) {
       const TextPosition p = position_of(text_, m.key_offset);
       throw ConfigError(file_, p.line, p.column, m.key, "key '" + printable(m.key) + "' appears twice");
     }
   }
+}
+
+JsonMap JsonMap::object(const std::string& key, std::string what) const {
+  const nlohmann::json& v = value(key);
+  if (!v.is_object()) fail(key, "'" + key + "' must be an object {...}, got " + json_type_name(v) + " " + short_dump(v));
+  std::size_t offset = base_;
+  for (auto it = members_.rbegin(); it != members_.rend(); ++it) {
+    if (it->key == key) {
+      offset = it->value_offset;
+      break;
+    }
+  }
+  return JsonMap(v, text_, file_, std::move(what), offset);
 }
 
 bool JsonMap::has(const std::string& key) const {
@@ -257,9 +284,7 @@ TextPosition JsonMap::position(const std::string& key) const {
   // The last of duplicates wins, as in nlohmann.
   const auto member = std::find_if(members_.rbegin(), members_.rend(), [&](const JsonMember& m) { return m.key == key; });
   if (member != members_.rend()) return position_of(text_, member->value_offset);
-  std::size_t start = 0;
-  while (start < text_.size() && is_space(text_[start])) ++start;
-  return position_of(text_, start);
+  return position_of(text_, base_);
 }
 
 void JsonMap::fail(const std::string& key, const std::string& message) const {

@@ -61,6 +61,10 @@ class JsonMap {
   // object, and on a key given twice (nlohmann would silently keep the last).
   JsonMap(const nlohmann::json& object, std::string_view text, std::string file, std::string what);
 
+  // The object under `key` (which must be one), located in the same text: its keys' errors
+  // name their own line and column. `what` describes it for messages.
+  JsonMap object(const std::string& key, std::string what) const;
+
   // A key counts as present when it is there and not null (Hugging Face writes null for
   // "not set": "sliding_window": null, "head_dim": null).
   bool has(const std::string& key) const;
@@ -87,8 +91,11 @@ class JsonMap {
  private:
   const nlohmann::json& object_;
   std::string_view text_;
+  JsonMap(const nlohmann::json& object, std::string_view text, std::string file, std::string what, std::size_t base);
+
   std::string file_;
   std::string what_;
+  std::size_t base_ = 0;  // where the object starts in text_ (a nested object's offset)
   std::vector<JsonMember> members_;
 };
 

@@ -121,6 +121,8 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
   plan.workload = s.workload;
   plan.threshold = s.threshold;
   plan.warnings = d.warnings;
+  plan.warnings.insert(plan.warnings.end(), model.import_warnings.begin(), model.import_warnings.end());
+
   plan.precision_requested = s.precision;
   Workload& w = plan.workload;
 
@@ -170,6 +172,14 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
     w.weights.precision = parse_precision(s.precision);
   }
 
+  if (!model.stored_weights_source.empty() && s.was_given("precision") && s.precision != "auto") {
+    // A precision the user names wins over how the checkpoint was saved: price the architecture at it.
+    plan.warnings.push_back("`precision` " + to_string(w.weights.precision) + " overrides the checkpoint's quantisation (" +
+                            model.stored_weights_source + "): the weights are priced at " +
+                            to_string(w.weights.precision));
+    plan.model.stored_weights.clear();
+    plan.model.stored_weights_source.clear();
+  }
   if (w.kind != WorkloadKind::weights && w.seq_len + w.new_tokens > model.max_seq_len) {
     plan.warnings.push_back(std::to_string(w.seq_len + w.new_tokens) + " tokens exceed " + model.name +
                             "'s context of " + std::to_string(model.max_seq_len));

@@ -43,9 +43,10 @@ std::vector<SweepPoint> expand_grid(std::size_t models, const SweepAxes& a) {
   out.reserve(points);
   for (std::size_t m = 0; m < models; ++m) {
     for (const WorkloadKind kind : a.workloads) {
-      for (const Precision& p : a.precisions) {
+      for (std::size_t i = 0; i < a.precisions.size(); ++i) {
+        const bool named = i < a.named.size() && a.named[i];
         for (const std::uint64_t b : a.batches) {
-          for (const std::uint64_t s : a.seqs) out.push_back(SweepPoint{m, kind, p, b, s});
+          for (const std::uint64_t s : a.seqs) out.push_back(SweepPoint{m, kind, a.precisions[i], b, s, named});
         }
       }
     }
@@ -71,7 +72,16 @@ std::vector<SweepRow> run_sweep(const std::vector<ModelSpec>& models, const Work
   for (const SweepPoint& point : points) {
     SweepRow row;
     row.point = point;
-    const ModelSpec& spec = models[point.model];
+    const ModelSpec* spec_ptr = &models[point.model];
+    ModelSpec repriced;
+    if (point.named && !spec_ptr->stored_weights_source.empty()) {
+      repriced = *spec_ptr;
+      repriced.stored_weights.clear();
+      repriced.stored_weights_source.clear();
+      row.notes.push_back("`precision` " + to_string(point.precision) + " overrides the checkpoint's quantisation");
+      spec_ptr = &repriced;
+    }
+    const ModelSpec& spec = *spec_ptr;
     const Workload w = workload_at(base, point, axes);
     try {
       const Breakdown b = estimate_workload(spec, w);

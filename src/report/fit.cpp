@@ -51,6 +51,7 @@ void table(const FitReport& report, const PrintOptions& options, std::ostream& o
   const std::string next = r.next_total ? format_bytes(*r.next_total, u) : std::string("more than 64 bits of bytes");
   if (r.value == 0) {
     out << fmt::format("result     nothing fits: {} 1 needs {}\n", f.vary, next);
+    for (const std::string& w : report.plan.warnings) out << "warning: " << w << '\n';
     return;
   }
   out << fmt::format("result     {} {} fits: {}\n", f.vary, r.value, format_bytes(f.total, u));
@@ -73,6 +74,8 @@ void table(const FitReport& report, const PrintOptions& options, std::ostream& o
                        : *report.given == Verdict::above_threshold ? "fits, but above the threshold"
                                                                    : "does not fit");
   }
+  // The plan's warnings (a quantisation the import could not price, a precision overriding it).
+  for (const std::string& w : report.plan.warnings) out << "warning: " << w << '\n';
 }
 
 void json(const FitReport& report, std::ostream& out) {

@@ -34,7 +34,7 @@ int run_fit(const FitArgs& a) {
   for (const OptionDef& o : plan_options()) {
     if (o.key == key) report.option = flag_of(o);
   }
-  report.result = fit_largest(model.spec, plan.workload, knob, budget_limit(*plan.budget, plan.threshold));
+  report.result = fit_largest(plan.model, plan.workload, knob, budget_limit(*plan.budget, plan.threshold));
   report.given = estimate_totals(plan).verdict;
   print(report, print_options, std::cout);
   return 0;

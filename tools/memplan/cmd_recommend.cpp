@@ -52,10 +52,10 @@ int run_recommend(const RecommendArgs& a) {
   request.policy = settings.policy;
   request.workload = plan.workload;
   request.limit = budget_limit(*plan.budget, plan.threshold);
-  report.recommendation = recommend(model.spec, request);
+  report.recommendation = recommend(plan.model, request);
   for (const Mitigation& m : report.recommendation.mitigations) report.commands.push_back(command_of(a, m));
   if (report.recommendation.combined) report.combined_command = command_of(a, *report.recommendation.combined);
-  report.gpus = gpu_options(model.spec, plan.workload, settings.precision, settings.policy, builtin_gpus(), plan.threshold);
+  report.gpus = gpu_options(plan.model, plan.workload, settings.precision, settings.policy, builtin_gpus(), plan.threshold);
   print(report, print_options, std::cout);
   return 0;
 }

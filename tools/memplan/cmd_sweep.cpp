@@ -56,6 +56,7 @@ int run_sweep(const SweepArgs& a) {
   for (const std::string& ref : a.models) {
     models.push_back(find_model(ref).spec);
     report.models.push_back(models.back().name);
+    for (const std::string& w : models.back().import_warnings) report.notes.push_back(models.back().name + ": " + w);
   }
 
   SweepAxes axes;
@@ -86,6 +87,7 @@ int run_sweep(const SweepArgs& a) {
   // Each requested precision resolved once: for the GPU, or auto as bf16 without one.
   axes.precisions.clear();
   for (const std::string& p : a.precisions) {
+    axes.named.push_back(p != "auto");
     if (gpu) {
       ResolveRequest q;
       q.precision = p;

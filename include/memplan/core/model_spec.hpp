@@ -61,6 +61,13 @@ struct ModelSpec {
   // and the weights precision no longer applies to them; the fields above still size the
   // caches and activations.
   std::vector<StoredTensors> stored_weights;
+  // How a quantised checkpoint stores stored_weights, in one line ("AWQ 4-bit, groups of 128
+  // (quantization_config)"); empty when they are the file itself (a .gguf). When set, a
+  // `precision` given explicitly prices the architecture at that precision instead, and says so.
+  std::string stored_weights_source;
+  // What importing the checkpoint assumed that every estimate should show (a quantisation
+  // method memplan does not price); bind() makes each a warning of the plan.
+  std::vector<std::string> import_warnings;
 };
 
 // Returns a spec holding `family`'s conventions (MLP kind, positions, norm, biases, head

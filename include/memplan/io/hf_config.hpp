@@ -26,8 +26,12 @@ std::vector<std::string> hf_model_types();
 // parameter count are ignored;
 // keys that add parameters memplan's spec cannot describe (OPT's word_embed_proj_dim !=
 // hidden_size, Phi's qk_layernorm, BERT's relative position embeddings) are refused.
+// A quantization_config fills spec.stored_weights with the checkpoint's layout
+// (docs/quantization.md) and says what it assumed in the notes; a method memplan does not
+// price becomes spec.import_warnings instead.
 // Throws ConfigError naming file:line:column and the key (an unsupported model_type lists
-// the supported ones; JSON syntax errors are located by nlohmann's byte position).
+// the supported ones; JSON syntax errors are located by nlohmann's byte position; a
+// quantization_config whose values its library could not store).
 HfImport parse_hf_config(std::string_view text, const std::string& file, const std::string& name);
 
 // Reads and maps a config.json. Without a _name_or_path the model is named after the

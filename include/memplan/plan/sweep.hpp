@@ -28,6 +28,9 @@ struct SweepAxes {
   std::vector<std::uint64_t> batches = {1};                         // sequences per pass
   std::vector<std::uint64_t> seqs = {2048};                         // input tokens per sequence (innermost)
   std::uint64_t new_tokens = 256;                                   // generation points: tokens generated after the prompt
+  // Per precision: named by the user rather than auto. A named precision replaces a quantised
+  // checkpoint's stored weights (ModelSpec::stored_weights_source), as bind() does. Empty: none.
+  std::vector<bool> named = {};
 };
 
 // One point of the grid.
@@ -37,6 +40,7 @@ struct SweepPoint {
   Precision precision = precisions::bf16;
   std::uint64_t batch = 1;
   std::uint64_t seq = 2048;
+  bool named = false;                       // the precision was named (SweepAxes::named)
 };
 
 // Returns every point of `models` x axes.workloads x precisions x batches x seqs, nested
