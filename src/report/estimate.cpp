@@ -32,11 +32,20 @@ EstimateHeader estimate_header(const EstimateReport& r) {
   const Precision& weights = w.weights.precision;
   h.precision_requested = plan.precision_requested;
   h.precision_resolved = to_string(weights);
-  h.precision_description = is_quantized(weights) ? describe(weights) + " on linear layers; " +
-                                                        to_string(w.weights.unquantized) + " elsewhere"
-                                                  : describe(weights);
+  if (!plan.model.stored_weights.empty()) {
+    // The weights are the checkpoint's bytes; the resolved precision sets the rest.
+    h.precision_description = "weights as the checkpoint stores them" +
+                              (plan.model.stored_weights_source.empty()
+                                   ? std::string(" (its tensor types)")
+                                   : " (" + plan.model.stored_weights_source + ")");
+  } else {
+    h.precision_description = is_quantized(weights) ? describe(weights) + " on linear layers; " +
+                                                          to_string(w.weights.unquantized) + " elsewhere"
+                                                    : describe(weights);
+  }
   if (w.kind != WorkloadKind::weights) h.precision_description += "; activations " + to_string(compute_precision(w));
-  if (!plan.precision_note.empty()) h.precision_description += " (" + plan.precision_note + ")";
+  const bool all_stored = !plan.model.stored_weights.empty() && w.kind == WorkloadKind::weights;
+  if (!plan.precision_note.empty() && !all_stored) h.precision_description += " (" + plan.precision_note + ")";
   h.warnings = plan.warnings;
   if (plan.layout && plan.layout->vllm && r.estimate.layout && r.estimate.layout->serving) {
     h.workload_kind = "serving";  // a server: no fixed batch or sequence, so no warnings about them
