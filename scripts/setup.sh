@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake make g++ pkg-config libyaml-cpp-dev libfmt-dev libspdlog-dev libcli11-dev
-          libeigen3-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev python3-jsonschema
+          libeigen3-dev nlohmann-json3-dev libcurl4-openssl-dev libgtest-dev libgmock-dev libbenchmark-dev python3-jsonschema
           clang-format clang-tidy)  # clang-format and clang-tidy (14 on Debian 12): scripts/lint
 read -r -a extra <<< "${MEMPLAN_EXTRA_PACKAGES:-}"
 packages+=("${extra[@]}")

@@ -4,12 +4,15 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "embedded_configs.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
+#include "memplan/io/checkpoint_model.hpp"
 #include "memplan/io/gguf.hpp"
 #include "memplan/io/hf_config.hpp"
+#include "memplan/io/hub.hpp"
 #include "text_file.hpp"
 #include "yaml_fields.hpp"
 
@@ -130,12 +133,25 @@ ModelEntry load_builtin_model(std::string_view name) {
               "model");
 }
 
-ModelEntry find_model(std::string_view name_or_path) {
-  const bool path_like = name_or_path.find('/') != std::string_view::npos || name_or_path.ends_with(".yaml") ||
-                         name_or_path.ends_with(".yml");
-  if (name_or_path.ends_with(".json")) return load_hf_config(std::string(name_or_path)).entry;  // a Hugging Face config
-  if (name_or_path.ends_with(".gguf")) return load_gguf_model(std::string(name_or_path)).entry;  // a llama.cpp model
-  if (path_like) return load_model_file(std::string(name_or_path));
+ModelEntry find_model(std::string_view name_or_path, const std::function<void(const std::string&)>& progress) {
+  const std::string path(name_or_path);
+  const auto ends = [&](std::string_view suffix) { return name_or_path.ends_with(suffix); };
+  std::error_code ec;
+  // A snapshot directory, a .safetensors file or an index: the config.json beside them
+  // and the weights as their headers store them.
+  if (std::filesystem::is_directory(path, ec) || ends(".safetensors") || ends(".safetensors.index.json")) {
+    return load_checkpoint_model(path);
+  }
+  if (ends(".json")) return load_hf_config(path).entry;   // a Hugging Face config
+  if (ends(".gguf")) return load_gguf_model(path).entry;  // a llama.cpp model
+  if (ends(".yaml") || ends(".yml")) return load_model_file(path);
+  if (name_or_path.find('/') != std::string_view::npos) {
+    // ORG/NAME names a Hub model unless a file of that name is here.
+    if (!std::filesystem::exists(path, ec)) {
+      if (const std::optional<HubId> id = parse_hub_id(name_or_path)) return load_hub_model(*id, progress);
+    }
+    return load_model_file(path);
+  }
   return load_builtin_model(name_or_path);
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "progress.hpp"
 #include "plan_options.hpp"
 #include "commands.hpp"
 #include "validators.hpp"
@@ -92,7 +93,7 @@ std::string largest_parts(const Breakdown& b, Units units) {
 int run_budget_table(const BudgetArgs& args) {
   const PrintOptions print_options = args.output.print_options<BudgetTableReport>();
   const Units units = print_options.units;
-  const ModelEntry entry = find_model(args.model);
+  const ModelEntry entry = find_model(args.model, say_fetch);
   const ModelSpec& spec = entry.spec;
   const std::vector<GpuSpec> table = builtin_gpus();
   const GpuSpec gpu = find_gpu(args.gpu, table);

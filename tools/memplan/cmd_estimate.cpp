@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "progress.hpp"
 #include "commands.hpp"
 #include "memplan/io/model_file.hpp"
 #include "memplan/report/estimate.hpp"
@@ -21,7 +22,7 @@ struct EstimateArgs {
 
 int run_estimate(const EstimateArgs& args) {
   const PrintOptions print_options = args.output.print_options<EstimateReport>();
-  const ModelEntry entry = find_model(args.model);
+  const ModelEntry entry = find_model(args.model, say_fetch);
   spdlog::debug("model {} from {}", entry.spec.name, entry.origin);
   const PlanSettings settings = plan_settings(args.options);
   const Plan plan = bind(entry.spec, settings, choose_device(args.device, settings));

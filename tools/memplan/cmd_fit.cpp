@@ -4,6 +4,7 @@
 // (the one that binds). The plan is bound as `memplan estimate` binds it.
 #include <iostream>
 
+#include "progress.hpp"
 #include "commands.hpp"
 #include "memplan/io/model_file.hpp"
 #include "memplan/plan/fit.hpp"
@@ -24,7 +25,7 @@ struct FitArgs {
 
 int run_fit(const FitArgs& a) {
   const PrintOptions print_options = a.output.print_options<FitReport>();
-  const ModelEntry model = find_model(a.model);
+  const ModelEntry model = find_model(a.model, say_fetch);
   const PlanSettings settings = plan_settings(a.options);
   FitReport report;
   report.plan = bind(model.spec, settings, choose_device(a.device, settings));

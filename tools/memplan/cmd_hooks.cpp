@@ -3,6 +3,7 @@
 #include <iostream>
 #include <map>
 
+#include "progress.hpp"
 #include "commands.hpp"
 #include "validators.hpp"
 #include "memplan/estimators/activations.hpp"
@@ -28,7 +29,7 @@ struct HooksArgs {
 
 void run_hooks(const HooksArgs& a) {
   const PrintOptions print_options = a.output.print_options<HooksReport>();
-  const ModelEntry entry = find_model(a.model);
+  const ModelEntry entry = find_model(a.model, say_fetch);
   ActivationCacheOptions o;
   o.batch = a.batch;
   o.seq = a.seq ? a.seq : std::min<std::uint64_t>(2048, entry.spec.max_seq_len);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "progress.hpp"
 #include "commands.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
@@ -106,7 +107,7 @@ int import_checkpoint(const ImportArgs& args, const std::string& path, InputKind
   // The architecture to compare with: --model, or a config.json beside the checkpoint.
   std::optional<ModelEntry>& architecture = report.architecture;
   if (!args.model.empty()) {
-    architecture = find_model(args.model);
+    architecture = find_model(args.model, say_fetch);
   } else {
     const std::filesystem::path config = std::filesystem::path(path).parent_path() / "config.json";
     std::error_code ec;

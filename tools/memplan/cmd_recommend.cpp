@@ -4,6 +4,7 @@
 // and the smallest GPUs of the table that fit the plan as given.
 #include <iostream>
 
+#include "progress.hpp"
 #include "commands.hpp"
 #include "memplan/io/gpu_table.hpp"
 #include "memplan/io/model_file.hpp"
@@ -40,7 +41,7 @@ ChangeCommand command_of(const RecommendArgs& a, const Mitigation& m) {
 
 int run_recommend(const RecommendArgs& a) {
   const PrintOptions print_options = a.output.print_options<RecommendReport>();
-  const ModelEntry model = find_model(a.model);
+  const ModelEntry model = find_model(a.model, say_fetch);
   const PlanSettings settings = plan_settings(a.options);
   RecommendReport report;
   report.plan = bind(model.spec, settings, choose_device(a.device, settings));

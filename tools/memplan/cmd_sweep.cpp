@@ -54,7 +54,7 @@ int run_sweep(const SweepArgs& a) {
   std::vector<ModelSpec> models;
   SweepReport report;
   for (const std::string& ref : a.models) {
-    models.push_back(find_model(ref).spec);
+    models.push_back(find_model(ref, say_fetch).spec);
     report.models.push_back(models.back().name);
     for (const std::string& w : models.back().import_warnings) report.notes.push_back(models.back().name + ": " + w);
   }

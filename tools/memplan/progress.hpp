@@ -48,4 +48,8 @@ class Progress {
   std::chrono::steady_clock::time_point last_{};
 };
 
+// Says on stderr what a Hub fetch is doing (find_model's progress): each step is one
+// network round that may take seconds, so each gets a line of its own.
+inline void say_fetch(const std::string& what) { std::cerr << "memplan: " << what << std::endl; }
+
 }  // namespace memplan::cli

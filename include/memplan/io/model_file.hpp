@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,11 +36,14 @@ std::vector<std::string> builtin_model_names();
 // Returns a built-in model. Throws Error(invalid_input) naming the closest names.
 ModelEntry load_builtin_model(std::string_view name);
 
-// Returns the model a user named: a Hugging Face config.json (load_hf_config) when the
-// argument ends in .json, a GGUF file (load_gguf_model: the architecture, with the weights
-// as the file stores them) when it ends in .gguf, a model file when it contains '/' or ends
-// in .yaml/.yml, otherwise a built-in name.
-ModelEntry find_model(std::string_view name_or_path);
+// Returns the model a user named: a snapshot directory, a .safetensors file or a
+// model.safetensors.index.json (the config.json beside them, the weights as their headers
+// store them: load_checkpoint_model); a Hugging Face config.json (load_hf_config); a GGUF
+// file (load_gguf_model); a model file (.yaml, .yml, or another path that exists); a
+// Hugging Face Hub id ORG/NAME[@REVISION] that is not a local path (load_hub_model); or a
+// built-in name.
+// `progress` (may be empty) hears what is fetched from the network, one line per step.
+ModelEntry find_model(std::string_view name_or_path, const std::function<void(const std::string&)>& progress = {});
 
 // The model `memplan estimate` uses when none is named.
 inline constexpr std::string_view default_model_name = "llama-2-7b";
