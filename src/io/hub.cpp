@@ -306,11 +306,11 @@ std::string memplan_hub_cache_dir() {
   return {};
 }
 
-ModelEntry load_hub_model(const HubId& id, const std::function<void(const std::string&)>& progress) {
+HubSnapshot hub_snapshot(const HubId& id, const std::function<void(const std::string&)>& progress) {
   const std::string hf_cache = hf_hub_cache_dir();
-  if (const fs::path s = cached_snapshot(hf_cache, id); !s.empty()) return from_snapshot(s, id, "Hugging Face cache");
+  if (const fs::path s = cached_snapshot(hf_cache, id); !s.empty()) return {s.string(), "Hugging Face cache"};
   const std::string ours = memplan_hub_cache_dir();
-  if (const fs::path s = cached_snapshot(ours, id); !s.empty()) return from_snapshot(s, id, "memplan's Hub cache");
+  if (const fs::path s = cached_snapshot(ours, id); !s.empty()) return {s.string(), "memplan's Hub cache"};
   if (env_true("HF_HUB_OFFLINE")) {
     fail(id.repo(), "HF_HUB_OFFLINE is set and " + id.repo() + " is in neither the Hugging Face cache (" +
                         (hf_cache.empty() ? std::string("none") : hf_cache) + ") nor memplan's (" +
@@ -318,7 +318,12 @@ ModelEntry load_hub_model(const HubId& id, const std::function<void(const std::s
                         "): unset it to fetch the config and headers, or name a local file");
   }
   if (ours.empty()) fail(id.repo(), "no cache directory for what is fetched: set MEMPLAN_CACHE_DIR, XDG_CACHE_HOME or HOME");
-  return from_snapshot(fetch(id, ours, progress), id, "fetched from the Hub, cached in " + ours);
+  return {fetch(id, ours, progress).string(), "fetched from the Hub, cached in " + ours};
+}
+
+ModelEntry load_hub_model(const HubId& id, const std::function<void(const std::string&)>& progress) {
+  const HubSnapshot snapshot = hub_snapshot(id, progress);
+  return from_snapshot(snapshot.directory, id, snapshot.where);
 }
 
 }  // namespace memplan

@@ -122,6 +122,13 @@ class HubTest(unittest.TestCase):
             self.assertEqual(served, self.header_bytes)
             table = run(["estimate", "org/tiny", "-w", "weights"], env)
             self.assertIn("its safetensors headers: BF16 x 16, F32 x 5", table.stdout)
+            # import: the model file of the config, and the inventory of the headers.
+            r = run(["import", "org/tiny"], env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("d_model: 64\n", r.stdout)
+            r = run(["import", "safetensors", "org/tiny"], env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("106,816", r.stdout)
         # The server is gone: the second run reads memplan's cache, also with HF_HUB_OFFLINE.
         for extra in ({}, {"HF_HUB_OFFLINE": "1"}):
             r = run(["estimate", "org/tiny", "-w", "weights", "--format", "json"],

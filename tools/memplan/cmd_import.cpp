@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "progress.hpp"
 #include "commands.hpp"
@@ -13,6 +14,7 @@
 #include "memplan/core/text.hpp"
 #include "memplan/io/atomic_file.hpp"
 #include "memplan/io/hf_config.hpp"
+#include "memplan/io/hub.hpp"
 #include "memplan/io/model_file.hpp"
 #include "memplan/io/safetensors.hpp"
 #include "memplan/report/import.hpp"
@@ -154,8 +156,10 @@ void define_import(CLI::App& self, int& exit_code) {
       "  memplan import Llama-2-7b-hf/config.json -o llama.yaml   then: memplan estimate llama.yaml\n"
       "  memplan import Llama-2-7b-hf/config.json                 the model file on stdout\n"
       "  memplan import Llama-2-7b-hf/model.safetensors.index.json\n"
+      "  memplan import safetensors Qwen/Qwen2.5-7B-Instruct       a Hub model's headers (docs/hub.md)\n"
       "  memplan estimate Llama-2-7b-hf/config.json               estimate reads a config.json directly");
-  cmd->add_option("INPUT", args->inputs, "[hf|safetensors] PATH: a config.json, a .safetensors file or an index.json")
+  cmd->add_option("INPUT", args->inputs,
+                  "[hf|safetensors] PATH: a config.json, a .safetensors file, an index.json, or a Hub id ORG/NAME[@REV]")
       ->required()
       ->expected(1, 2);
   cmd->add_option("-o,--output", args->output,
@@ -166,7 +170,20 @@ void define_import(CLI::App& self, int& exit_code) {
   cmd->add_flag("--tensors", args->tensors, "checkpoint: list every tensor with its dtype, shape and bytes");
   add_output_options(*cmd, args->output_options);
   cmd->callback([args, &exit_code] {
-    const std::string& path = args->inputs.back();
+    std::string path = args->inputs.back();
+    // A Hub id: its snapshot's config.json, or with 'safetensors' its index or single file.
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      if (const std::optional<HubId> id = parse_hub_id(path)) {
+        const std::filesystem::path dir = hub_snapshot(*id, say_fetch).directory;
+        path = (dir / "config.json").string();
+        if (args->inputs.size() == 2 && args->inputs.front() == "safetensors") {
+          path = std::filesystem::exists(dir / "model.safetensors.index.json", ec)
+                     ? (dir / "model.safetensors.index.json").string()
+                     : (dir / "model.safetensors").string();
+        }
+      }
+    }
     const InputKind kind = kind_of(args->inputs, path);
     exit_code = kind == InputKind::hf_config ? import_config(*args, path) : import_checkpoint(*args, path, kind);
   });

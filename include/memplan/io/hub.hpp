@@ -37,6 +37,16 @@ std::string hf_hub_cache_dir();
 // memplan's own cache of fetched configs and headers (see above).
 std::string memplan_hub_cache_dir();
 
+// Where a Hub model's files are on this machine: a snapshot directory of the Hugging Face
+// cache or of memplan's (config.json, the index, header-only shards).
+struct HubSnapshot {
+  std::string directory;
+  std::string where;  // "Hugging Face cache", "memplan's Hub cache", "fetched from the Hub, cached in DIR"
+};
+
+// Returns the snapshot of `id`, fetching it when no cache holds it. Throws as load_hub_model.
+HubSnapshot hub_snapshot(const HubId& id, const std::function<void(const std::string&)>& progress = {});
+
 // Returns the model `id` names, with the weights as its safetensors headers store them
 // when the repository has safetensors weights. `progress` (may be empty) is told what is
 // being fetched. Throws ConfigError naming the id or the URL, with what to do: gated or
