@@ -43,20 +43,20 @@ struct Command {
 std::span<const Command> commands();
 
 void define_estimate(CLI::App& cmd, int& exit_code);
-void define_hooks(CLI::App& cmd, int& exit_code);
-void define_attention(CLI::App& cmd, int& exit_code);
-void define_models(CLI::App& cmd, int& exit_code);
-void define_gpus(CLI::App& cmd, int& exit_code);
-void define_probe(CLI::App& cmd, int& exit_code);
-void define_resolve(CLI::App& cmd, int& exit_code);
-void define_measure(CLI::App& cmd, int& exit_code);
-void define_calibrate(CLI::App& cmd, int& exit_code);
-void define_import(CLI::App& cmd, int& exit_code);
-void define_check(CLI::App& cmd, int& exit_code);
-void define_fit(CLI::App& cmd, int& exit_code);
-void define_budget_table(CLI::App& cmd, int& exit_code);
-void define_sweep(CLI::App& cmd, int& exit_code);
-void define_recommend(CLI::App& cmd, int& exit_code);
+void define_hooks(CLI::App& self, int& exit_code);
+void define_attention(CLI::App& self, int& exit_code);
+void define_models(CLI::App& self, int& exit_code);
+void define_gpus(CLI::App& self, int& exit_code);
+void define_probe(CLI::App& self, int& exit_code);
+void define_resolve(CLI::App& self, int& exit_code);
+void define_measure(CLI::App& self, int& exit_code);
+void define_calibrate(CLI::App& self, int& exit_code);
+void define_import(CLI::App& self, int& exit_code);
+void define_check(CLI::App& self, int& exit_code);
+void define_fit(CLI::App& self, int& exit_code);
+void define_budget_table(CLI::App& self, int& exit_code);
+void define_sweep(CLI::App& self, int& exit_code);
+void define_recommend(CLI::App& self, int& exit_code);
 void define_help(CLI::App& cmd, int& exit_code);
 void define_completion(CLI::App& cmd, int& exit_code);
 

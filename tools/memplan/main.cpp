@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <array>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <optional>
@@ -135,7 +136,9 @@ std::vector<std::string> split_hook_filters(const std::vector<std::string>& valu
 
 }  // namespace memplan::cli
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_main(int argc, char** argv) {
   using namespace memplan;
   spdlog::set_default_logger(spdlog::stderr_color_st("memplan"));
   spdlog::set_pattern("memplan: %l: %v");
@@ -209,4 +212,20 @@ int main(int argc, char** argv) {
     std::cerr << "memplan: internal error: " << cli::terminal_safe(e.what()) << '\n';
     return 3;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Set-up before the parse (the logger, the command table) can throw too: nothing escapes.
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fputs("memplan: internal error: ", stderr);
+    std::fputs(e.what(), stderr);
+    std::fputs("\n", stderr);
+  } catch (...) {
+    std::fputs("memplan: internal error\n", stderr);
+  }
+  return 3;
 }
