@@ -46,7 +46,8 @@ void BM_weights_arithmetic_only_7b(benchmark::State& state) {
   for (auto _ : state) {
     Bytes total;
     for (const TensorGroup& g : tensors) {
-      total = total.plus(Bytes(ceil_div(matrix_bits(plan.precision, g.rows, g.cols), 8)).times(g.copies, "bytes"), "total");
+      total = total.plus(Bytes(ceil_div(matrix_bits(plan.precision, g.rows, g.cols), 8)).times(g.copies, "bytes"),
+                         "total");
     }
     benchmark::DoNotOptimize(total);
   }

@@ -37,7 +37,9 @@ Workload workload_of(const Plan& plan, WorkloadKind kind) {
 
 }  // namespace
 
-Bytes full(const Plan& plan) { return estimate_workload(*plan.model, workload_of(plan, WorkloadKind::inference)).total(); }
+Bytes full(const Plan& plan) {
+  return estimate_workload(*plan.model, workload_of(plan, WorkloadKind::inference)).total();
+}
 
 Bytes weights_totals(const Plan& plan) {
   return estimate_workload_bytes(*plan.model, workload_of(plan, WorkloadKind::weights)).total;

@@ -32,6 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::write_bytes(path, data, size);
   SafetensorsInventory inventory;
   if (!fuzz::reads_or_locates([&] { inventory = read_safetensors_index(path); })) return 0;
-  if (inventory.files.empty() || inventory.tensors.empty()) fuzz::finding("an index accepted with no shard or tensor", path);
+  if (inventory.files.empty() || inventory.tensors.empty())
+    fuzz::finding("an index accepted with no shard or tensor", path);
   return 0;
 }

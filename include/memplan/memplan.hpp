@@ -44,11 +44,11 @@
 #include "memplan/estimators/training.hpp"
 #include "memplan/estimators/weights.hpp"
 
-#include "memplan/plan/workload.hpp"  // estimate_workload: every estimator a workload needs, composed
-#include "memplan/plan/layout.hpp"    // estimate_layout: a workload over several GPUs, per device
-#include "memplan/plan/fit.hpp"       // fit_largest: the largest batch, sequence or chunk under a limit
-#include "memplan/plan/recommend.hpp" // recommend, gpu_options: ranked changes, GPU choice
-#include "memplan/plan/sweep.hpp"     // run_sweep: a grid of plans
+#include "memplan/plan/fit.hpp"        // fit_largest: the largest batch, sequence or chunk under a limit
+#include "memplan/plan/layout.hpp"     // estimate_layout: a workload over several GPUs, per device
+#include "memplan/plan/recommend.hpp"  // recommend, gpu_options: ranked changes, GPU choice
+#include "memplan/plan/sweep.hpp"      // run_sweep: a grid of plans
+#include "memplan/plan/workload.hpp"   // estimate_workload: every estimator a workload needs, composed
 
 #include "memplan/io/gpu_table.hpp"
 #include "memplan/io/model_file.hpp"

@@ -17,8 +17,7 @@ Error::Error(ErrorKind kind, const std::string& message, std::string key)
     : std::runtime_error(message), kind_(kind), key_(std::move(key)) {}
 
 namespace {
-std::string located(const std::string& file, std::size_t line, std::size_t column,
-                    const std::string& message) {
+std::string located(const std::string& file, std::size_t line, std::size_t column, const std::string& message) {
   std::string where = file;
   if (line > 0) {
     where += ':' + std::to_string(line);

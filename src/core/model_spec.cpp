@@ -99,9 +99,8 @@ ModelSpec family_defaults(Family family) {
     case Family::llama:
     case Family::mistral:
     case Family::mixtral:
-    case Family::phi3:
-      break;  // the struct's defaults: gated SiLU MLP, rotary, RMSNorm, no biases, untied
-    case Family::qwen2:  // biases on q, k, v only
+    case Family::phi3: break;  // the struct's defaults: gated SiLU MLP, rotary, RMSNorm, no biases, untied
+    case Family::qwen2:        // biases on q, k, v only
       s.attn_qkv_bias = true;
       break;
     case Family::gemma:  // tied head, GeGLU
@@ -170,12 +169,11 @@ void validate(const ModelSpec& s) {
                                      " but the model has no experts (experts: 0)");
   }
   if (s.experts > 0 && (s.experts_per_token == 0 || s.experts_per_token > s.experts)) {
-    invalid("experts_per_token", "experts_per_token must be between 1 and experts (" +
-                                     std::to_string(s.experts) + ")");
+    invalid("experts_per_token", "experts_per_token must be between 1 and experts (" + std::to_string(s.experts) + ")");
   }
   if (s.n_positions != 0 && s.positional != Positional::learned) {
-    invalid("n_positions", "n_positions sizes a learned position table, but positional is '" +
-                               to_string(s.positional) + "'");
+    invalid("n_positions",
+            "n_positions sizes a learned position table, but positional is '" + to_string(s.positional) + "'");
   }
 
   // Sizes that are each in range can still multiply past 64 bits: say so at the largest of
@@ -185,8 +183,11 @@ void validate(const ModelSpec& s) {
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::overflow) throw;
     std::pair<const char*, std::uint64_t> largest{"d_model", s.d_model};
-    for (const auto& size : {std::pair<const char*, std::uint64_t>{"d_mlp", s.d_mlp}, {"n_layers", s.n_layers},
-                             {"vocab_size", s.vocab_size}, {"d_head", s.d_head}, {"n_heads", s.n_heads}}) {
+    for (const auto& size : {std::pair<const char*, std::uint64_t>{"d_mlp", s.d_mlp},
+                             {"n_layers", s.n_layers},
+                             {"vocab_size", s.vocab_size},
+                             {"d_head", s.d_head},
+                             {"n_heads", s.n_heads}}) {
       if (size.second > largest.second) largest = size;
     }
     throw Error(ErrorKind::overflow,

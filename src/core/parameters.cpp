@@ -47,12 +47,14 @@ std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
   const bool moe = s.experts > 0;
   const char* mlp_component = moe ? "experts" : "mlp";
   const std::uint64_t mlp_copies = moe ? checked_mul(layers, s.experts, "n_layers * experts") : layers;
-  if (s.mlp == MlpKind::gated) add_linear(out, mlp_component, "gate", "gate.bias", s.d_model, s.d_mlp, mlp_copies, s.mlp_bias);
+  if (s.mlp == MlpKind::gated)
+    add_linear(out, mlp_component, "gate", "gate.bias", s.d_model, s.d_mlp, mlp_copies, s.mlp_bias);
   add_linear(out, mlp_component, "up", "up.bias", s.d_model, s.d_mlp, mlp_copies, s.mlp_bias);
   add_linear(out, mlp_component, "down", "down.bias", s.d_mlp, s.d_model, mlp_copies, s.mlp_bias);
   if (moe) out.push_back({"router", "router", s.experts, s.d_model, layers, TensorRole::router});
 
-  add_norm(out, s, "norms", "layer_norm.weight", "layer_norm.bias", checked_mul(layers, s.norms_per_layer, "n_layers * norms_per_layer"));
+  add_norm(out, s, "norms", "layer_norm.weight", "layer_norm.bias",
+           checked_mul(layers, s.norms_per_layer, "n_layers * norms_per_layer"));
   if (s.final_norm) add_norm(out, s, "norms", "final_norm.weight", "final_norm.bias", 1);
 
   if (s.lm_head == LmHead::untied) {

@@ -100,17 +100,17 @@ std::string describe(const Precision& p) {
 }
 
 std::vector<std::string> precision_names() {
-  return {"fp32", "tf32", "fp16", "bf16", "fp8", "fp8_e4m3", "fp8_e5m2", "int8", "int8-g128",
-          "int4", "int4-g128", "int4-g64", "int4-g32", "int4-g128-zp", "nf4", "nf4-dq", "fp4", "fp4-dq"};
+  return {"fp32", "tf32",      "fp16",     "bf16",     "fp8",          "fp8_e4m3", "fp8_e5m2", "int8", "int8-g128",
+          "int4", "int4-g128", "int4-g64", "int4-g32", "int4-g128-zp", "nf4",      "nf4-dq",   "fp4",  "fp4-dq"};
 }
 
 namespace {
 
 constexpr std::uint32_t kFp16ScaleBits = 16;
 constexpr std::uint32_t kFp32ScaleBits = 32;
-constexpr std::uint32_t kBnbBlockSize = 64;          // bitsandbytes 4-bit default blocksize
-constexpr std::uint32_t kBnbSecondBlockSize = 256;   // bitsandbytes nested-quantisation block
-constexpr std::uint32_t kDefaultInt4GroupSize = 128; // GPTQ and AWQ default
+constexpr std::uint32_t kBnbBlockSize = 64;           // bitsandbytes 4-bit default blocksize
+constexpr std::uint32_t kBnbSecondBlockSize = 256;    // bitsandbytes nested-quantisation block
+constexpr std::uint32_t kDefaultInt4GroupSize = 128;  // GPTQ and AWQ default
 
 [[noreturn]] void unknown(std::string_view name) {
   throw Error(ErrorKind::invalid_input,

@@ -47,8 +47,7 @@ std::vector<std::string> closest_names(std::string_view wanted, const std::vecto
     const std::size_t distance = gap > allowed ? gap : edit_distance(want, cand);
     if (distance <= allowed || contains) scored.emplace_back(contains ? 0 : distance, candidate);
   }
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   // Only the nearest: one clear suggestion beats three vague ones.
   std::vector<std::string> out;
   for (std::size_t i = 0; i < scored.size() && i < limit && scored[i].first == scored[0].first; ++i) {

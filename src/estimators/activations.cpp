@@ -96,8 +96,8 @@ std::vector<Tokens> expand_pattern(std::string_view pattern, std::string_view wh
       return ec == std::errc() && end == t.data() + t.size() && !t.empty();
     };
     Tokens tokens;
-    if (dash != std::string_view::npos && number(item.substr(0, dash), first) &&
-        number(item.substr(dash + 1), last) && first <= last) {
+    if (dash != std::string_view::npos && number(item.substr(0, dash), first) && number(item.substr(dash + 1), last) &&
+        first <= last) {
       tokens.push_back({Token::range, "", first, last});
     } else {
       append_glob_text(tokens, item);
@@ -141,9 +141,7 @@ bool matches_tokens(const Tokens& tokens, std::string_view name) {
         case Token::one:
           if (pos < name.size()) next[pos + 1] = 1;
           break;
-        case Token::run:
-          std::fill(next.begin() + static_cast<std::ptrdiff_t>(pos), next.end(), 1);
-          break;
+        case Token::run: std::fill(next.begin() + static_cast<std::ptrdiff_t>(pos), next.end(), 1); break;
         case Token::range: {
           std::uint64_t value = 0;
           for (std::size_t end = pos; end < name.size() && name[end] >= '0' && name[end] <= '9'; ++end) {
@@ -180,7 +178,8 @@ class HookFilter {
         if (t.empty() || (t.size() == 1 && t.front().kind == Token::literal)) {
           exact_[t.empty() ? std::string() : t.front().text].push_back(i);
         } else {
-          if (++globs > kMaxFilterGlobs) too_many_alternatives(pattern, kMaxFilterGlobs, "globs and ranges in the filter");
+          if (++globs > kMaxFilterGlobs)
+            too_many_alternatives(pattern, kMaxFilterGlobs, "globs and ranges in the filter");
           const std::string prefix = t.front().kind == Token::literal ? t.front().text : std::string();
           globs_[prefix].push_back({i, std::move(t)});
         }
@@ -440,9 +439,12 @@ Breakdown estimate_activation_cache(const ModelSpec& spec, const ActivationCache
         ++count;
       }
       out.alternatives.push_back({"activations",
-                                  {"activations_full_cache", full_bytes,
-                                   "all " + std::to_string(count) + " hooks at " + dtype, std::nullopt,
-                                   "what caching every hook would take", {}}});
+                                  {"activations_full_cache",
+                                   full_bytes,
+                                   "all " + std::to_string(count) + " hooks at " + dtype,
+                                   std::nullopt,
+                                   "what caching every hook would take",
+                                   {}}});
     } catch (const Error& e) {
       // The comparison is past 2^64 bytes; the selective cache itself is not.
       if (e.kind() != ErrorKind::overflow) throw;
@@ -459,7 +461,8 @@ std::vector<std::uint64_t> parse_layer_selection(std::string_view text) {
   std::set<std::uint64_t> seen;
   const auto bad = [&] {
     throw Error(ErrorKind::invalid_input,
-                "invalid layer selection '" + printable(text) + "': expected numbers and ranges such as 3, 0,5,11 or 0-11",
+                "invalid layer selection '" + printable(text) +
+                    "': expected numbers and ranges such as 3, 0,5,11 or 0-11",
                 "layers");
   };
   const auto too_many = [&] {

@@ -39,7 +39,8 @@ class ItemSink {
 
   void add(const char* name, Dims dims, const Precision& dtype) {
     std::string shape;
-    for (const auto& [label, size] : dims) shape += (shape.empty() ? "" : " x ") + std::string(label) + "=" + std::to_string(size);
+    for (const auto& [label, size] : dims)
+      shape += (shape.empty() ? "" : " x ") + std::string(label) + "=" + std::to_string(size);
     const Bytes bytes = tensor_bytes(name, dims, dtype);
     item_.detail.push_back({name, bytes, shape + " at " + to_string(dtype), std::nullopt, "", {}});
     item_.bytes = item_.bytes.plus(bytes, "attention bytes");

@@ -21,7 +21,8 @@ std::uint64_t check(const ModelSpec& s, std::uint64_t batch, std::uint64_t seq, 
                     " per layer",
                 "heads");
   }
-  if (is_quantized(o.dtype)) throw Error(ErrorKind::invalid_input, "the pattern dtype must be a float precision", "pattern_dtype");
+  if (is_quantized(o.dtype))
+    throw Error(ErrorKind::invalid_input, "the pattern dtype must be a float precision", "pattern_dtype");
   return o.heads > 0 ? o.heads : s.n_heads;
 }
 
@@ -46,13 +47,14 @@ Breakdown estimate_attention_patterns(const ModelSpec& s, std::uint64_t batch, s
           tensor_row("pattern_chunk", {{"b", batch}, {"heads", heads}, {"chunk", chunk}, {"s", seq}}, o.dtype));
     }
   }
-  Item item = group_row(
-      "attention_patterns", std::move(rows),
-      o.reduce ? "entropy per query row kept, patterns computed " + group_digits(chunk) + " rows at a time and dropped"
-               : std::string(o.all_layers ? "every layer's" : "one layer's") +
-                     " patterns kept: layers x b x heads x s^2 x bytes");
+  Item item = group_row("attention_patterns", std::move(rows),
+                        o.reduce ? "entropy per query row kept, patterns computed " + group_digits(chunk) +
+                                       " rows at a time and dropped"
+                                 : std::string(o.all_layers ? "every layer's" : "one layer's") +
+                                       " patterns kept: layers x b x heads x s^2 x bytes");
   if (!o.reduce && o.all_layers) {
-    item.note = "chunking does not shrink kept patterns; reduce them per chunk (entropy) or analyse one layer at a time";
+    item.note =
+        "chunking does not shrink kept patterns; reduce them per chunk (entropy) or analyse one layer at a time";
   }
   return Breakdown{{item}};
 }

@@ -41,7 +41,10 @@ double peak_tflops(const GpuSpec& gpu, Format format, Format& used) {
     case Format::int8:
     case Format::int4:
     case Format::nf4:
-    case Format::fp4: chain.push_back(Format::bf16); chain.push_back(Format::fp16); break;
+    case Format::fp4:
+      chain.push_back(Format::bf16);
+      chain.push_back(Format::fp16);
+      break;
     case Format::fp32: break;
   }
   chain.push_back(Format::fp32);
@@ -51,14 +54,14 @@ double peak_tflops(const GpuSpec& gpu, Format format, Format& used) {
       return *value;
     }
   }
-  throw Error(ErrorKind::invalid_input, "GPU '" + gpu.name + "' lists no throughput figure, so no time can be estimated",
-              "gpu");
+  throw Error(ErrorKind::invalid_input,
+              "GPU '" + gpu.name + "' lists no throughput figure, so no time can be estimated", "gpu");
 }
 
 TimeEstimate estimate_time(const std::vector<Work>& parts, const GpuSpec& gpu, std::optional<double> efficiency) {
   if (efficiency && !(*efficiency > 0 && *efficiency <= 1)) {
-    throw Error(ErrorKind::invalid_input, "efficiency must be a fraction in (0, 1], got " + number_text(*efficiency, 3, false),
-                "efficiency");
+    throw Error(ErrorKind::invalid_input,
+                "efficiency must be a fraction in (0, 1], got " + number_text(*efficiency, 3, false), "efficiency");
   }
   TimeEstimate out;
   out.device = gpu.name;
@@ -90,7 +93,8 @@ TimeEstimate estimate_time(const std::vector<Work>& parts, const GpuSpec& gpu, s
       p.assumption += std::string(p.assumption.empty() ? "" : " + ") + flops_text(w.host_bytes) + " B on the host at " +
                       number_text(w.host_bytes_per_second / 1e6, 4, false) + " MB/s";
     }
-    if (!w.efficiency_reason.empty() && !efficiency && w.flops > 0) p.assumption += "; efficiency: " + w.efficiency_reason;
+    if (!w.efficiency_reason.empty() && !efficiency && w.flops > 0)
+      p.assumption += "; efficiency: " + w.efficiency_reason;
     out.seconds += p.seconds;
     out.parts.push_back(std::move(p));
   }

@@ -42,7 +42,8 @@ std::string wide_size_text(long double bytes) {
 
 Breakdown estimate_fisher_blocks(const FisherBlockOptions& o) {
   if (o.blocks == 0) throw Error(ErrorKind::invalid_input, "the Fisher needs at least one block", "fisher_blocks");
-  if (o.block_size == 0) throw Error(ErrorKind::invalid_input, "the Fisher block size must be at least 1", "fisher_block_size");
+  if (o.block_size == 0)
+    throw Error(ErrorKind::invalid_input, "the Fisher block size must be at least 1", "fisher_block_size");
   const std::uint64_t b = o.block_size;
   const std::uint64_t bb = checked_mul(b, b, "block elements");
   Item item = bytes_row("fisher_blocks", Bytes(0), "");
@@ -94,10 +95,10 @@ Breakdown estimate_grouped_fisher(const ModelSpec& spec, const GroupedFisherOpti
   if (o.samples == 0) throw Error(ErrorKind::invalid_input, "the grouped Fisher needs at least one sample", "batch");
   const std::uint64_t groups = fisher_groups(spec, o.grouping);
   const std::uint64_t values = o.per_sample ? checked_mul(groups, o.samples, "grouped Fisher values") : groups;
-  Item item = elements_row(
-      "grouped_fisher", values, o.dtype,
-      o.per_sample ? "groups x samples = " + group_digits(groups) + " x " + group_digits(o.samples)
-                   : "groups (running sums over " + group_digits(o.samples) + " samples) = " + group_digits(groups));
+  Item item = elements_row("grouped_fisher", values, o.dtype,
+                           o.per_sample ? "groups x samples = " + group_digits(groups) + " x " + group_digits(o.samples)
+                                        : "groups (running sums over " + group_digits(o.samples) +
+                                              " samples) = " + group_digits(groups));
   item.note = "one group per " + std::string(o.grouping == FisherGrouping::tensor ? "tensor" : "output channel") +
               "; the gradient pass that feeds it is counted apart";
   return Breakdown{{item}};
@@ -105,7 +106,8 @@ Breakdown estimate_grouped_fisher(const ModelSpec& spec, const GroupedFisherOpti
 
 FullCurvatureSize full_curvature_size(std::uint64_t params, const Precision& dtype, const std::string& what,
                                       const std::string& model, const std::optional<DeviceLimit>& largest) {
-  if (params == 0) throw Error(ErrorKind::invalid_input, "the " + what + " needs at least one parameter", "hessian_params");
+  if (params == 0)
+    throw Error(ErrorKind::invalid_input, "the " + what + " needs at least one parameter", "hessian_params");
   FullCurvatureSize out;
   out.params = params;
   const long double element = static_cast<long double>(element_bits(dtype.format)) / 8.0L;
@@ -138,7 +140,8 @@ Breakdown estimate_full_curvature(std::uint64_t params, const Precision& dtype, 
   const std::string what = name == "fisher" ? "full Fisher" : "Hessian";
   const FullCurvatureSize size = full_curvature_size(params, dtype, what, model, largest);
   const auto fail = [&] {
-    throw Error(ErrorKind::overflow, size.message + "; use `workload` lanczos for its top eigenvalues, or restrict it with `hessian_params`",
+    throw Error(ErrorKind::overflow,
+                size.message + "; use `workload` lanczos for its top eigenvalues, or restrict it with `hessian_params`",
                 "hessian_params");
   };
   if (!size.exact) fail();

@@ -43,7 +43,8 @@ Breakdown estimate_kv_cache(const ModelSpec& spec, const KvCacheOptions& o) {
     how += " (sliding window)";
     note = "capped at the model's " + std::to_string(spec.sliding_window) + "-token sliding window";
   }
-  if (tokens != windowed) how += " rounded up to " + std::to_string(tokens) + " (pages of " + std::to_string(o.page_tokens) + ")";
+  if (tokens != windowed)
+    how += " rounded up to " + std::to_string(tokens) + " (pages of " + std::to_string(o.page_tokens) + ")";
   const Bytes one_side = Bytes(layer_bytes(spec, o, tokens)).times(spec.n_layers, "KV cache bytes");
 
   const std::string formula = std::to_string(spec.n_layers) + " layers x " + std::to_string(spec.n_kv_heads) +
@@ -51,8 +52,9 @@ Breakdown estimate_kv_cache(const ModelSpec& spec, const KvCacheOptions& o) {
                               std::to_string(o.batch) + " batch at " + describe(o.precision);
   Item keys{"keys", one_side, formula, std::nullopt, "", {}};
   Item values{"values", one_side, formula, std::nullopt, "", {}};
-  Item cache{"kv_cache", one_side.plus(one_side, "KV cache bytes"), "2 (keys, values) x " + formula,
-             std::nullopt, note, {keys, values}};
+  Item cache{
+      "kv_cache",    one_side.plus(one_side, "KV cache bytes"), "2 (keys, values) x " + formula, std::nullopt, note,
+      {keys, values}};
   return Breakdown{{cache}};
 }
 

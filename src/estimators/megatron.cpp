@@ -25,8 +25,8 @@ std::string plural(std::uint64_t count, const std::string& one, const std::strin
 // ------------------------------------------------------------------ slice weights
 
 std::string shape_text(const TensorGroup& g, std::uint64_t copies) {
-  std::string out =
-      (copies > 1 ? std::to_string(copies) + " x " : "") + std::string(g.name) + " " + std::to_string(g.rows);
+  std::string out = (copies > 1 ? std::to_string(copies) + " x " : "") + std::string(g.name) + " " +
+                    std::to_string(g.rows);
   if (g.cols > 1) out += "x" + std::to_string(g.cols);
   return out;
 }
@@ -43,9 +43,10 @@ Precision storage(const TensorGroup& g, const WeightsOptions& o) {
 // al. 2022, §4.2.2: the 10sbh of LayerNorm inputs, dropout masks and the inputs of the
 // column-parallel linears); sequence parallelism splits them along the sequence.
 bool replicated_across_tensor_ranks(const std::string& name) {
-  static constexpr std::array<std::string_view, 8> kNames{
-      "norm_inputs",      "qkv_input",    "mlp_input",     "attention_residual_dropout_mask",
-      "mlp_dropout_mask", "router_probs", "expert_inputs", "expert_outputs"};
+  static constexpr std::array<std::string_view, 8> kNames{"norm_inputs",      "qkv_input",
+                                                          "mlp_input",        "attention_residual_dropout_mask",
+                                                          "mlp_dropout_mask", "router_probs",
+                                                          "expert_inputs",    "expert_outputs"};
   return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
 }
 
@@ -180,13 +181,14 @@ LayoutEstimate layout_header(const ParallelTrainingOptions& par, std::uint64_t s
   out.data = d;
   out.sharding = to_string(par.sharding);
   out.world_size = checked_mul(checked_mul(t, p, "GPUs"), d, "GPUs");
-  out.description =
-      "t=" + group_digits(t) + " x p=" + group_digits(p) + " x d=" + group_digits(d) + " = " +
-      plural(out.world_size, "GPU", "GPUs") + "; " + detail::sharding_text(par.sharding, shards) +
-      (par.sharding == Sharding::zero1 && megatron ? " (Megatron's distributed optimizer)" : "") +
-      (p > 1 ? "; " + to_string(par.schedule) + " with " + plural(m, "micro-batch", "micro-batches") : "") +
-      (par.sequence_parallel ? "; sequence parallel" : "") + (par.offload_optimizer ? "; optimizer offloaded" : "") +
-      (par.offload_params ? "; parameters offloaded" : "");
+  out.description = "t=" + group_digits(t) + " x p=" + group_digits(p) + " x d=" + group_digits(d) + " = " +
+                    plural(out.world_size, "GPU", "GPUs") + "; " + detail::sharding_text(par.sharding, shards) +
+                    (par.sharding == Sharding::zero1 && megatron ? " (Megatron's distributed optimizer)" : "") +
+                    (p > 1 ? "; " + to_string(par.schedule) + " with " + plural(m, "micro-batch", "micro-batches")
+                           : "") +
+                    (par.sequence_parallel ? "; sequence parallel" : "") +
+                    (par.offload_optimizer ? "; optimizer offloaded" : "") +
+                    (par.offload_params ? "; parameters offloaded" : "");
   return out;
 }
 
@@ -576,8 +578,8 @@ LayoutEstimate estimate_parallel_training(const ModelSpec& spec, const TrainingS
   // accounting); DeepSpeed and FSDP train the Hugging Face modules as they are.
   TrainingShape shape = shape_in;
   if (megatron) shape.hf_unfused_ops = false;
-  const TensorShard shard =
-      tensor_parallel_shard(spec, {t, megatron ? checked_mul(par.vocab_multiple, t, "vocabulary multiple") : 1, false});
+  const TensorShard shard = tensor_parallel_shard(
+      spec, {t, megatron ? checked_mul(par.vocab_multiple, t, "vocabulary multiple") : 1, false});
   const ModelSpec& ss = shard.spec;
   const std::vector<std::uint64_t> stages = pipeline_stage_layers(spec.n_layers, p, par.stage_layers);
   if (is_quantized(shape.compute)) {

@@ -56,7 +56,8 @@ OverheadBytes overhead_bytes(const OverheadOptions& o, const std::vector<TensorR
   // PyTorch's default CUBLAS_WORKSPACE_CONFIG: ":4096:8" on Hopper, ":4096:2:16:8" before.
   const Bytes default_workspace(o.hopper_or_newer ? 8 * (4ULL << 20) : 2 * (4ULL << 20) + 8 * (16ULL << 10));
   Bytes allocated;
-  for (const TensorRun& t : persistent) allocated = allocated.plus(Bytes(t.bytes).times(t.count, "allocated bytes"), "allocated bytes");
+  for (const TensorRun& t : persistent)
+    allocated = allocated.plus(Bytes(t.bytes).times(t.count, "allocated bytes"), "allocated bytes");
   const Bytes reserved = allocator_reserved(persistent);
   return {o.cuda_context, o.cublas_workspace.value_or(default_workspace), Bytes(reserved.count() - allocated.count()),
           fraction_of(transient, o.fragmentation)};
@@ -66,29 +67,42 @@ Breakdown estimate_overhead(const OverheadOptions& o, const std::vector<TensorRu
   const OverheadBytes bytes = overhead_bytes(o, persistent, transient);
   Item overhead{"overhead", Bytes(0), "", std::nullopt, "", {}};
 
-  Item context{"cuda_context", bytes.context,
+  Item context{"cuda_context",
+               bytes.context,
                o.cuda_context_source.empty()
                    ? "CUDA context and loaded kernel images: assumed, not computed (memplan calibrate measures it)"
                    : "CUDA context and loaded kernel images: " + o.cuda_context_source,
-               std::nullopt, "", {}};
+               std::nullopt,
+               "",
+               {}};
   if (!o.cuda_context_source.empty()) context.note = o.cuda_context_source;
   context.low = o.cuda_context_low;
   context.high = o.cuda_context_high;
 
-  Item workspace{"cublas_workspace", bytes.cublas_workspace,
-                 o.cublas_workspace ? (o.cublas_workspace_source.empty() ? "given" : o.cublas_workspace_source)
+  Item workspace{"cublas_workspace",
+                 bytes.cublas_workspace,
+                 o.cublas_workspace  ? (o.cublas_workspace_source.empty() ? "given" : o.cublas_workspace_source)
                  : o.hopper_or_newer ? "8 x 4 MiB (PyTorch default, compute capability 9.0+)"
                                      : "2 x 4 MiB + 8 x 16 KiB (PyTorch default before 9.0)",
-                 std::nullopt, "", {}};
+                 std::nullopt,
+                 "",
+                 {}};
 
-  Item rounding{"allocator_rounding", bytes.allocator_rounding,
-                "reserved - allocated for weights and caches: 512 B rounding, 2 MiB / 20 MiB segments, 2 MiB large blocks",
-                std::nullopt, "", {}};
+  Item rounding{
+      "allocator_rounding",
+      bytes.allocator_rounding,
+      "reserved - allocated for weights and caches: 512 B rounding, 2 MiB / 20 MiB segments, 2 MiB large blocks",
+      std::nullopt,
+      "",
+      {}};
 
-  Item fragmentation{"fragmentation", bytes.fragmentation,
+  Item fragmentation{"fragmentation",
+                     bytes.fragmentation,
                      std::to_string(static_cast<int>(std::lround(o.fragmentation * 100))) +
                          "% of the transient tensors (blocks freed out of order leave gaps the allocator cannot reuse)",
-                     std::nullopt, "", {}};
+                     std::nullopt,
+                     "",
+                     {}};
   fragmentation.low = fraction_of(transient, o.fragmentation_low);
   fragmentation.high = fraction_of(transient, o.fragmentation_high);
 

@@ -41,8 +41,8 @@ Enum parse_named(const NameTable<Enum, N>& table, std::string_view text, const c
     if (name == text) return value;
     names.emplace_back(name);
   }
-  invalid_layout(key, "unknown " + what + " '" + printable(text) + "'" + did_you_mean(text, names) + "; accepted: " +
-                          quoted_list(names));
+  invalid_layout(key, "unknown " + what + " '" + printable(text) + "'" + did_you_mean(text, names) +
+                          "; accepted: " + quoted_list(names));
 }
 
 // Returns the name of `value` in `table` (the first entry's for a value it lacks).
@@ -68,14 +68,14 @@ std::vector<std::pair<TensorGroup, std::uint64_t>> slice_groups(const ModelSpec&
 
 // What a training step keeps per parameter, in bits: ZeRO's 2 + 2 + K bytes, generalised.
 struct StateDtypes {
-  Precision weights;                // the trained weights' dtype
-  Precision gradients;              // grad_precision, else the weights'
+  Precision weights;    // the trained weights' dtype
+  Precision gradients;  // grad_precision, else the weights'
   std::uint64_t weight_bits = 16;
   std::uint64_t grad_bits = 16;
-  bool master = false;              // an fp32 master copy the optimizer updates (16-bit weights, a stepping optimizer)
-  std::uint64_t state_bits = 32;    // one optimizer state element: fp32 with master or fp32 weights, else the weights'
-  std::uint64_t k_bits = 0;         // optimizer state bits per parameter: ZeRO's K x 8
-  std::uint64_t flat_bits = 16;     // FSDP's flat parameters: the dtype the model is loaded in
+  bool master = false;            // an fp32 master copy the optimizer updates (16-bit weights, a stepping optimizer)
+  std::uint64_t state_bits = 32;  // one optimizer state element: fp32 with master or fp32 weights, else the weights'
+  std::uint64_t k_bits = 0;       // optimizer state bits per parameter: ZeRO's K x 8
+  std::uint64_t flat_bits = 16;   // FSDP's flat parameters: the dtype the model is loaded in
   Optimizer optimizer = Optimizer::adamw;
 };
 
@@ -86,8 +86,7 @@ std::uint64_t optimizer_state_elements(Optimizer optimizer);
 
 // Returns the state dtypes of `shape` trained with `training`. Throws Error(invalid_input,
 // key "precision" or "grad_precision") for a dtype that is not a float.
-StateDtypes state_dtypes(const TrainingShape& shape, const TrainingOptions& training,
-                         std::uint64_t state_elements);
+StateDtypes state_dtypes(const TrainingShape& shape, const TrainingOptions& training, std::uint64_t state_elements);
 
 // Returns N, the ranks one state is split over: d for ZeRO and FSDP, the shard group for
 // hybrid, 1 without sharding. Throws Error(invalid_input, key "shard_group" or "offload")
@@ -107,10 +106,10 @@ struct StateRow {
 
 // One pipeline stage's parameters on one tensor-parallel rank, before sharding.
 struct StageParameters {
-  const ModelSpec& spec;           // the rank's shard of the model
-  const WeightsOptions& weights;   // their precision
-  LayerSlice slice;                // the stage's layers
-  Item weights_row;                // slice_weights(spec, weights, slice): Psi = *weights_row.params
+  const ModelSpec& spec;          // the rank's shard of the model
+  const WeightsOptions& weights;  // their precision
+  LayerSlice slice;               // the stage's layers
+  Item weights_row;               // slice_weights(spec, weights, slice): Psi = *weights_row.params
 };
 
 struct ShardedStates {
@@ -126,7 +125,6 @@ ShardedStates sharded_states(const StageParameters& stage, const StateDtypes& dt
 
 // Returns what ZeRO-3 or FSDP gathers to compute `stage` (nothing for the other
 // shardings). Throws Error(overflow).
-std::optional<Item> gathered_parameters(const StageParameters& stage, const StateDtypes& dtypes,
-                                        Sharding sharding);
+std::optional<Item> gathered_parameters(const StageParameters& stage, const StateDtypes& dtypes, Sharding sharding);
 
 }  // namespace memplan::detail

@@ -150,8 +150,8 @@ std::vector<PlacementUnit> placement_units(const ModelSpec& spec, const WeightsO
     const std::uint64_t each = weight_tensor_bytes(g, options);
     u.bytes = u.bytes.plus(Bytes(each).times(copies, "bytes of", g.name), "bytes of", u.name);
     u.tensors.push_back({each, copies});
-    u.params =
-        checked_add(u.params, checked_mul(copies, checked_mul(g.rows, g.cols, "elements"), "parameters"), "parameters");
+    u.params = checked_add(u.params, checked_mul(copies, checked_mul(g.rows, g.cols, "elements"), "parameters"),
+                           "parameters");
     if (!g.name.ends_with(".bias")) u.modules = checked_add(u.modules, copies, "modules");
   };
   const auto unit_named = [&](const std::string& name) -> PlacementUnit& {

@@ -17,7 +17,8 @@ void check(const RepresentationOptions& o) {
   if (o.samples == 0) throw Error(ErrorKind::invalid_input, "the analysis needs at least one sample", "samples");
   if (o.neighbours == 0) throw Error(ErrorKind::invalid_input, "neighbours must be at least 1", "neighbours");
   if (o.chunk == 0) throw Error(ErrorKind::invalid_input, "the distance chunk must be at least 1", "chunk");
-  if (is_quantized(o.dtype)) throw Error(ErrorKind::invalid_input, "the analysis dtype must be a float precision", "dtype");
+  if (is_quantized(o.dtype))
+    throw Error(ErrorKind::invalid_input, "the analysis dtype must be a float precision", "dtype");
 }
 
 // The eigendecomposition of one b x b symmetric matrix (its copy and vectors) plus its b eigenvalues.
@@ -56,10 +57,10 @@ Breakdown estimate_fiber_bundle(const ModelSpec& s, const RepresentationOptions&
                          tensor_row("neighbourhood", {{"k", k}, {"d", d}}, o.dtype),
                          tensor_row("local_covariance", {{"d", d}, {"d", d}}, o.dtype)};
   for (Item& r : eigen_rows(d, o.dtype)) rows.push_back(std::move(r));
-  return Breakdown{{group_row(
-      "fiber_bundle", std::move(rows),
-      "per point: its neighbourhood's d x d covariance and spectrum, one point at a time; N = " + group_digits(N) +
-          ", d = " + group_digits(d))}};
+  return Breakdown{
+      {group_row("fiber_bundle", std::move(rows),
+                 "per point: its neighbourhood's d x d covariance and spectrum, one point at a time; N = " +
+                     group_digits(N) + ", d = " + group_digits(d))}};
 }
 
 Breakdown estimate_superposition(const ModelSpec& s, const RepresentationOptions& o) {
@@ -96,11 +97,11 @@ Breakdown estimate_cka(const ModelSpec& s, const RepresentationOptions& o) {
   const Item similarity = tensor_row("similarity", {{"layers+1", reps}, {"layers+1", reps}}, o.dtype);
   const bool gram_form = grams.bytes <= cross.bytes;
   Breakdown out;
-  out.components.push_back(group_row(
-      "cka", {stream, gram_form ? grams : cross, similarity},
-      gram_form
-          ? "linear CKA from centred N x N Gram matrices (N = " + group_digits(N) + " < d = " + group_digits(d) + ")"
-          : "linear CKA from d x d cross-covariances X^T Y, X^T X, Y^T Y, one pair at a time"));
+  out.components.push_back(
+      group_row("cka", {stream, gram_form ? grams : cross, similarity},
+                gram_form ? "linear CKA from centred N x N Gram matrices (N = " + group_digits(N) +
+                                " < d = " + group_digits(d) + ")"
+                          : "linear CKA from d x d cross-covariances X^T Y, X^T X, Y^T Y, one pair at a time"));
   Item other = group_row("cka_" + std::string(gram_form ? "feature_form" : "gram_form"),
                          {stream, gram_form ? cross : grams, similarity},
                          gram_form ? "the d x d form instead" : "the N x N Gram form instead");

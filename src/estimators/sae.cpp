@@ -11,7 +11,8 @@ namespace memplan {
 
 std::uint64_t sae_features(const SaeOptions& o, std::uint64_t d_in) {
   if (o.features > 0) return o.features;
-  if (o.expansion == 0) throw Error(ErrorKind::invalid_input, "the SAE expansion factor must be at least 1", "sae_expansion");
+  if (o.expansion == 0)
+    throw Error(ErrorKind::invalid_input, "the SAE expansion factor must be at least 1", "sae_expansion");
   return checked_mul(o.expansion, d_in, "SAE features");
 }
 
@@ -27,7 +28,8 @@ Breakdown estimate_sae(const SaeOptions& o, std::uint64_t d_in_arg) {
 
   if (o.seed_formula) {
     if (o.seed_batch == 0 || o.seed_seq == 0) {
-      throw Error(ErrorKind::invalid_input, "the interpretability compute guide's formula needs batch and seq of at least 1", "batch");
+      throw Error(ErrorKind::invalid_input,
+                  "the interpretability compute guide's formula needs batch and seq of at least 1", "batch");
     }
     // the interpretability compute guide's estimate_sae_memory, term for term.
     std::vector<Item> params{elements_row("W_enc", dF, o.dtype, "d_model x n_features"),
@@ -35,21 +37,24 @@ Breakdown estimate_sae(const SaeOptions& o, std::uint64_t d_in_arg) {
                              elements_row("b_enc", F, o.dtype, "n_features"),
                              elements_row("b_dec", d, o.dtype, "d_model")};
     const std::uint64_t tokens = checked_mul(o.seed_batch, o.seed_seq, "batch x seq");
-    std::vector<Item> acts{
-        elements_row("input", checked_mul(tokens, d, "input"), o.dtype, "batch x seq x d_model"),
-        elements_row("hidden", checked_mul(tokens, F, "hidden"), o.dtype, "batch x seq x n_features"),
-        elements_row("output", checked_mul(tokens, d, "output"), o.dtype, "batch x seq x d_model")};
-    Item p = group_row("sae_parameters", params, "W_enc + W_dec + b_enc + b_dec at " + e + " (interpretability compute guide)");
+    std::vector<Item> acts{elements_row("input", checked_mul(tokens, d, "input"), o.dtype, "batch x seq x d_model"),
+                           elements_row("hidden", checked_mul(tokens, F, "hidden"), o.dtype,
+                                        "batch x seq x n_features"),
+                           elements_row("output", checked_mul(tokens, d, "output"), o.dtype, "batch x seq x d_model")};
+    Item p = group_row("sae_parameters", params,
+                       "W_enc + W_dec + b_enc + b_dec at " + e + " (interpretability compute guide)");
     Item a = group_row("sae_activations", acts,
                        "input + hidden + output at " + e + ", batch " + group_digits(o.seed_batch) + " x seq " +
                            group_digits(o.seed_seq) + " (interpretability compute guide)");
-    Item g =
-        bytes_row("sae_gradients", p.bytes.plus(a.bytes, "gradients"), "parameters + activations (interpretability compute guide: 'roughly')");
-    Item opt = bytes_row("sae_optimizer", p.bytes.times(2, "optimizer"), "2 x parameters (interpretability compute guide: Adam m and v)");
+    Item g = bytes_row("sae_gradients", p.bytes.plus(a.bytes, "gradients"),
+                       "parameters + activations (interpretability compute guide: 'roughly')");
+    Item opt = bytes_row("sae_optimizer", p.bytes.times(2, "optimizer"),
+                         "2 x parameters (interpretability compute guide: Adam m and v)");
     return Breakdown{{p, a, g, opt}};
   }
 
-  if (o.batch_tokens == 0) throw Error(ErrorKind::invalid_input, "SAE batch tokens must be at least 1", "sae_batch_tokens");
+  if (o.batch_tokens == 0)
+    throw Error(ErrorKind::invalid_input, "SAE batch tokens must be at least 1", "sae_batch_tokens");
   const std::uint64_t T = o.batch_tokens;
   std::vector<Item> params{
       elements_row("W_enc", dF, o.dtype, "d_in x F = " + group_digits(d) + " x " + group_digits(F))};

@@ -64,23 +64,24 @@ Item stored_gradient(std::uint64_t entries, std::uint64_t tensors, const SampleG
                 "kept_fraction");
   }
   if (o.zlib_ratio != 0 && !(o.zlib_ratio >= 1)) {
-    throw Error(ErrorKind::invalid_input, "the zlib ratio must be at least 1 (or 0 for none), got " + decimal(o.zlib_ratio),
-                "zlib_ratio");
+    throw Error(ErrorKind::invalid_input,
+                "the zlib ratio must be at least 1 (or 0 for none), got " + decimal(o.zlib_ratio), "zlib_ratio");
   }
   if (o.index_bits != 32 && o.index_bits != 64) {
     throw Error(ErrorKind::invalid_input, "index bits must be 32 or 64", "index_bits");
   }
-  if (is_quantized(o.dtype)) throw Error(ErrorKind::invalid_input, "the gradient dtype must be a float precision", "gradient_dtype");
+  if (is_quantized(o.dtype))
+    throw Error(ErrorKind::invalid_input, "the gradient dtype must be a float precision", "gradient_dtype");
   const bool gated = o.kept_fraction < 1;
   const std::uint64_t kept =
       gated ? static_cast<std::uint64_t>(std::ceil(static_cast<long double>(entries) * o.kept_fraction)) : entries;
   const std::uint64_t value_bits = o.int8 ? 8 : element_bits(o.dtype.format);
   std::vector<Item> rows;
-  rows.push_back(bytes_row(
-      "values", bits_to_bytes(kept, value_bits, "gradient values"),
-      (gated ? "ceil(" + decimal(o.kept_fraction) + " x " + group_digits(entries) + ") = " + group_digits(kept)
-             : group_digits(entries)) +
-          " entries x " + (o.int8 ? std::string("1 B (int8)") : to_string(o.dtype))));
+  rows.push_back(bytes_row("values", bits_to_bytes(kept, value_bits, "gradient values"),
+                           (gated ? "ceil(" + decimal(o.kept_fraction) + " x " + group_digits(entries) +
+                                        ") = " + group_digits(kept)
+                                  : group_digits(entries)) +
+                               " entries x " + (o.int8 ? std::string("1 B (int8)") : to_string(o.dtype))));
   if (gated) {
     rows.push_back(bytes_row("indices", bits_to_bytes(kept, o.index_bits, "indices"),
                              group_digits(kept) + " kept entries x " + std::to_string(o.index_bits / 8) + " B (int" +

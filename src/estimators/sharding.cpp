@@ -74,10 +74,10 @@ void fsdp_states(const Partition& p, const detail::StateDtypes& dt, const Parall
                                            to_string(dt.weights) + ")"
                                      : "")),
             par.offload_params);
-  rows.flat(
-      bytes_row("gradients", bits_to_bytes(p.part, dt.flat_bits, "FSDP gradients"),
-                p.text + " x " + flat_each + ": sharded gradients, reduce-scattered into the flat parameters' dtype"),
-      par.offload_params);
+  rows.flat(bytes_row("gradients", bits_to_bytes(p.part, dt.flat_bits, "FSDP gradients"),
+                      p.text + " x " + flat_each +
+                          ": sharded gradients, reduce-scattered into the flat parameters' dtype"),
+            par.offload_params);
   if (dt.k_bits > 0) {
     rows.flat(bytes_row("optimizer_states", bits_to_bytes(p.part, dt.k_bits, "optimizer states"),
                         p.text + " x " + bytes_each(dt.k_bits) + " (" + to_string(dt.optimizer) + ", fp" +
@@ -142,9 +142,9 @@ void zero_states(const detail::StageParameters& stage, const Partition& p, const
               par.offload_optimizer);
   }
   if (dt.master && dt.grad_bits < 32 && !par.offload_optimizer) {
-    rows.result().optimizer_workspace =
-        bytes_row("optimizer_workspace", bits_to_bytes(owned, 32, "fp32 gradients"),
-                  "16-bit gradients upcast to fp32 for the master-weight step: " + owned_text + " x 4 B");
+    rows.result().optimizer_workspace = bytes_row("optimizer_workspace", bits_to_bytes(owned, 32, "fp32 gradients"),
+                                                  "16-bit gradients upcast to fp32 for the master-weight step: " +
+                                                      owned_text + " x 4 B");
   }
 }
 
@@ -269,16 +269,16 @@ std::optional<Item> gathered_parameters(const StageParameters& stage, const Stat
   const std::uint64_t psi = *stage.weights_row.params;
   const std::uint64_t layer_params =
       k == 0 ? 0 : *slice_weights(stage.spec, stage.weights, {stage.slice.first_layer, 1, false, false, false}).params;
-  const std::string unit_gradients_text =
-      group_digits(layer_params) + " params x " + g_each + ": one block's gradients before the reduce-scatter";
+  const std::string unit_gradients_text = group_digits(layer_params) + " params x " + g_each +
+                                          ": one block's gradients before the reduce-scatter";
   if (sharding == Sharding::fsdp_grad_op) {
-    return group_row(
-        "gathered_parameters",
-        {bytes_row("parameters", bits_to_bytes(psi, dt.weight_bits, "gathered parameters"),
-                   group_digits(psi) + " params x " + w_each +
-                       ": SHARD_GRAD_OP keeps every unit gathered from forward to backward"),
-         bytes_row("unit_gradients", bits_to_bytes(layer_params, dt.grad_bits, "unit gradients"), unit_gradients_text)},
-        "gathered parameters and one unit's unsharded gradients");
+    return group_row("gathered_parameters",
+                     {bytes_row("parameters", bits_to_bytes(psi, dt.weight_bits, "gathered parameters"),
+                                group_digits(psi) + " params x " + w_each +
+                                    ": SHARD_GRAD_OP keeps every unit gathered from forward to backward"),
+                      bytes_row("unit_gradients", bits_to_bytes(layer_params, dt.grad_bits, "unit gradients"),
+                                unit_gradients_text)},
+                     "gathered parameters and one unit's unsharded gradients");
   }
   const std::uint64_t root = psi - checked_mul(layer_params, k, "layer parameters");
   const std::uint64_t units = std::min<std::uint64_t>(k, 2);

@@ -55,7 +55,8 @@ bool is_layer_group(const TensorGroup& g) {
 }
 
 bool is_adaptable(const TensorGroup& g) {
-  return g.role == TensorRole::linear && (g.component == "attention" || g.component == "mlp" || g.component == "experts");
+  return g.role == TensorRole::linear &&
+         (g.component == "attention" || g.component == "mlp" || g.component == "experts");
 }
 
 // A trainable tensor run: `copies` tensors of rows x cols.
@@ -88,7 +89,8 @@ std::vector<Trainable> trainable_tensors(const ModelSpec& spec, const LoraOption
     }
     return out;
   }
-  if (lora.targets.empty()) throw Error(ErrorKind::invalid_input, "LoRA needs at least one target projection", "lora_targets");
+  if (lora.targets.empty())
+    throw Error(ErrorKind::invalid_input, "LoRA needs at least one target projection", "lora_targets");
   const std::vector<std::string> names = adaptable_names(spec);
   const bool all = std::find(lora.targets.begin(), lora.targets.end(), "all") != lora.targets.end();
   for (const std::string& t : lora.targets) {
@@ -110,8 +112,8 @@ std::vector<Trainable> trainable_tensors(const ModelSpec& spec, const LoraOption
 
 std::uint64_t float_bits(const Precision& p, const char* key, const std::string& what) {
   if (is_quantized(p)) {
-    throw Error(ErrorKind::invalid_input, what + " must be a float precision (fp32, tf32, bf16, fp16), got " + to_string(p),
-                key);
+    throw Error(ErrorKind::invalid_input,
+                what + " must be a float precision (fp32, tf32, bf16, fp16), got " + to_string(p), key);
   }
   return element_bits(p.format);
 }
@@ -127,7 +129,8 @@ Bytes state_bytes(Optimizer o, const Trainable& t, std::uint64_t state_bits) {
     case Optimizer::adamw: return bits_to_bytes(n, state_bits, "Adam states").times(2, "Adam states");
     case Optimizer::adam_8bit: {
       if (n < kAdam8bitMinSize) return bits_to_bytes(n, 32, "Adam states").times(2, "Adam states");
-      const std::uint64_t per_state = checked_add(n, checked_mul(ceil_div(n, kAdam8bitBlock), 4, "absmax"), "8-bit state");
+      const std::uint64_t per_state = checked_add(n, checked_mul(ceil_div(n, kAdam8bitBlock), 4, "absmax"),
+                                                  "8-bit state");
       return Bytes(per_state).times(2, "8-bit Adam states");
     }
     case Optimizer::adafactor: {
@@ -178,8 +181,8 @@ Optimizer parse_optimizer(std::string_view text) {
     if (name == text) return o;
   }
   throw Error(ErrorKind::invalid_input,
-              "unknown optimizer '" + printable(text) + "'" + did_you_mean(text, optimizer_names()) + "; accepted: " +
-                  quoted_list(optimizer_names()),
+              "unknown optimizer '" + printable(text) + "'" + did_you_mean(text, optimizer_names()) +
+                  "; accepted: " + quoted_list(optimizer_names()),
               "optimizer");
 }
 
@@ -197,8 +200,8 @@ Recompute parse_recompute(std::string_view text) {
     names.emplace_back(name);
   }
   throw Error(ErrorKind::invalid_input,
-              "unknown recomputation '" + printable(text) + "'" + did_you_mean(text, names) + "; accepted: " +
-                  quoted_list(names),
+              "unknown recomputation '" + printable(text) + "'" + did_you_mean(text, names) +
+                  "; accepted: " + quoted_list(names),
               "recompute");
 }
 
@@ -214,7 +217,8 @@ std::uint64_t layer_parameters(const ModelSpec& spec) {
 
 std::uint64_t trainable_parameters(const ModelSpec& spec, const LoraOptions& lora) {
   std::uint64_t total = 0;
-  for (const Trainable& t : trainable_tensors(spec, lora)) total = checked_add(total, t.params(), "trainable parameters");
+  for (const Trainable& t : trainable_tensors(spec, lora))
+    total = checked_add(total, t.params(), "trainable parameters");
   return total;
 }
 
@@ -283,11 +287,10 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape) {
     }
   }
   if (shape.dropout) rows.push_back(mask("mlp_dropout_mask", sbh));
-  return group_row(
-      "layer_activations", std::move(rows),
-      "what one block keeps for backward (Korthikanti et al. 2022, term by term), s=" + std::to_string(seq) +
-          ", b=" + std::to_string(b) + ", h=" + std::to_string(h) + ", a=" + std::to_string(a) +
-          (shape.flash_attention ? ", fused attention" : ", eager attention"));
+  return group_row("layer_activations", std::move(rows),
+                   "what one block keeps for backward (Korthikanti et al. 2022, term by term), s=" +
+                       std::to_string(seq) + ", b=" + std::to_string(b) + ", h=" + std::to_string(h) + ", a=" +
+                       std::to_string(a) + (shape.flash_attention ? ", fused attention" : ", eager attention"));
 }
 
 TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShape& shape, const TrainingOptions& o) {
@@ -306,7 +309,8 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
                 "lora_rank");
   }
   const Precision trainable_dtype = lora ? o.lora.dtype : shape.weights.precision;
-  const std::uint64_t trainable_bits = float_bits(trainable_dtype, lora ? "lora_dtype" : "precision", "the trainable weights' dtype");
+  const std::uint64_t trainable_bits = float_bits(trainable_dtype, lora ? "lora_dtype" : "precision",
+                                                  "the trainable weights' dtype");
   const Precision grad_dtype = o.grad_precision.value_or(trainable_dtype);
   const std::uint64_t grad_bits = float_bits(grad_dtype, "grad_precision", "the gradient dtype");
   const bool stepping = o.optimizer != Optimizer::none;
@@ -352,10 +356,13 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
   }
   out.trainable_params = trainable;
   if (lora) {
-    weights.detail.push_back({"lora_adapters", adapter_bytes,
+    weights.detail.push_back({"lora_adapters",
+                              adapter_bytes,
                               group_digits(adapter_params) + " adapter params (rank " + std::to_string(o.lora.rank) +
                                   " on " + quoted_list(o.lora.targets, "and") + ") at " + to_string(o.lora.dtype),
-                              adapter_params, "trainable; the base is frozen", {}});
+                              adapter_params,
+                              "trainable; the base is frozen",
+                              {}});
     weights.bytes = weights.bytes.plus(adapter_bytes, "weights");
     weights.params = checked_add(*weights.params, adapter_params, "parameters");
     weights.note = weights.note.empty() ? "base frozen" : weights.note + "; base frozen";
@@ -367,15 +374,21 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
 
   std::vector<Item> persistent_items{weights};
   if (master) {
-    persistent_items.push_back({"master_weights", master_bytes,
+    persistent_items.push_back({"master_weights",
+                                master_bytes,
                                 group_digits(trainable) + " trainable params x 4 B (fp32 copy the optimizer updates)",
-                                std::nullopt, "", {}});
+                                std::nullopt,
+                                "",
+                                {}});
   }
   if (stepping && state_total.count() > 0) {
-    persistent_items.push_back({"optimizer_states", state_total,
+    persistent_items.push_back({"optimizer_states",
+                                state_total,
                                 to_string(o.optimizer) + ": " + optimizer_formula(o.optimizer, state_bits) + "; " +
                                     group_digits(trainable) + " trainable params",
-                                std::nullopt, "", {}});
+                                std::nullopt,
+                                "",
+                                {}});
   }
   for (const Item& x : o.extra) {
     persistent_items.push_back(x);
@@ -383,14 +396,18 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
   }
   const bool grads_alive = o.keep_grads || o.grad_accumulation > 1;
   const auto gradients = [&](Bytes bytes, const std::string& which) {
-    return Item{"gradients", bytes,
-                which + "; " + group_digits(trainable) + " trainable params x " + grad_text + " (" + to_string(grad_dtype) + ")",
-                std::nullopt, "", {}};
+    return Item{"gradients",
+                bytes,
+                which + "; " + group_digits(trainable) + " trainable params x " + grad_text + " (" +
+                    to_string(grad_dtype) + ")",
+                std::nullopt,
+                "",
+                {}};
   };
   const Item all_grads = gradients(grads_all, "every gradient");
-  const std::string alive_reason =
-      o.grad_accumulation > 1 ? "kept across " + std::to_string(o.grad_accumulation) + " accumulated micro-batches"
-                              : "kept between steps (set_to_none=False)";
+  const std::string alive_reason = o.grad_accumulation > 1 ? "kept across " + std::to_string(o.grad_accumulation) +
+                                                                 " accumulated micro-batches"
+                                                           : "kept between steps (set_to_none=False)";
 
   // What each layer keeps across the forward pass.
   std::vector<Item> stored_terms;
@@ -422,9 +439,10 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
     }
     return rows;
   };
-  const std::string recompute_text = o.recompute == Recompute::full        ? "full recomputation: each layer keeps its input"
-                                     : o.recompute == Recompute::selective ? "selective recomputation: the attention core is recomputed"
-                                                                           : "no recomputation";
+  const std::string recompute_text = o.recompute == Recompute::full ? "full recomputation: each layer keeps its input"
+                                     : o.recompute == Recompute::selective
+                                         ? "selective recomputation: the attention core is recomputed"
+                                         : "no recomputation";
   std::vector<Item> tail;
   if (shape.dropout) tail.push_back(mask("embedding_dropout_mask", {{"s", seq}, {"b", b}, {"h", h}}));
   if (s.final_norm) tail.push_back(tensor_row("final_norm_input", {{"s", seq}, {"b", b}, {"h", h}}, e));
@@ -469,7 +487,8 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
     mlp_ws.push_back(tensor_row("mlp_intermediate_grads",
                                 {{std::to_string(n), n}, {"k", k}, {"s", seq}, {"b", b}, {"f", s.d_mlp}}, e));
     if (shape.flash_attention) {
-      const std::uint64_t qkv = checked_mul(checked_add(s.n_heads, checked_mul(2, s.n_kv_heads, "kv"), "qkv heads"), s.d_head, "qkv");
+      const std::uint64_t qkv = checked_mul(checked_add(s.n_heads, checked_mul(2, s.n_kv_heads, "kv"), "qkv heads"),
+                                            s.d_head, "qkv");
       attn_ws.push_back(tensor_row("grad_qkv", {{"s", seq}, {"b", b}, {"(a+2a_kv)*d_head", qkv}}, e));
       attn_ws.push_back(
           tensor_row("grad_q_accumulator",
@@ -527,8 +546,9 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
     Item acts = activations(L, false, true, "saved by " + all_layers + " for the first backward");
     Item graph = acts;
     graph.name = "first_backward_graph";
-    graph.formula = "the first backward (create_graph=True) keeps its own saved tensors for the second: taken as "
-                    "large as the forward's saved activations";
+    graph.formula =
+        "the first backward (create_graph=True) keeps its own saved tensors for the second: taken as "
+        "large as the forward's saved activations";
     graph.detail.clear();
     graph.low = Bytes(graph.bytes.count() / 2);
     graph.high = graph.bytes.plus(Bytes(graph.bytes.count() / 2), "first backward graph, high");
@@ -553,7 +573,9 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
             Bytes(0), ""));
     if (L > 0) {
       make_phase("backward_top", "in the last layer's backward: the layers below still kept, the head's gradients made",
-                 with_grads({activations(L - 1, true, false, std::to_string(L - 1) + " layers below, plus the layer in backward"), backward_ws},
+                 with_grads({activations(L - 1, true, false,
+                                         std::to_string(L - 1) + " layers below, plus the layer in backward"),
+                             backward_ws},
                             grads_head.plus(grads_one_layer, "gradients"), "the head's and one layer's gradients"));
       make_phase("backward_bottom", "in the first layer's backward: every layer's gradients made",
                  with_grads({activations(0, true, false, "the first layer, in backward"), backward_ws},
@@ -596,7 +618,8 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
     if (grads_alive) g.note = alive_reason;
     std::vector<Item> items{g};
     if (!ws.empty()) items.push_back(group_row("optimizer_workspace", ws, "temporaries of the optimizer step"));
-    make_phase("optimizer_step", "during the optimizer step: every gradient and the step's temporaries", std::move(items));
+    make_phase("optimizer_step", "during the optimizer step: every gradient and the step's temporaries",
+               std::move(items));
   }
   for (std::size_t i = 1; i < out.phases.size(); ++i) {
     if (out.phases[i].total() > out.phases[out.peak].total()) out.peak = i;

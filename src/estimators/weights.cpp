@@ -18,7 +18,8 @@ bool stays_unquantized(const TensorGroup& g, const WeightsOptions& o) {
 }
 
 std::string shape(const TensorGroup& g) {
-  std::string s = (g.copies > 1 ? std::to_string(g.copies) + " x " : "") + std::string(g.name) + " " + std::to_string(g.rows);
+  std::string s = (g.copies > 1 ? std::to_string(g.copies) + " x " : "") + std::string(g.name) + " " +
+                  std::to_string(g.rows);
   if (g.cols > 1) s += "x" + std::to_string(g.cols);
   return s;
 }
@@ -59,8 +60,8 @@ std::uint64_t tensor_bytes(const TensorGroup& g, const WeightsOptions& o) {
 
 // The rows of stored weights, in this order; a component not listed comes after, in the
 // order the checkpoint gives it.
-constexpr std::string_view kStoredOrder[] = {"embeddings", "attention", "mlp", "experts", "router",
-                                             "norms", "lm_head", "pooler", "other"};
+constexpr std::string_view kStoredOrder[] = {"embeddings", "attention", "mlp",    "experts", "router",
+                                             "norms",      "lm_head",   "pooler", "other"};
 
 std::size_t stored_rank(std::string_view component) {
   for (std::size_t i = 0; i < std::size(kStoredOrder); ++i) {
@@ -101,7 +102,8 @@ Breakdown estimate_stored_weights(const ModelSpec& spec) {
     weights.bytes = weights.bytes.plus(row.bytes, "weights bytes");
     weights.params = checked_add(*weights.params, *row.params, "stored elements");
   }
-  const bool has_head = std::any_of(groups.begin(), groups.end(), [](const StoredTensors* t) { return t->component == "lm_head"; });
+  const bool has_head = std::any_of(groups.begin(), groups.end(),
+                                    [](const StoredTensors* t) { return t->component == "lm_head"; });
   if (spec.lm_head == LmHead::tied && !has_head) {
     weights.detail.push_back(
         {"lm_head", Bytes(0), "shares token_embedding", 0, "tied to the token embedding: no extra memory", {}});
@@ -152,8 +154,8 @@ Breakdown estimate_weights(const ModelSpec& spec, const WeightsOptions& options)
     Item& row = weights.detail.back();
     const bool kept = stays_unquantized(g, options);
     const Precision& p = kept ? options.unquantized : options.precision;
-    row.bytes = row.bytes.plus(Bytes(tensor_bytes(g, options)).times(g.copies, "bytes of", g.name),
-                               "bytes of", g.component);
+    row.bytes = row.bytes.plus(Bytes(tensor_bytes(g, options)).times(g.copies, "bytes of", g.name), "bytes of",
+                               g.component);
     row.params = checked_add(*row.params, group_parameters(g), "parameters of", g.component);
     formulas.back().add(g, p);
     if (kept && g.role != TensorRole::bias && (kept_components.empty() || kept_components.back() != g.component)) {
@@ -178,8 +180,7 @@ Breakdown estimate_weights(const ModelSpec& spec, const WeightsOptions& options)
                       describe(options.unquantized);
     if (!kept_components.empty()) {
       weights.note = "quantisers (bitsandbytes, GPTQ, AWQ) leave " + quoted_list(kept_components, "and") +
-                     " unquantised: kept in " +
-                     to_string(options.unquantized);
+                     " unquantised: kept in " + to_string(options.unquantized);
     }
   } else {
     weights.formula = group_digits(*weights.params) + " params at " + describe(options.precision);

@@ -1,7 +1,6 @@
 // Output files written whole or not at all (docs/hardening.md, "Atomic output").
 #include "memplan/io/atomic_file.hpp"
 
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,8 +33,8 @@ void write_file_atomically(const std::string& path, std::string_view text, const
   std::string temp;
   int fd = -1;
   for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    temp = (dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                   std::to_string(counter++)))
+    temp = (dir /
+            ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++)))
                .string();
     fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0 && errno != EEXIST) {

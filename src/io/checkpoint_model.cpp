@@ -67,8 +67,8 @@ ModelEntry checkpoint_model(ModelEntry config, const SafetensorsInventory& inven
   spec.stored_weights_source = "its safetensors headers: " + types;
   if (!comparison.matches() && !packed) {
     spec.import_warnings.push_back(
-        "the checkpoint holds " + group_digits(comparison.compared_elements) + " parameter elements and the config.json's " +
-        "architecture " + group_digits(comparison.architecture_params) +
+        "the checkpoint holds " + group_digits(comparison.compared_elements) +
+        " parameter elements and the config.json's " + "architecture " + group_digits(comparison.architecture_params) +
         ": the weights are priced from the checkpoint, the caches and activations from the config ('memplan import " +
         inventory.path + "' lists the tensors)");
   }

@@ -60,19 +60,15 @@ constexpr std::array<GgmlType, 35> kTypes{{
     {21, "IQ3_S", 256, 110},   // d + 64 B qs + 8 B qh + 32 B signs + 4 B scales
     {22, "IQ2_S", 256, 82},    // d + 64 B qs + 8 B qh + 8 B scales
     {23, "IQ4_XS", 256, 136},  // d + scales_h (2 B) + 4 B scales_l + 128 B
-    {24, "I8", 1, 1},
-    {25, "I16", 1, 2},
-    {26, "I32", 1, 4},
-    {27, "I64", 1, 8},
-    {28, "F64", 1, 8},
-    {29, "IQ1_M", 256, 56},    // 32 B qs + 16 B qh + 8 B scales
-    {30, "BF16", 1, 2},        // ggml_bf16_t
-    {34, "TQ1_0", 256, 54},    // 48 B qs + 4 B qh + d
-    {35, "TQ2_0", 256, 66},    // 64 B qs + d
-    {39, "MXFP4", 32, 17},     // e (1 B) + 16 B
-    {40, "NVFP4", 64, 36},     // 4 B of E4M3 scales + 32 B
-    {41, "Q1_0", 128, 18},     // d + 16 B
-    {42, "Q2_0", 64, 18},      // d + 16 B
+    {24, "I8", 1, 1},         {25, "I16", 1, 2}, {26, "I32", 1, 4},
+    {27, "I64", 1, 8},        {28, "F64", 1, 8}, {29, "IQ1_M", 256, 56},  // 32 B qs + 16 B qh + 8 B scales
+    {30, "BF16", 1, 2},                                                   // ggml_bf16_t
+    {34, "TQ1_0", 256, 54},                                               // 48 B qs + 4 B qh + d
+    {35, "TQ2_0", 256, 66},                                               // 64 B qs + d
+    {39, "MXFP4", 32, 17},                                                // e (1 B) + 16 B
+    {40, "NVFP4", 64, 36},                                                // 4 B of E4M3 scales + 32 B
+    {41, "Q1_0", 128, 18},                                                // d + 16 B
+    {42, "Q2_0", 64, 18},                                                 // d + 16 B
 }};
 
 struct RemovedType {
@@ -88,9 +84,9 @@ constexpr std::array<RemovedType, 8> kRemovedTypes{{{4, "Q4_2"},
                                                     {37, "IQ4_NL_4_8"},
                                                     {38, "IQ4_NL_8_8"}}};
 
-constexpr std::array<std::string_view, 13> kValueTypeNames{"uint8", "int8",   "uint16", "int16",  "uint32",
-                                                           "int32", "float32", "bool",  "string", "array",
-                                                           "uint64", "int64", "float64"};
+constexpr std::array<std::string_view, 13> kValueTypeNames{"uint8",  "int8",    "uint16", "int16",  "uint32",
+                                                           "int32",  "float32", "bool",   "string", "array",
+                                                           "uint64", "int64",   "float64"};
 
 // Bytes of one value of a fixed-size type; 0 for string and array.
 std::uint64_t fixed_size(GgufValueType t) {
@@ -234,15 +230,23 @@ void read_scalar(Reader& r, GgufValueType t, GgufValue& out, const std::string& 
     case GgufValueType::uint16: out.value = std::uint64_t{r.number<std::uint16_t>(key, what)}; return;
     case GgufValueType::uint32: out.value = std::uint64_t{r.number<std::uint32_t>(key, what)}; return;
     case GgufValueType::uint64: out.value = r.number<std::uint64_t>(key, what); return;
-    case GgufValueType::int8: out.value = std::int64_t{static_cast<std::int8_t>(r.number<std::uint8_t>(key, what))}; return;
-    case GgufValueType::int16: out.value = std::int64_t{static_cast<std::int16_t>(r.number<std::uint16_t>(key, what))}; return;
-    case GgufValueType::int32: out.value = std::int64_t{static_cast<std::int32_t>(r.number<std::uint32_t>(key, what))}; return;
+    case GgufValueType::int8:
+      out.value = std::int64_t{static_cast<std::int8_t>(r.number<std::uint8_t>(key, what))};
+      return;
+    case GgufValueType::int16:
+      out.value = std::int64_t{static_cast<std::int16_t>(r.number<std::uint16_t>(key, what))};
+      return;
+    case GgufValueType::int32:
+      out.value = std::int64_t{static_cast<std::int32_t>(r.number<std::uint32_t>(key, what))};
+      return;
     case GgufValueType::int64: out.value = static_cast<std::int64_t>(r.number<std::uint64_t>(key, what)); return;
     case GgufValueType::float32: out.value = double{r.number<float>(key, what)}; return;
     case GgufValueType::float64: out.value = r.number<double>(key, what); return;
     case GgufValueType::boolean: {
       const auto b = r.number<std::uint8_t>(key, what);
-      if (b > 1) r.fail(key, at(start) + "'" + printable(key) + "' is a bool of value " + std::to_string(b) + "; GGUF bools are 0 or 1");
+      if (b > 1)
+        r.fail(key, at(start) + "'" + printable(key) + "' is a bool of value " + std::to_string(b) +
+                        "; GGUF bools are 0 or 1");
       out.value = b == 1;
       return;
     }
@@ -290,11 +294,14 @@ GgufMetadata read_metadata(Reader& r, std::uint64_t index, std::uint64_t count) 
   const std::uint64_t array_at = r.position();
   v.element_type = value_type(r, key, "the element type of array '" + printable(key) + "'");
   if (v.element_type == GgufValueType::array) {
-    r.fail(key, at(array_at) + "'" + printable(key) + "' is an array of arrays: ggml refuses nested arrays, and so does memplan");
+    r.fail(key, at(array_at) + "'" + printable(key) +
+                    "' is an array of arrays: ggml refuses nested arrays, and so does memplan");
   }
   v.count = r.number<std::uint64_t>(key, "the length of array '" + printable(key) + "'");
-  const std::uint64_t each = v.element_type == GgufValueType::string ? 8 : fixed_size(v.element_type);  // a string's least
-  const std::string what = "array '" + printable(key) + "' (" + group_digits(v.count) + " " + to_string(v.element_type) + "s)";
+  const std::uint64_t each = v.element_type == GgufValueType::string ? 8
+                                                                     : fixed_size(v.element_type);  // a string's least
+  const std::string what = "array '" + printable(key) + "' (" + group_digits(v.count) + " " +
+                           to_string(v.element_type) + "s)";
   if (v.count > r.left() / each) {
     r.fail(key, at(r.position()) + what + " needs at least " +
                     (v.count > UINT64_MAX / each ? std::string("2^64") : group_digits(v.count * each)) +
@@ -360,10 +367,12 @@ GgufTensor read_tensor_info(Reader& r, std::uint64_t index, std::uint64_t count)
     const auto removed = std::find_if(kRemovedTypes.begin(), kRemovedTypes.end(),
                                       [&](const RemovedType& x) { return x.id == type_id; });
     std::string ids;
-    for (const GgmlType& g : kTypes) ids += (ids.empty() ? "" : ", ") + std::to_string(g.id) + " " + std::string(g.name);
+    for (const GgmlType& g : kTypes)
+      ids += (ids.empty() ? "" : ", ") + std::to_string(g.id) + " " + std::string(g.name);
     r.fail(key, at(type_at) + tensor + " has ggml type " + std::to_string(type_id) +
                     (removed != kRemovedTypes.end()
-                         ? " (" + std::string(removed->name) + "), which ggml has removed from GGUF files: convert the model again"
+                         ? " (" + std::string(removed->name) +
+                               "), which ggml has removed from GGUF files: convert the model again"
                          : ", which is not a ggml type memplan prices (" + ids + ")"));
   }
   t.type = *type;
@@ -401,15 +410,17 @@ void check_offsets(GgufFile& f, const Reader& r) {
     if (t.offset != expected) {
       r.fail(t.name, tensor + ": data offset " + group_digits(t.offset) + ", but " +
                          (previous ? "the tensors before it end at " + group_digits(expected) + " (after '" +
-                                         printable(previous->name) + "', each padded to " + group_digits(f.alignment) + " bytes)"
+                                         printable(previous->name) + "', each padded to " + group_digits(f.alignment) +
+                                         " bytes)"
                                    : std::string("the first tensor starts at 0")) +
                          ": the tensors' data must follow one another in the order of their infos, as ggml reads them");
     }
     const std::uint64_t room = f.file_bytes - f.data_offset;
     if (t.offset > room || t.bytes > room - t.offset) {
-      r.fail(t.name, tensor + ": its data, " + group_digits(t.bytes) + " bytes at data offset " + group_digits(t.offset) +
-                         ", runs past the end of the file (" + group_digits(room) + " bytes of data after the header at byte " +
-                         group_digits(f.data_offset) + "): a truncated file");
+      r.fail(t.name, tensor + ": its data, " + group_digits(t.bytes) + " bytes at data offset " +
+                         group_digits(t.offset) + ", runs past the end of the file (" + group_digits(room) +
+                         " bytes of data after the header at byte " + group_digits(f.data_offset) +
+                         "): a truncated file");
     }
     const std::optional<std::uint64_t> padded = align_up(t.bytes, f.alignment);
     if (!padded || *padded > UINT64_MAX - expected) r.fail(t.name, tensor + ": the data offsets pass 2^64 - 1");
@@ -441,7 +452,8 @@ GgufFile parse_stream(std::istream& in, std::uint64_t file_size, const std::stri
   f.file_bytes = file_size;
 
   if (file_size < 8) {
-    r.fail("", "is " + group_digits(file_size) + " bytes: too short for a GGUF file (the magic 'GGUF' and a version come first)");
+    r.fail("", "is " + group_digits(file_size) +
+                   " bytes: too short for a GGUF file (the magic 'GGUF' and a version come first)");
   }
   std::array<char, 4> magic{};
   r.read(magic.data(), 4, "magic", "the magic");
@@ -455,9 +467,11 @@ GgufFile parse_stream(std::istream& in, std::uint64_t file_size, const std::stri
                           " reads as a big-endian file's: memplan reads little-endian GGUF files");
   }
   if (f.version != 2 && f.version != 3) {
-    r.fail("version", at(4) + "GGUF version " + std::to_string(f.version) +
-                          (f.version == 1 ? " is no longer read by ggml or memplan (v1 used 32-bit counts): convert the model again"
-                                          : ": memplan reads versions 2 and 3"));
+    r.fail("version",
+           at(4) + "GGUF version " + std::to_string(f.version) +
+               (f.version == 1
+                    ? " is no longer read by ggml or memplan (v1 used 32-bit counts): convert the model again"
+                    : ": memplan reads versions 2 and 3"));
   }
   const auto tensor_count = r.number<std::uint64_t>("tensor_count", "tensor_count");
   const auto kv_count = r.number<std::uint64_t>("metadata_kv_count", "metadata_kv_count");
@@ -468,22 +482,24 @@ GgufFile parse_stream(std::istream& in, std::uint64_t file_size, const std::stri
     r.fail("tensor_count", at(8) + "tensor_count is " + group_digits(tensor_count) + ": " +
                                (tensor_count > max_gguf_tensors
                                     ? "more than the " + group_digits(max_gguf_tensors) + " tensors memplan reads"
-                                    : "tensor infos take at least 24 bytes each, and the file has " + group_digits(r.left()) +
-                                          " bytes left"));
+                                    : "tensor infos take at least 24 bytes each, and the file has " +
+                                          group_digits(r.left()) + " bytes left"));
   }
   if (kv_count > max_gguf_metadata || kv_count > r.left() / 14) {
-    r.fail("metadata_kv_count", at(16) + "metadata_kv_count is " + group_digits(kv_count) + ": " +
-                                    (kv_count > max_gguf_metadata
-                                         ? "more than the " + group_digits(max_gguf_metadata) + " key-value pairs memplan reads"
-                                         : "key-value pairs take at least 14 bytes each, and the file has " +
-                                               group_digits(r.left()) + " bytes left"));
+    r.fail("metadata_kv_count",
+           at(16) + "metadata_kv_count is " + group_digits(kv_count) + ": " +
+               (kv_count > max_gguf_metadata
+                    ? "more than the " + group_digits(max_gguf_metadata) + " key-value pairs memplan reads"
+                    : "key-value pairs take at least 14 bytes each, and the file has " + group_digits(r.left()) +
+                          " bytes left"));
   }
 
   std::unordered_set<std::string> keys;
   for (std::uint64_t i = 0; i < kv_count; ++i) {
     const std::uint64_t start = r.position();
     GgufMetadata kv = read_metadata(r, i, kv_count);
-    if (!keys.insert(kv.key).second) r.fail(kv.key, at(start) + "metadata key '" + printable(kv.key) + "' appears twice");
+    if (!keys.insert(kv.key).second)
+      r.fail(kv.key, at(start) + "metadata key '" + printable(kv.key) + "' appears twice");
     f.metadata.push_back(std::move(kv));
   }
   if (const GgufValue* a = f.find("general.alignment")) {
@@ -537,9 +553,9 @@ const GgmlType* find_ggml_type(std::uint32_t id) {
 const GgmlType& parse_ggml_type(std::string_view name) {
   std::vector<std::string> names;
   for (const GgmlType& t : kTypes) {
-    if (t.name.size() == name.size() &&
-        std::equal(t.name.begin(), t.name.end(), name.begin(),
-                   [](char a, char b) { return a == (b >= 'a' && b <= 'z' ? static_cast<char>(b - 'a' + 'A') : b); })) {
+    if (t.name.size() == name.size() && std::equal(t.name.begin(), t.name.end(), name.begin(), [](char a, char b) {
+          return a == (b >= 'a' && b <= 'z' ? static_cast<char>(b - 'a' + 'A') : b);
+        })) {
       return t;
     }
     names.emplace_back(t.name);
@@ -580,7 +596,8 @@ const GgufValue* GgufFile::find(std::string_view key) const {
 
 GgufFile parse_gguf(std::string_view bytes, std::uint64_t file_size, const std::string& file) {
   if (bytes.size() > file_size) {
-    throw ConfigError(file, 0, 0, "", group_digits(bytes.size()) + " bytes given for a file of " + group_digits(file_size));
+    throw ConfigError(file, 0, 0, "",
+                      group_digits(bytes.size()) + " bytes given for a file of " + group_digits(file_size));
   }
   ViewBuf buffer(bytes);
   std::istream in(&buffer);

@@ -29,8 +29,8 @@ struct ArchFamily {
 // The architectures whose every parameter memplan's spec describes. llama.cpp writes
 // "llama" for Llama, Mistral and Mixtral checkpoints alike (Mixtral: with an expert count).
 constexpr ArchFamily kArchitectures[] = {
-    {"falcon", Family::falcon}, {"gemma", Family::gemma}, {"gpt2", Family::gpt2},   {"gptneox", Family::gpt_neox},
-    {"llama", Family::llama},   {"phi2", Family::phi},     {"phi3", Family::phi3}, {"qwen2", Family::qwen2},
+    {"falcon", Family::falcon}, {"gemma", Family::gemma}, {"gpt2", Family::gpt2}, {"gptneox", Family::gpt_neox},
+    {"llama", Family::llama},   {"phi2", Family::phi},    {"phi3", Family::phi3}, {"qwen2", Family::qwen2},
 };
 
 // The GGUF key (after "{arch}.") behind each spec field validate() may name.
@@ -171,10 +171,12 @@ GgufImport gguf_model(const GgufFile& f) {
   Mapper m(f);
   GgufImport out;
   const GgufValue* arch_value = f.find("general.architecture");
-  if (arch_value == nullptr) m.fail("general.architecture", "missing 'general.architecture', which every GGUF model has");
+  if (arch_value == nullptr)
+    m.fail("general.architecture", "missing 'general.architecture', which every GGUF model has");
   const auto* arch = std::get_if<std::string>(&arch_value->value);
   if (arch == nullptr) {
-    m.fail("general.architecture", "'general.architecture' must be a short string, got a " + to_string(arch_value->type));
+    m.fail("general.architecture",
+           "'general.architecture' must be a short string, got a " + to_string(arch_value->type));
   }
   out.architecture = *arch;
   const auto known = std::find_if(std::begin(kArchitectures), std::end(kArchitectures),
@@ -196,7 +198,8 @@ GgufImport gguf_model(const GgufFile& f) {
   s = family_defaults(family);
   s.name = std::filesystem::path(f.path).stem().string();
   if (const GgufValue* name = f.find("general.name")) {
-    if (const auto* text = std::get_if<std::string>(&name->value)) out.notes.push_back("general.name: " + printable(*text));
+    if (const auto* text = std::get_if<std::string>(&name->value))
+      out.notes.push_back("general.name: " + printable(*text));
   }
 
   s.d_model = m.required(p + "embedding_length", 1);
@@ -216,8 +219,9 @@ GgufImport gguf_model(const GgufFile& f) {
   if (key_length || value_length) {
     s.d_head = key_length ? *key_length : *value_length;
   } else if (s.d_model % s.n_heads != 0) {
-    m.fail(p + "attention.head_count", "embedding_length " + group_digits(s.d_model) + " is not divisible by head_count " +
-                                           group_digits(s.n_heads) + " and the file gives no attention.key_length");
+    m.fail(p + "attention.head_count", "embedding_length " + group_digits(s.d_model) +
+                                           " is not divisible by head_count " + group_digits(s.n_heads) +
+                                           " and the file gives no attention.key_length");
   } else {
     s.d_head = s.d_model / s.n_heads;
   }
@@ -227,9 +231,11 @@ GgufImport gguf_model(const GgufFile& f) {
     s.d_mlp = *ff;
   } else if (const GgufTensor* up = m.tensor("blk.0.ffn_up.weight"); up && up->shape.size() >= 2) {
     s.d_mlp = up->shape[1];
-    out.notes.push_back("no " + p + "feed_forward_length: d_mlp " + group_digits(s.d_mlp) + " from blk.0.ffn_up.weight");
+    out.notes.push_back("no " + p + "feed_forward_length: d_mlp " + group_digits(s.d_mlp) +
+                        " from blk.0.ffn_up.weight");
   } else {
-    m.fail(p + "feed_forward_length", "missing '" + p + "feed_forward_length', and no blk.0.ffn_up.weight to read it from");
+    m.fail(p + "feed_forward_length",
+           "missing '" + p + "feed_forward_length', and no blk.0.ffn_up.weight to read it from");
   }
 
   // vocab_size: the token embedding's rows (what the parameters are), else the vocabulary.
@@ -266,7 +272,8 @@ GgufImport gguf_model(const GgufFile& f) {
     s.attn_qkv_bias = m.has("blk.0.attn_q.bias") || m.has("blk.0.attn_qkv.bias");
     s.attn_out_bias = m.has("blk.0.attn_output.bias");
     s.mlp_bias = m.has("blk.0.ffn_up.bias") || m.has("blk.0.ffn_down.bias");
-    if (m.has("blk.0.attn_norm.weight")) s.norm = m.has("blk.0.attn_norm.bias") ? NormKind::layernorm : NormKind::rmsnorm;
+    if (m.has("blk.0.attn_norm.weight"))
+      s.norm = m.has("blk.0.attn_norm.bias") ? NormKind::layernorm : NormKind::rmsnorm;
     std::uint64_t norms = 0;
     for (const GgufTensor& t : f.tensors) {
       if (t.name.starts_with("blk.0.") && t.name.ends_with("norm.weight")) ++norms;
@@ -320,7 +327,8 @@ GgufImport gguf_model(const GgufFile& f) {
                         ": the weights are priced from the file, the rest of the estimate from the architecture");
   }
   if (other > 0) {
-    out.notes.push_back(group_digits(other) + " elements in tensors that are not parameters (rope_freqs and the like): "
+    out.notes.push_back(group_digits(other) +
+                        " elements in tensors that are not parameters (rope_freqs and the like): "
                         "priced with the weights, as llama.cpp loads them");
   }
   return out;

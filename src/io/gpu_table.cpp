@@ -13,9 +13,10 @@ namespace memplan {
 
 namespace {
 
-const std::vector<std::string> kGpuKeys = {"name", "aliases", "display", "memory_mib", "memory_source",
-                                           "compute_capability", "tensor_paths", "bandwidth_gbs",
-                                           "dense_tflops", "source"};
+const std::vector<std::string> kGpuKeys = {"name",         "aliases",       "display",
+                                           "memory_mib",   "memory_source", "compute_capability",
+                                           "tensor_paths", "bandwidth_gbs", "dense_tflops",
+                                           "source"};
 
 // The table spells fp8 tensor paths "fp8"; they are e4m3/e5m2 paths alike.
 Format parse_table_format(std::string_view text) {
@@ -26,7 +27,8 @@ Format parse_table_format(std::string_view text) {
 
 std::string lowered(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
@@ -105,7 +107,8 @@ GpuSpec find_gpu(std::string_view name, const std::vector<GpuSpec>& table) {
   const std::vector<std::string> close = closest_names(name, known);
   throw Error(ErrorKind::invalid_input,
               "unknown GPU '" + printable(name) + "'" +
-                  (close.empty() ? std::string() : "; closest: " + quoted_list(close)) + " (memplan gpus lists them all)",
+                  (close.empty() ? std::string() : "; closest: " + quoted_list(close)) +
+                  " (memplan gpus lists them all)",
               "gpu");
 }
 

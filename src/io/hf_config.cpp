@@ -27,10 +27,10 @@ constexpr std::uint64_t kMaxSize = 1ULL << 40;
 struct FamilyInfo {
   std::string_view model_type;
   Family family;
-  bool tied_by_default;         // the class default of tie_word_embeddings
-  std::uint64_t context;        // the class default of max_position_embeddings
-  bool reads_head_dim;          // the modeling code honours a head_dim key
-  bool reads_kv_heads;          // ... a num_key_value_heads key
+  bool tied_by_default;   // the class default of tie_word_embeddings
+  std::uint64_t context;  // the class default of max_position_embeddings
+  bool reads_head_dim;    // the modeling code honours a head_dim key
+  bool reads_kv_heads;    // ... a num_key_value_heads key
 };
 
 // Sorted by model_type. Defaults as in transformers' configuration_<model>.py.
@@ -176,7 +176,8 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   s.n_heads = f.required("n_heads", head_keys);
   s.vocab_size = f.required("vocab_size", {"vocab_size"});
 
-  if (std::optional<std::uint64_t> context = f.optional("max_seq_len", alias("max_position_embeddings", "n_positions"))) {
+  if (std::optional<std::uint64_t> context = f.optional("max_seq_len",
+                                                        alias("max_position_embeddings", "n_positions"))) {
     s.max_seq_len = *context;
   } else {
     s.max_seq_len = info->context;
@@ -230,12 +231,8 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
         f.from("d_mlp", "hidden_size");
       }
       break;
-    case Family::opt:
-      s.d_mlp = f.required("d_mlp", {"ffn_dim"});
-      break;
-    default:
-      s.d_mlp = f.required("d_mlp", {"intermediate_size"});
-      break;
+    case Family::opt: s.d_mlp = f.required("d_mlp", {"ffn_dim"}); break;
+    default: s.d_mlp = f.required("d_mlp", {"intermediate_size"}); break;
   }
 
   // Activation: informational, but kept so the model file reads like the config.
@@ -268,13 +265,15 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
       s.parallel_block = map.boolean_or("use_parallel_residual", true);
       if (map.has("rotary_pct")) {
         map.number("rotary_pct", 0, 1);
-        f.note("rotary_pct " + map.value("rotary_pct").dump() + ": rotary embeddings on part of each head, no parameters");
+        f.note("rotary_pct " + map.value("rotary_pct").dump() +
+               ": rotary embeddings on part of each head, no parameters");
       }
       break;
     case Family::phi:
       if (map.boolean_or("qk_layernorm", false)) {
-        map.fail("qk_layernorm", "qk_layernorm adds LayerNorms on the per-head queries and keys, which memplan's "
-                                 "model spec cannot describe");
+        map.fail("qk_layernorm",
+                 "qk_layernorm adds LayerNorms on the per-head queries and keys, which memplan's "
+                 "model spec cannot describe");
       }
       if (map.has("partial_rotary_factor")) {
         map.number("partial_rotary_factor", 0, 1);
@@ -315,7 +314,8 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
       break;
     }
     case Family::bert: {
-      if (std::optional<std::string> kind = map.optional_string("position_embedding_type"); kind && *kind != "absolute") {
+      if (std::optional<std::string> kind = map.optional_string("position_embedding_type");
+          kind && *kind != "absolute") {
         map.fail("position_embedding_type",
                  "position_embedding_type '" + printable(*kind) +
                      "' adds relative-distance embeddings that memplan's model spec cannot describe (only 'absolute')");
@@ -325,8 +325,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
       }
       break;
     }
-    default:
-      break;
+    default: break;
   }
 
   if (family == Family::mixtral) {

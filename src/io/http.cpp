@@ -97,8 +97,8 @@ std::vector<HttpResponse> http_get_all(const std::vector<HttpRequest>& requests,
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
     if (requests[i].range) {
-      const std::string range =
-          std::to_string(requests[i].range->first) + "-" + std::to_string(requests[i].range->second);
+      const std::string range = std::to_string(requests[i].range->first) + "-" +
+                                std::to_string(requests[i].range->second);
       curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());  // libcurl copies the string
     }
     if (!settings.bearer_token.empty()) {

@@ -15,14 +15,14 @@ struct HttpRequest {
 };
 
 struct HttpResponse {
-  std::string url;                          // as requested
-  long status = 0;                          // the final status after redirects; 0 when none came
+  std::string url;  // as requested
+  long status = 0;  // the final status after redirects; 0 when none came
   std::string body;
   std::string repo_commit;                  // the Hub's X-Repo-Commit header, when sent
   std::optional<std::uint64_t> total_size;  // from Content-Range: bytes a-b/TOTAL
   std::string error;                        // empty, or why no complete response came
   bool timed_out = false;
-  bool unreachable = false;                 // no route, DNS failure, connection refused
+  bool unreachable = false;  // no route, DNS failure, connection refused
 };
 
 struct HttpSettings {

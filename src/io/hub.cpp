@@ -132,9 +132,10 @@ void check(const detail::HttpResponse& r, const HubId& id, long timeout) {
                     ") and set HF_TOKEN to a token of an account that has access");
   }
   if (r.status == 404) {
-    fail(r.url, "'" + id.repo() + (id.revision == "main" ? "" : "@" + id.revision) +
-                    "' is not on the Hub (HTTP 404), and no local file or directory has that name: check the spelling of "
-                    "the id and the revision");
+    fail(r.url,
+         "'" + id.repo() + (id.revision == "main" ? "" : "@" + id.revision) +
+             "' is not on the Hub (HTTP 404), and no local file or directory has that name: check the spelling of "
+             "the id and the revision");
   }
   if (r.status < 200 || r.status >= 300) fail(r.url, "HTTP " + std::to_string(r.status));
 }
@@ -317,7 +318,8 @@ HubSnapshot hub_snapshot(const HubId& id, const std::function<void(const std::st
                         (ours.empty() ? std::string("none") : ours) +
                         "): unset it to fetch the config and headers, or name a local file");
   }
-  if (ours.empty()) fail(id.repo(), "no cache directory for what is fetched: set MEMPLAN_CACHE_DIR, XDG_CACHE_HOME or HOME");
+  if (ours.empty())
+    fail(id.repo(), "no cache directory for what is fetched: set MEMPLAN_CACHE_DIR, XDG_CACHE_HOME or HOME");
   return {fetch(id, ours, progress).string(), "fetched from the Hub, cached in " + ours};
 }
 

@@ -136,7 +136,8 @@ nlohmann::json parse_json(std::string_view text, const std::string& file, std::o
     // A duplicate key would silently keep its last value: refuse it, at its second place.
     std::vector<std::set<std::string>> keys;
     std::optional<std::string> duplicate;
-    const nlohmann::json::parser_callback_t watch = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    const nlohmann::json::parser_callback_t watch = [&](int, nlohmann::json::parse_event_t event,
+                                                        nlohmann::json& parsed) {
       using Event = nlohmann::json::parse_event_t;
       if (event == Event::object_start) keys.emplace_back();
       if (event == Event::object_end && !keys.empty()) keys.pop_back();
@@ -257,7 +258,8 @@ JsonMap::JsonMap(const nlohmann::json& object, std::string_view text, std::strin
 
 JsonMap JsonMap::object(const std::string& key, std::string what) const {
   const nlohmann::json& v = value(key);
-  if (!v.is_object()) fail(key, "'" + key + "' must be an object {...}, got " + json_type_name(v) + " " + short_dump(v));
+  if (!v.is_object())
+    fail(key, "'" + key + "' must be an object {...}, got " + json_type_name(v) + " " + short_dump(v));
   std::size_t offset = base_;
   for (auto it = members_.rbegin(); it != members_.rend(); ++it) {
     if (it->key == key) {
@@ -282,7 +284,8 @@ const nlohmann::json& JsonMap::value(const std::string& key) const {
 
 TextPosition JsonMap::position(const std::string& key) const {
   // The last of duplicates wins, as in nlohmann.
-  const auto member = std::find_if(members_.rbegin(), members_.rend(), [&](const JsonMember& m) { return m.key == key; });
+  const auto member = std::find_if(members_.rbegin(), members_.rend(),
+                                   [&](const JsonMember& m) { return m.key == key; });
   if (member != members_.rend()) return position_of(text_, member->value_offset);
   return position_of(text_, base_);
 }
@@ -330,9 +333,7 @@ bool JsonMap::boolean(const std::string& key) const {
   return v.get<bool>();
 }
 
-bool JsonMap::boolean_or(const std::string& key, bool fallback) const {
-  return has(key) ? boolean(key) : fallback;
-}
+bool JsonMap::boolean_or(const std::string& key, bool fallback) const { return has(key) ? boolean(key) : fallback; }
 
 std::string JsonMap::string(const std::string& key) const {
   const nlohmann::json& v = value(key);

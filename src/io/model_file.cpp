@@ -23,12 +23,37 @@ namespace {
 // Sizes beyond 2^40 are not architectures; they are typos. Products are checked anyway.
 constexpr std::uint64_t kMaxSize = 1ULL << 40;
 
-const std::vector<std::string> kModelKeys = {
-    "family", "d_model", "n_layers", "n_heads", "n_kv_heads", "d_head", "d_mlp", "mlp", "activation",
-    "vocab_size", "max_seq_len", "positional", "n_positions", "norm", "norms_per_layer", "parallel_block", "final_norm",
-    "embedding_norm", "type_vocab_size", "pooler", "attn_qkv_bias", "attn_out_bias", "mlp_bias", "lm_head",
-    "lm_head_bias", "experts", "experts_per_token", "sliding_window", "source", "published_params",
-    "published_params_source"};
+const std::vector<std::string> kModelKeys = {"family",
+                                             "d_model",
+                                             "n_layers",
+                                             "n_heads",
+                                             "n_kv_heads",
+                                             "d_head",
+                                             "d_mlp",
+                                             "mlp",
+                                             "activation",
+                                             "vocab_size",
+                                             "max_seq_len",
+                                             "positional",
+                                             "n_positions",
+                                             "norm",
+                                             "norms_per_layer",
+                                             "parallel_block",
+                                             "final_norm",
+                                             "embedding_norm",
+                                             "type_vocab_size",
+                                             "pooler",
+                                             "attn_qkv_bias",
+                                             "attn_out_bias",
+                                             "mlp_bias",
+                                             "lm_head",
+                                             "lm_head_bias",
+                                             "experts",
+                                             "experts_per_token",
+                                             "sliding_window",
+                                             "source",
+                                             "published_params",
+                                             "published_params_source"};
 
 void read_flag(const detail::YamlMap& map, const std::string& key, bool& field) {
   if (map.has(key)) field = map.boolean(key);

@@ -102,7 +102,8 @@ PlanFile parse_plan_yaml(std::string_view text, const std::string& file, const s
     if (ref.find('/') == std::string::npos) ref = "./" + ref;
     std::error_code ec;
     if (!std::filesystem::exists(ref, ec)) {
-      map.fail("model", "model file '" + printable(ref) + "' does not exist (relative paths are read from the plan's folder)");
+      map.fail("model",
+               "model file '" + printable(ref) + "' does not exist (relative paths are read from the plan's folder)");
     }
   }
   try {
@@ -124,14 +125,17 @@ PlanFile parse_plan_yaml(std::string_view text, const std::string& file, const s
       m.precision_mode = memory->string("precision_mode");
       if (m.precision_mode != "auto") memory->parsed("precision_mode", parse_precision);
     }
-    if (memory->has("streaming_chunk_size")) m.streaming_chunk_size = memory->integer("streaming_chunk_size", 1, kMaxSize);
+    if (memory->has("streaming_chunk_size"))
+      m.streaming_chunk_size = memory->integer("streaming_chunk_size", 1, kMaxSize);
     if (memory->has("memory_warning_threshold")) {
       m.memory_warning_threshold = memory->number("memory_warning_threshold", 0.0, 1.0);
       if (threshold_ppm(m.memory_warning_threshold) == 0) {
-        memory->fail("memory_warning_threshold", "'memory_warning_threshold' must be greater than 0 (a fraction in (0, 1])");
+        memory->fail("memory_warning_threshold",
+                     "'memory_warning_threshold' must be greater than 0 (a fraction in (0, 1])");
       }
     }
-    if (memory->has("activation_cache_filter")) m.activation_cache_filter = memory->string_list("activation_cache_filter");
+    if (memory->has("activation_cache_filter"))
+      m.activation_cache_filter = memory->string_list("activation_cache_filter");
     read_bool(*memory, "enable_gradient_checkpointing", m.enable_gradient_checkpointing);
   }
 
@@ -142,7 +146,8 @@ PlanFile parse_plan_yaml(std::string_view text, const std::string& file, const s
   if (wnode.IsScalar()) {
     settings.workload.kind = map.parsed("workload", parse_workload_kind);
   } else {
-    if (!wnode.IsMap()) map.fail("workload", "'workload' must be a kind (inference, extraction, ...) or a mapping with 'kind:'");
+    if (!wnode.IsMap())
+      map.fail("workload", "'workload' must be a kind (inference, extraction, ...) or a mapping with 'kind:'");
     work.emplace(wnode, file, "the workload");
     const detail::YamlMap& k = *work;
     k.reject_unknown(workload_keys());
@@ -159,8 +164,11 @@ PlanFile parse_plan_yaml(std::string_view text, const std::string& file, const s
       } else if (node.IsScalar()) {
         values.push_back(node.as<std::string>());
       } else {
-        k.fail(key, "'" + key + "' must be " + (o.kind == OptionKind::list ? "a value or a list of values" : "a single value") +
-                        ", not " + (node.IsSequence() ? "a list" : node.IsMap() ? "a mapping" : "empty"));
+        k.fail(key, "'" + key + "' must be " +
+                        (o.kind == OptionKind::list ? "a value or a list of values" : "a single value") + ", not " +
+                        (node.IsSequence() ? "a list"
+                         : node.IsMap()    ? "a mapping"
+                                           : "empty"));
       }
       try {
         set_option(settings, o, values);

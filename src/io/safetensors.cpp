@@ -3,7 +3,6 @@
 // data_offsets point into. Only the first 8 + N bytes of a file are ever read.
 #include "memplan/io/safetensors.hpp"
 
-
 #include <algorithm>
 #include <array>
 #include <filesystem>
@@ -31,11 +30,10 @@ struct DtypeBits {
 };
 
 // The safetensors Dtype enum, in its order, with Dtype::bitsize().
-constexpr std::array<DtypeBits, 20> kDtypes{{{"BOOL", 8},     {"F4", 4},       {"F6_E2M3", 6},  {"F6_E3M2", 6},
-                                             {"U8", 8},       {"I8", 8},       {"F8_E5M2", 8},  {"F8_E4M3", 8},
-                                             {"F8_E8M0", 8},  {"I16", 16},     {"U16", 16},     {"F16", 16},
-                                             {"BF16", 16},    {"I32", 32},     {"U32", 32},     {"F32", 32},
-                                             {"C64", 64},     {"F64", 64},     {"I64", 64},     {"U64", 64}}};
+constexpr std::array<DtypeBits, 20> kDtypes{{{"BOOL", 8}, {"F4", 4},      {"F6_E2M3", 6}, {"F6_E3M2", 6}, {"U8", 8},
+                                             {"I8", 8},   {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8}, {"I16", 16},
+                                             {"U16", 16}, {"F16", 16},    {"BF16", 16},   {"I32", 32},    {"U32", 32},
+                                             {"F32", 32}, {"C64", 64},    {"F64", 64},    {"I64", 64},    {"U64", 64}}};
 
 // An index is JSON text; bound it like a header.
 constexpr std::uintmax_t kMaxIndexBytes = max_safetensors_header_bytes;
@@ -93,17 +91,21 @@ SafetensorsTensor parse_tensor(const std::string& name, const nlohmann::json& en
   }
 
   const std::optional<std::vector<std::uint64_t>> shape = unsigned_list(entry.at("shape"));
-  if (!shape) tensor_error(file, name, "shape must be a list of sizes (whole numbers >= 0), got " + short_json(entry.at("shape")));
+  if (!shape)
+    tensor_error(file, name,
+                 "shape must be a list of sizes (whole numbers >= 0), got " + short_json(entry.at("shape")));
   t.shape = *shape;
   const std::optional<std::vector<std::uint64_t>> offsets = unsigned_list(entry.at("data_offsets"));
   if (!offsets || offsets->size() != 2) {
-    tensor_error(file, name, "data_offsets must be [begin, end] (two whole numbers), got " + short_json(entry.at("data_offsets")));
+    tensor_error(file, name,
+                 "data_offsets must be [begin, end] (two whole numbers), got " + short_json(entry.at("data_offsets")));
   }
   const std::uint64_t begin = (*offsets)[0], end = (*offsets)[1];
   if (end < begin) tensor_error(file, name, "data_offsets " + range_text(begin, end) + " end before they begin");
   if (end > data_size) {
-    tensor_error(file, name, "data_offsets " + range_text(begin, end) + " run past the end of the data area (" +
-                                 group_digits(data_size) + " bytes)");
+    tensor_error(file, name,
+                 "data_offsets " + range_text(begin, end) + " run past the end of the data area (" +
+                     group_digits(data_size) + " bytes)");
   }
 
   t.elements = 1;
@@ -115,14 +117,15 @@ SafetensorsTensor parse_tensor(const std::string& name, const nlohmann::json& en
     tensor_error(file, name, "shape " + shape_text(t.shape) + " of " + t.dtype + " holds more than 2^64 bits");
   }
   if (total_bits % 8 != 0) {
-    tensor_error(file, name, group_digits(t.elements) + " elements of " + t.dtype + " (" + std::to_string(bits) +
-                                 " bits each) are not a whole number of bytes");
+    tensor_error(file, name,
+                 group_digits(t.elements) + " elements of " + t.dtype + " (" + std::to_string(bits) +
+                     " bits each) are not a whole number of bytes");
   }
   t.bytes = total_bits / 8;
   if (end - begin != t.bytes) {
-    tensor_error(file, name, "shape " + shape_text(t.shape) + " of " + t.dtype + " needs " + group_digits(t.bytes) +
-                                 " bytes but data_offsets " + range_text(begin, end) + " hold " +
-                                 group_digits(end - begin));
+    tensor_error(file, name,
+                 "shape " + shape_text(t.shape) + " of " + t.dtype + " needs " + group_digits(t.bytes) +
+                     " bytes but data_offsets " + range_text(begin, end) + " hold " + group_digits(end - begin));
   }
   t.offset = begin;
   return t;
@@ -139,7 +142,8 @@ void check_tiling(std::vector<SafetensorsTensor> tensors, std::uint64_t data_siz
     if (t.offset < covered) {
       tensor_error(file, t.name,
                    "data_offsets " + range_text(t.offset, t.offset + t.bytes) + " overlap tensor '" +
-                       printable(previous->name) + "' " + range_text(previous->offset, previous->offset + previous->bytes));
+                       printable(previous->name) + "' " +
+                       range_text(previous->offset, previous->offset + previous->bytes));
     }
     if (t.offset > covered) {
       tensor_error(file, t.name,
@@ -152,7 +156,8 @@ void check_tiling(std::vector<SafetensorsTensor> tensors, std::uint64_t data_siz
   }
   if (covered != data_size) {
     const std::string what = "the data area has " + group_digits(data_size) + " bytes but the tensors cover " +
-                             group_digits(covered) + ": bytes " + range_text(covered, data_size) + " belong to no tensor";
+                             group_digits(covered) + ": bytes " + range_text(covered, data_size) +
+                             " belong to no tensor";
     if (previous) tensor_error(file, previous->name, "is the last tensor, and " + what);
     throw ConfigError(file, 0, 0, "", what);
   }
@@ -208,7 +213,8 @@ std::string name_pattern(const std::string& name) {
   while (start <= name.size()) {
     const std::size_t dot = std::min(name.find('.', start), name.size());
     const std::string_view part(name.data() + start, dot - start);
-    const bool number = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const bool number = !part.empty() &&
+                        std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
     out += number ? std::string("*") : std::string(part);
     if (dot == name.size()) break;
     out += '.';
@@ -260,7 +266,8 @@ SafetensorsInventory parse_safetensors_header(std::string_view header, std::uint
       for (const auto& [key, value] : entry.items()) {
         if (!value.is_string()) {
           throw ConfigError(file, 0, 0, name,
-                            "'__metadata__' must map strings to strings; '" + printable(key) + "' is " + short_json(value));
+                            "'__metadata__' must map strings to strings; '" + printable(key) + "' is " +
+                                short_json(value));
         }
         inv.metadata.emplace_back(key, value.get<std::string>());
       }
@@ -279,8 +286,9 @@ SafetensorsInventory read_safetensors(const std::string& path) {
   const std::uint64_t size = open_input(path, in);
   if (size < 8) {
     throw ConfigError(path, 0, 0, "",
-                      "is " + std::to_string(size) + " bytes: too short for a safetensors file (it starts with an "
-                                                     "8-byte header length)");
+                      "is " + std::to_string(size) +
+                          " bytes: too short for a safetensors file (it starts with an "
+                          "8-byte header length)");
   }
   std::array<unsigned char, 8> prefix{};
   in.read(reinterpret_cast<char*>(prefix.data()), 8);
@@ -333,8 +341,8 @@ SafetensorsInventory read_safetensors_index(const std::string& path) {
   std::set<std::string> shards;                 // each shard once, in order (a linear search was quadratic)
   for (const auto& [tensor, shard] : weight_map.items()) {
     if (!shard.is_string() || shard.get<std::string>().empty()) {
-      map.fail("weight_map", "weight_map maps tensor '" + printable(tensor) + "' to " + short_json(shard) +
-                                 ", not a file name");
+      map.fail("weight_map",
+               "weight_map maps tensor '" + printable(tensor) + "' to " + short_json(shard) + ", not a file name");
     }
     const std::string file = shard.get<std::string>();
     if (!stays_inside(fs::path(file))) {

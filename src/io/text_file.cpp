@@ -22,7 +22,8 @@ std::string read_text_file(const std::string& path, std::string_view what, std::
     text.append(buffer, static_cast<std::size_t>(in.gcount()));
     if (text.size() > limit) {
       throw ConfigError(path, 0, 0, "",
-                        "is larger than " + group_digits(limit) + " bytes, the most memplan reads as " + std::string(what));
+                        "is larger than " + group_digits(limit) + " bytes, the most memplan reads as " +
+                            std::string(what));
     }
   }
   if (in.bad()) throw ConfigError(path, 0, 0, "", "cannot be read");

@@ -21,8 +21,9 @@ YAML::Node parse_yaml(std::string_view text, const std::string& file) {
       const std::string_view row = text.substr(start, end - start);
       const bool separator = row.starts_with("---") && (row.size() == 3 || row[3] == ' ' || row[3] == '\r');
       if (separator && content) {
-        throw ConfigError(file, line + 1, 1, "", "the file holds more than one YAML document (separated by '---'); "
-                                                 "memplan reads one per file");
+        throw ConfigError(file, line + 1, 1, "",
+                          "the file holds more than one YAML document (separated by '---'); "
+                          "memplan reads one per file");
       }
       if (!separator && !row.empty() && row[0] != '#' && row.find_first_not_of(" \t\r") != std::string_view::npos) {
         content = true;
@@ -31,8 +32,8 @@ YAML::Node parse_yaml(std::string_view text, const std::string& file) {
     }
     return YAML::Load(std::string(text));
   } catch (const YAML::ParserException& e) {
-    throw ConfigError(file, static_cast<std::size_t>(e.mark.line + 1), static_cast<std::size_t>(e.mark.column + 1),
-                      "", "YAML syntax error: " + e.msg);
+    throw ConfigError(file, static_cast<std::size_t>(e.mark.line + 1), static_cast<std::size_t>(e.mark.column + 1), "",
+                      "YAML syntax error: " + e.msg);
   }
 }
 
@@ -61,7 +62,8 @@ void YamlMap::reject_unknown(const std::vector<std::string>& known) const {
     if (!seen.insert(key).second) fail_at(key_node, file_, key, "key '" + key + "' appears twice");
     bool ok = false;
     for (const std::string& k : known) ok = ok || k == key;
-    if (!ok) fail_at(key_node, file_, key, "unknown key '" + printable(key) + "' in " + what_ + did_you_mean(key, known));
+    if (!ok)
+      fail_at(key_node, file_, key, "unknown key '" + printable(key) + "' in " + what_ + did_you_mean(key, known));
   }
 }
 
@@ -81,7 +83,11 @@ void YamlMap::fail(const std::string& key, const std::string& message, ErrorKind
 
 YAML::Node YamlMap::scalar(const std::string& key) const {
   const YAML::Node v = value(key);
-  if (!v.IsScalar()) fail(key, "'" + key + "' must be a single value, not a " + (v.IsMap() ? "mapping" : v.IsSequence() ? "list" : "null"));
+  if (!v.IsScalar())
+    fail(key, "'" + key + "' must be a single value, not a " +
+                  (v.IsMap()        ? "mapping"
+                   : v.IsSequence() ? "list"
+                                    : "null"));
   return v;
 }
 
@@ -92,7 +98,8 @@ std::uint64_t YamlMap::integer(const std::string& key, std::uint64_t min, std::u
   const auto [ptr, ec] = std::from_chars(text.data(), end, out);
   const std::string range = std::to_string(min) + " to " + group_digits(max);
   if (!text.empty() && text[0] == '-') fail(key, "'" + key + "' must be an integer from " + range + ", got " + text);
-  if (ec == std::errc::result_out_of_range) fail(key, "'" + key + "' is too large: " + text + " (at most " + group_digits(max) + ")");
+  if (ec == std::errc::result_out_of_range)
+    fail(key, "'" + key + "' is too large: " + text + " (at most " + group_digits(max) + ")");
   if (ec != std::errc() || ptr != end) fail(key, "'" + key + "' must be a whole number, got '" + printable(text) + "'");
   if (out < min || out > max) fail(key, "'" + key + "' must be from " + range + ", got " + text);
   return out;
@@ -109,7 +116,8 @@ double YamlMap::number(const std::string& key, double min, double max) const {
   double out = 0;
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, out);
-  if (ec != std::errc() || ptr != end || !std::isfinite(out)) fail(key, "'" + key + "' must be a number, got '" + printable(text) + "'");
+  if (ec != std::errc() || ptr != end || !std::isfinite(out))
+    fail(key, "'" + key + "' must be a number, got '" + printable(text) + "'");
   if (out < min || out > max) {
     fail(key, "'" + key + "' must be from " + std::to_string(min) + " to " + std::to_string(max) + ", got " + text);
   }

@@ -64,8 +64,7 @@ enum class Into { assign, add };
 // as sub-products of at most kPanel rows, columns and depth (see above). Same result up
 // to the order of the depth sums; no temporaries (blocks of maps are direct-access).
 template <typename Dst, typename Lhs, typename Rhs>
-void product_in_panels(Dst&& dst, const Lhs& lhs, const Rhs& rhs, typename std::decay_t<Dst>::Scalar alpha,
-                       Into into) {
+void product_in_panels(Dst&& dst, const Lhs& lhs, const Rhs& rhs, typename std::decay_t<Dst>::Scalar alpha, Into into) {
   using T = typename std::decay_t<Dst>::Scalar;
   constexpr Index p = kPanel<T>;
   const Index rows = lhs.rows();
@@ -115,8 +114,11 @@ struct Dims {
 };
 
 Dims check_dims(AttentionVariant variant, const AttentionDims& d, std::size_t nq, std::size_t nk, std::size_t nv) {
-  for (const auto& [value, key] : {std::pair{d.batch, "batch"}, {d.heads, "heads"}, {d.seq, "seq"},
-                                   {d.head_dim, "head_dim"}, {d.chunk, "chunk"}}) {
+  for (const auto& [value, key] : {std::pair{d.batch, "batch"},
+                                   {d.heads, "heads"},
+                                   {d.seq, "seq"},
+                                   {d.head_dim, "head_dim"},
+                                   {d.chunk, "chunk"}}) {
     if (value == 0) throw Error(ErrorKind::invalid_input, std::string(key) + " must be at least 1", key);
   }
   const std::uint64_t bhn = checked_mul(checked_mul(d.batch, d.heads, "B*H"), d.seq, "B*H*N");
@@ -185,8 +187,8 @@ void eager(const Heads<T>& x, AttentionResult<T>& result) {
   softmax_rows<T>(scores, probabilities);
   result.output.resize(as_size(d.BH * d.N * d.D));
   for (Index bh = 0; bh < d.BH; ++bh) {
-    product_in_panels(x.head(result.output.data(), bh), probabilities.middleRows(bh * d.N, d.N), x.head(x.v, bh),
-                      T(1), Into::assign);
+    product_in_panels(x.head(result.output.data(), bh), probabilities.middleRows(bh * d.N, d.N), x.head(x.v, bh), T(1),
+                      Into::assign);
   }
 }
 
@@ -327,8 +329,7 @@ void causal_linear_naive(const Heads<T>& x, std::span<const T> q, std::span<cons
 // Chunks of C tokens: the state carried from earlier chunks, this chunk's state and its
 // C x C causal scores (B*H of each), plus the carried phi(k) sum (B*H*D, for the normaliser).
 template <typename T>
-void causal_linear_chunked(const Heads<T>& x, std::span<const T> q, std::span<const T> k,
-                           AttentionResult<T>& result) {
+void causal_linear_chunked(const Heads<T>& x, std::span<const T> q, std::span<const T> k, AttentionResult<T>& result) {
   const Dims& d = x.d;
   const std::vector<T> phi_q = feature_map(q);
   const std::vector<T> phi_k = feature_map(k);
@@ -413,8 +414,7 @@ AttentionResult<T> attention_cpu(AttentionVariant variant, const AttentionDims& 
 
 template AttentionResult<float> attention_cpu<float>(AttentionVariant, const AttentionDims&, std::span<const float>,
                                                      std::span<const float>, std::span<const float>);
-template AttentionResult<double> attention_cpu<double>(AttentionVariant, const AttentionDims&,
-                                                       std::span<const double>, std::span<const double>,
-                                                       std::span<const double>);
+template AttentionResult<double> attention_cpu<double>(AttentionVariant, const AttentionDims&, std::span<const double>,
+                                                       std::span<const double>, std::span<const double>);
 
 }  // namespace memplan

@@ -33,7 +33,8 @@ json read_cache(const std::string& path) {
   json j = json::parse(in, nullptr, false);
   if (j.is_discarded() || !j.is_object() || j.value("kind", "") != kCacheKind || !j.contains("entries") ||
       !j["entries"].is_array()) {
-    throw Error(ErrorKind::invalid_input, path + ": not a memplan calibration cache (remove it and run 'memplan calibrate')");
+    throw Error(ErrorKind::invalid_input,
+                path + ": not a memplan calibration cache (remove it and run 'memplan calibrate')");
   }
   return j;
 }
@@ -42,7 +43,8 @@ json read_cache(const std::string& path) {
 
 std::string calibration_cache_path() {
   namespace fs = std::filesystem;
-  if (const char* dir = std::getenv("MEMPLAN_CACHE_DIR"); dir && *dir) return (fs::path(dir) / "calibration.json").string();
+  if (const char* dir = std::getenv("MEMPLAN_CACHE_DIR"); dir && *dir)
+    return (fs::path(dir) / "calibration.json").string();
   if (const char* dir = std::getenv("XDG_CACHE_HOME"); dir && *dir) {
     return (fs::path(dir) / "memplan" / "calibration.json").string();
   }
@@ -90,7 +92,8 @@ std::optional<Calibration> load_calibration(const std::string& path, const std::
   for (const json& e : cache["entries"]) {
     if (!e.is_object()) throw bad("an entry is not an object");
     if (text(e, "gpu") != gpu || text(e, "driver") != driver) continue;
-    if (!e.contains("figures") || !e["figures"].is_array()) throw bad("the entry for " + gpu + " has no 'figures' list");
+    if (!e.contains("figures") || !e["figures"].is_array())
+      throw bad("the entry for " + gpu + " has no 'figures' list");
     Calibration c{gpu, driver, {}};
     for (const json& f : e["figures"]) {
       if (!f.is_object()) throw bad("a figure is not an object");

@@ -35,13 +35,15 @@ detail::CudaAttentionKind kind_of(AttentionVariant variant) {
     case AttentionVariant::causal_linear_chunked: return detail::CudaAttentionKind::causal_linear_chunked;
     case AttentionVariant::recurrent: return detail::CudaAttentionKind::recurrent;
   }
-  throw Error(ErrorKind::invalid_input, "no CUDA kernel for attention variant '" + to_string(variant) + "'",
-              "variant");
+  throw Error(ErrorKind::invalid_input, "no CUDA kernel for attention variant '" + to_string(variant) + "'", "variant");
 }
 
 detail::CudaAttentionDims dims_of(const AttentionDims& d, std::size_t given) {
-  for (const auto& [value, key] : {std::pair{d.batch, "batch"}, {d.heads, "heads"}, {d.seq, "seq"},
-                                   {d.head_dim, "head_dim"}, {d.chunk, "chunk"}}) {
+  for (const auto& [value, key] : {std::pair{d.batch, "batch"},
+                                   {d.heads, "heads"},
+                                   {d.seq, "seq"},
+                                   {d.head_dim, "head_dim"},
+                                   {d.chunk, "chunk"}}) {
     if (value == 0) throw Error(ErrorKind::invalid_input, std::string(key) + " must be at least 1", key);
   }
   constexpr std::uint64_t limit = 1ULL << 31;
@@ -117,7 +119,8 @@ CublasProbe probe_cublas(int runtime_version) {
   CublasProbe result;
   if (create(&handle) == 0) {
     const float one = 1.f, zero = 0.f;
-    const int status = sgemm(handle, 0, 0, n, n, n, &one, buffers, n, buffers + n * n, n, &zero, buffers + 2 * n * n, n);
+    const int status = sgemm(handle, 0, 0, n, n, n, &one, buffers, n, buffers + n * n, n, &zero, buffers + 2 * n * n,
+                             n);
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after cublasSgemm");
     const std::uint64_t after = free_memory();
     result = {status == 0, before > after ? before - after : 0,
@@ -183,7 +186,8 @@ CudaMeasurement measure_attention_cuda(AttentionVariant variant, const Attention
   const auto d = dims_of(dims, 0);
   const bool half = half_of(dtype);
   require_device();
-  const detail::CudaRunStats stats = detail::run_attention_cuda(kind, d, half, repeats, nullptr, nullptr, nullptr, nullptr);
+  const detail::CudaRunStats stats = detail::run_attention_cuda(kind, d, half, repeats, nullptr, nullptr, nullptr,
+                                                                nullptr);
   CudaMeasurement m;
   m.peak_bytes = stats.peak_bytes;
   m.repeats = static_cast<std::uint32_t>(stats.milliseconds.size());

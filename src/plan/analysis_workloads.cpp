@@ -62,7 +62,8 @@ void add_phases(WorkloadComposer& c, TrainingEstimate te) {
 }
 
 // The gradient pass of an analysis over `batch` sequences, `extra` held throughout, as the peaks.
-void add_gradient_pass(WorkloadComposer& c, const ModelSpec& s, const Workload& w, std::uint64_t batch, std::vector<Item> extra) {
+void add_gradient_pass(WorkloadComposer& c, const ModelSpec& s, const Workload& w, std::uint64_t batch,
+                       std::vector<Item> extra) {
   add_phases(c, estimate_training_phases(s, shape_for(w, batch), gradient_pass(w, std::move(extra))));
 }
 
@@ -109,7 +110,8 @@ SaeRows sae_rows(const ModelSpec& s, const Workload& w) {
   Breakdown sae = estimate_sae(o, o.d_in > 0 ? o.d_in : s.d_model);
   SaeRows rows;
   for (Item& c : sae.components) {
-    const bool step_only = c.name == "sae_gradients" || c.name == "sae_activations" || c.name == "sae_backward_workspace";
+    const bool step_only = c.name == "sae_gradients" || c.name == "sae_activations" ||
+                           c.name == "sae_backward_workspace";
     (step_only ? rows.step : rows.state).push_back(std::move(c));
   }
   return rows;
@@ -131,13 +133,21 @@ Peak store_refill(const ModelSpec& s, const Workload& w) {
   ForwardPass forward = forward_pass(trunk, lm);
   const std::uint64_t d_in = w.analysis.sae.d_in > 0 ? w.analysis.sae.d_in : s.d_model;
   const Precision c = compute_precision(w);
-  Item hook{"hook_activations", Bytes(0), "", std::nullopt, "the hooked activations of one store batch, before they join the store", {}};
-  hook.bytes = Bytes(ceil_div(
-      checked_mul(checked_mul(checked_mul(lm.batch, lm.seq_len, "store tokens"), d_in, "hook"), element_bits(c.format), "hook bits"),
-      8));
+  Item hook{"hook_activations",
+            Bytes(0),
+            "",
+            std::nullopt,
+            "the hooked activations of one store batch, before they join the store",
+            {}};
+  hook.bytes = Bytes(ceil_div(checked_mul(checked_mul(checked_mul(lm.batch, lm.seq_len, "store tokens"), d_in, "hook"),
+                                          element_bits(c.format), "hook bits"),
+                              8));
   hook.formula = n(lm.batch) + " prompts x " + n(lm.seq_len) + " tokens x " + n(d_in) + " at " + to_string(c);
-  Peak refill{"store_refill", {}, forward.workspace.bytes.plus(hook.bytes, "refill"),
-              "peak while the model refills the activation store", "weights + SAE state + the model's forward + overhead",
+  Peak refill{"store_refill",
+              {},
+              forward.workspace.bytes.plus(hook.bytes, "refill"),
+              "peak while the model refills the activation store",
+              "weights + SAE state + the model's forward + overhead",
               "the whole plan while refilling the store"};
   refill.components.push_back(std::move(forward.workspace));
   refill.components.push_back(std::move(hook));
@@ -148,8 +158,12 @@ Peak store_refill(const ModelSpec& s, const Workload& w) {
 Peak sae_step(std::vector<Item> rows) {
   Bytes bytes;
   for (const Item& i : rows) bytes = bytes.plus(i.bytes, "SAE step");
-  return {"sae_step", std::move(rows), bytes, "peak in an SAE training step (forward and backward of one batch)",
-          "weights + SAE state + SAE step + overhead", "the whole plan during an SAE step"};
+  return {"sae_step",
+          std::move(rows),
+          bytes,
+          "peak in an SAE training step (forward and backward of one batch)",
+          "weights + SAE state + SAE step + overhead",
+          "the whole plan during an SAE step"};
 }
 
 // the interpretability compute guide's estimate_sae_memory as written: the SAE's rows alone, no model, no overhead.
@@ -158,7 +172,8 @@ void compose_sae_seed_formula(const ModelSpec& s, const Workload& w, WorkloadCom
   o.seed_batch = w.batch;
   o.seed_seq = w.seq_len;
   Breakdown sae = estimate_sae(o, o.d_in > 0 ? o.d_in : s.d_model);
-  sae.components.front().note = "the interpretability compute guide's estimate_sae_memory as written: no model, no overhead";
+  sae.components.front().note =
+      "the interpretability compute guide's estimate_sae_memory as written: no model, no overhead";
   c.restart({});
   for (Item& i : sae.components) c.keep(std::move(i), {});
   c.omit_overhead();
@@ -172,15 +187,23 @@ std::vector<Item> sample_gradient_rows(const ModelSpec& s, const Workload& w, st
   const std::uint64_t samples = o.samples > 0 ? o.samples : w.batch;
   const std::uint64_t selected = selected_parameters(s, o.layers);
   if (o.int8) {
-    store.push_back({"quantisation_buffer", Bytes(selected), n(selected) + " entries x 1 B: one gradient in int8 before it is stored",
-                     std::nullopt, "", {}});
+    store.push_back({"quantisation_buffer",
+                     Bytes(selected),
+                     n(selected) + " entries x 1 B: one gradient in int8 before it is stored",
+                     std::nullopt,
+                     "",
+                     {}});
   }
   if (o.vectorized) {
     const Precision g = w.analysis.training.grad_precision.value_or(w.weights.precision);
-    store.push_back({"per_sample_raw_gradients",
-                     Bytes(ceil_div(checked_mul(checked_mul(samples, selected, "vmap gradients"), element_bits(g.format), "bits"), 8)),
-                     n(samples) + " samples x " + n(selected) + " x " + to_string(g) + ": torch.func.vmap's per-sample gradients",
-                     std::nullopt, "all of the batch's raw gradients exist before compression", {}});
+    store.push_back(
+        {"per_sample_raw_gradients",
+         Bytes(ceil_div(checked_mul(checked_mul(samples, selected, "vmap gradients"), element_bits(g.format), "bits"),
+                        8)),
+         n(samples) + " samples x " + n(selected) + " x " + to_string(g) + ": torch.func.vmap's per-sample gradients",
+         std::nullopt,
+         "all of the batch's raw gradients exist before compression",
+         {}});
   }
   return store;
 }
@@ -237,7 +260,8 @@ TrainingShape shape_for(const Workload& w, std::uint64_t batch) {
     case AttentionVariant::chunked: t.flash_attention = false; break;  // autograd keeps every chunk's probabilities
     default:
       throw Error(ErrorKind::invalid_input,
-                  "training and gradient analyses model `attention` eager, sdpa or chunked, not " + to_string(w.attention),
+                  "training and gradient analyses model `attention` eager, sdpa or chunked, not " +
+                      to_string(w.attention),
                   "attention");
   }
   return t;
@@ -263,14 +287,15 @@ void compose_sae(const ModelSpec& s, const Workload& w, WorkloadComposer& c) {
 
 void compose_fisher_spectrum(const ModelSpec& s, const Workload& w, WorkloadComposer& c) {
   const Item blocks = estimate_fisher_blocks(fisher_options(s, w)).components.front();
-  TrainingEstimate te =
-      estimate_training_phases(s, shape_for(w, per_sample_batch(w)), gradient_pass(w, {without_solver(blocks)}));
+  TrainingEstimate te = estimate_training_phases(s, shape_for(w, per_sample_batch(w)),
+                                                 gradient_pass(w, {without_solver(blocks)}));
   TrainingPhase spectrum;
   spectrum.name = "spectrum";
   spectrum.moment = "after the gradient passes: the blocks and one block's eigendecomposition";
   spectrum.components = {te.phases.front().components.front(), blocks};
   for (const Item& r : blocks.detail) {
-    if (r.name == "solver_matrix" || r.name == "solver_vectors") spectrum.transient = spectrum.transient.plus(r.bytes, "solver");
+    if (r.name == "solver_matrix" || r.name == "solver_vectors")
+      spectrum.transient = spectrum.transient.plus(r.bytes, "solver");
   }
   te.phases.push_back(std::move(spectrum));
   add_phases(c, std::move(te));
@@ -282,9 +307,13 @@ void compose_grouped_fisher(const ModelSpec& s, const Workload& w, WorkloadCompo
   add_gradient_pass(c, s, w, per_sample_batch(w), {estimate_grouped_fisher(s, o).components.front()});
 }
 
-void compose_hessian(const ModelSpec& s, const Workload& w, WorkloadComposer& c) { compose_full_curvature(s, w, c, "hessian"); }
+void compose_hessian(const ModelSpec& s, const Workload& w, WorkloadComposer& c) {
+  compose_full_curvature(s, w, c, "hessian");
+}
 
-void compose_full_fisher(const ModelSpec& s, const Workload& w, WorkloadComposer& c) { compose_full_curvature(s, w, c, "fisher"); }
+void compose_full_fisher(const ModelSpec& s, const Workload& w, WorkloadComposer& c) {
+  compose_full_curvature(s, w, c, "fisher");
+}
 
 void compose_lanczos(const ModelSpec& s, const Workload& w, WorkloadComposer& c) {
   const AnalysisOptions& a = w.analysis;
@@ -312,7 +341,8 @@ void compose_sample_gradients(const ModelSpec& s, const Workload& w, WorkloadCom
 
 void compose_tracin(const ModelSpec& s, const Workload& w, WorkloadComposer& c) {
   const AnalysisOptions& a = w.analysis;
-  add_gradient_pass(c, s, w, per_sample_batch(w), {estimate_tracin(s, a.tracin, a.sample_gradients, w.batch).components.front()});
+  add_gradient_pass(c, s, w, per_sample_batch(w),
+                    {estimate_tracin(s, a.tracin, a.sample_gradients, w.batch).components.front()});
 }
 
 void compose_attention_patterns(const ModelSpec& s, const Workload& w, WorkloadComposer& c) {
@@ -369,7 +399,9 @@ Work gemm_work(const std::string& name, double flops, const Precision& dtype, st
 }
 
 // Attention FLOPs per token of a forward pass: 4 x layers x seq x heads x d_head.
-double attention_per_token(const ModelSpec& s, std::uint64_t seq) { return 4.0 * d(s.n_layers) * d(seq) * d(s.n_heads) * d(s.d_head); }
+double attention_per_token(const ModelSpec& s, std::uint64_t seq) {
+  return 4.0 * d(s.n_layers) * d(seq) * d(s.n_heads) * d(s.d_head);
+}
 
 // FLOPs of forward + backward over batch x seq tokens with `trainable` parameters getting
 // weight gradients: forward T(2P + A), input gradients T(2P + 2A), weight gradients 2 T P_trainable.
@@ -389,7 +421,8 @@ std::string pass_text(std::uint64_t batch, std::uint64_t seq) {
 Work per_sample_work(const ModelSpec& s, const Workload& w, std::uint64_t samples, const std::string& why) {
   const std::uint64_t mb = per_sample_batch(w);
   const double passes = std::ceil(d(samples) / d(mb));
-  return model_work("gradient_passes", passes * gradient_pass_flops(s, mb, w.seq_len, matmul_parameters(s), w.analysis.training.recompute),
+  return model_work("gradient_passes",
+                    passes * gradient_pass_flops(s, mb, w.seq_len, matmul_parameters(s), w.analysis.training.recompute),
                     w, n(static_cast<std::uint64_t>(passes)) + " x " + pass_text(mb, w.seq_len) + " (" + why + ")");
 }
 
@@ -434,7 +467,8 @@ std::vector<Work> fisher_spectrum_work(const ModelSpec& s, const Workload& w) {
 
 std::vector<Work> grouped_fisher_work(const ModelSpec& s, const Workload& w) {
   const double params = d(count_parameters(s));
-  Work squares = model_work("squared_sums", 2.0 * d(w.batch) * params, w, "2 N n: square and sum each gradient into its group");
+  Work squares = model_work("squared_sums", 2.0 * d(w.batch) * params, w,
+                            "2 N n: square and sum each gradient into its group");
   squares.bytes_moved = d(w.batch) * params * 4;
   return {per_sample_work(s, w, w.batch, "one per sample"), squares};
 }
@@ -456,8 +490,10 @@ std::vector<Work> lanczos_work(const ModelSpec& s, const Workload& w) {
   Work products = model_work(
       "hessian_vector_products",
       m * chunks * 2 * gradient_pass_flops(s, mb, w.seq_len, matmul_parameters(s), a.training.recompute), w,
-      n(a.lanczos.iterations) + " iterations x one Hessian-vector product over the batch (2 x " + pass_text(mb, w.seq_len) + ")");
-  Work orth = solver_work("orthogonalisation", a.lanczos.reorthogonalize ? 2 * m * m * params : 10 * m * params, a.lanczos.dtype,
+      n(a.lanczos.iterations) + " iterations x one Hessian-vector product over the batch (2 x " +
+          pass_text(mb, w.seq_len) + ")");
+  Work orth = solver_work("orthogonalisation", a.lanczos.reorthogonalize ? 2 * m * m * params : 10 * m * params,
+                          a.lanczos.dtype,
                           a.lanczos.reorthogonalize ? "2 m^2 n: each step against every earlier vector"
                                                     : "10 m n: the three-term recurrence");
   orth.bytes_moved = (a.lanczos.reorthogonalize ? m * m : 3 * m) * params * element_bits(a.lanczos.dtype.format) / 8;
@@ -487,7 +523,8 @@ std::vector<Work> tracin_work(const ModelSpec& s, const Workload& w) {
   const std::uint64_t train = t.train_samples > 0 ? t.train_samples : w.batch;
   const double sel = d(selected_parameters(s, a.sample_gradients.layers));
   const double dims = t.projection > 0 ? d(t.projection) : sel;
-  std::vector<Work> parts = {per_sample_work(s, w, t.checkpoints * (train + t.test_samples), "checkpoints x (train + test samples)"),
+  std::vector<Work> parts = {per_sample_work(s, w, t.checkpoints * (train + t.test_samples),
+                                             "checkpoints x (train + test samples)"),
                              gemm_work("influence_dots", 2.0 * d(t.checkpoints) * d(train) * d(t.test_samples) * dims,
                                        precisions::fp32, "2 C N M D: gradient dot products")};
   if (t.projection > 0) {
@@ -513,8 +550,9 @@ std::vector<Work> qkov_work(const ModelSpec& s, const Workload& w) {
                     "L h x 2 circuits x 2 d^2 d_head"),
           gemm_work("composition", 3 * heads * heads * 2 * d(s.d_model) * d(s.d_head) * d(s.d_head), a.dtype,
                     "3 (L h)^2 x 2 d d_head^2 (factored)"),
-          gemm_work("pattern_pairs", d(s.n_layers) * d(s.n_heads) * d(s.n_heads) * d(w.batch) * d(w.seq_len) * d(w.seq_len) * 2,
-                    a.dtype, "L h^2 b s^2 x 2: head-pair pattern comparison")};
+          gemm_work("pattern_pairs",
+                    d(s.n_layers) * d(s.n_heads) * d(s.n_heads) * d(w.batch) * d(w.seq_len) * d(w.seq_len) * 2, a.dtype,
+                    "L h^2 b s^2 x 2: head-pair pattern comparison")};
 }
 
 std::vector<Work> embedding_singularities_work(const ModelSpec& s, const Workload& w) {
@@ -549,7 +587,8 @@ std::vector<Work> cka_work(const ModelSpec& s, const Workload& w) {
   const double feature = reps * reps * 3 * 2 * N * dm * dm;
   return {forward_work(s, w, w.batch, w.seq_len, "the forward pass producing the activations"),
           gemm_work("cka", std::min(gram, feature), r.dtype,
-                    gram <= feature ? "(L+1) 2 N^2 d + (L+1)^2 2 N^2: Gram form" : "(L+1)^2 x 3 x 2 N d^2: feature form")};
+                    gram <= feature ? "(L+1) 2 N^2 d + (L+1)^2 2 N^2: Gram form"
+                                    : "(L+1)^2 x 3 x 2 N d^2: feature form")};
 }
 
 }  // namespace memplan::detail

@@ -13,7 +13,8 @@ Calibration default_calibration() {
        "default: a CUDA 12/13 context with lazy module loading takes a few hundred MiB on A100/H100-class GPUs; "
        "512 MiB is a round upper figure, not a measurement"},
       {"cublas_workspace", 32 * MiB, false,
-       "default: PyTorch's cuBLAS workspace on Hopper (4096 KiB x 8); older GPUs use 8.125 MiB (4096 KiB x 2 + 16 KiB x 8)"},
+       "default: PyTorch's cuBLAS workspace on Hopper (4096 KiB x 8); older GPUs use 8.125 MiB (4096 KiB x 2 + 16 KiB "
+       "x 8)"},
       {"allocator_granularity", 2 * MiB, false,
        "default: cudaMalloc maps device memory in 2 MiB pages; smaller requests share a page"},
       {"pool_granularity", 2 * MiB, false,

@@ -76,7 +76,8 @@ FitKnob choose_fit_knob(std::string_view vary, const Workload& w) {
     return FitKnob::attention_chunk;
   }
   throw Error(ErrorKind::invalid_input,
-              "`vary` must be batch, seq or chunk (or attention_chunk, streaming_chunk), got '" + std::string(vary) + "'",
+              "`vary` must be batch, seq or chunk (or attention_chunk, streaming_chunk), got '" + std::string(vary) +
+                  "'",
               "vary");
 }
 

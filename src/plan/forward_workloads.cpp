@@ -42,8 +42,10 @@ class WorkspaceItems {
  public:
   void add(Group g, const char* name, Dims dims, const Precision& dtype) {
     std::string shape;
-    for (const auto& [label, size] : dims) shape += (shape.empty() ? "" : " x ") + std::string(label) + "=" + std::to_string(size);
-    rows_[g].push_back({name, tensor_bytes(name, dims, dtype), shape + " at " + to_string(dtype), std::nullopt, "", {}});
+    for (const auto& [label, size] : dims)
+      shape += (shape.empty() ? "" : " x ") + std::string(label) + "=" + std::to_string(size);
+    rows_[g].push_back(
+        {name, tensor_bytes(name, dims, dtype), shape + " at " + to_string(dtype), std::nullopt, "", {}});
   }
   void add_attention(AttentionVariant variant, const AttentionShape& shape) {
     Breakdown tensors = estimate_attention(variant, shape);
@@ -109,7 +111,8 @@ bool forward_tensors(const ModelSpec& s, const Workload& w, std::uint64_t querie
   t.add(kAttention, "o_proj_out", {{"B", B}, {"S", S}, {"d", d}}, c);
 
   if (s.experts > 0) {
-    const std::uint64_t routed = ceil_div(checked_mul(checked_mul(B, S, "tokens"), s.experts_per_token, "routed"), s.experts);
+    const std::uint64_t routed = ceil_div(checked_mul(checked_mul(B, S, "tokens"), s.experts_per_token, "routed"),
+                                          s.experts);
     t.add(kMlp, "router_probs", {{"B", B}, {"S", S}, {"E", s.experts}}, precisions::fp32);
     t.add(kMlp, "moe_output", {{"B", B}, {"S", S}, {"d", d}}, c);
     const std::uint64_t n = s.mlp == MlpKind::gated ? 3 : 2;
@@ -125,7 +128,8 @@ bool forward_tensors(const ModelSpec& s, const Workload& w, std::uint64_t querie
   if (s.lm_head != LmHead::none) {
     t.add(kLogits, "final_hidden", {{"B", B}, {"S", logit_positions}, {"d", d}}, c);
     t.add(kLogits, "logits", {{"B", B}, {"S", logit_positions}, {"V", s.vocab_size}}, c);
-    if (upcast) t.add(kLogits, "logits_fp32", {{"B", B}, {"S", logit_positions}, {"V", s.vocab_size}}, precisions::fp32);
+    if (upcast)
+      t.add(kLogits, "logits_fp32", {{"B", B}, {"S", logit_positions}, {"V", s.vocab_size}}, precisions::fp32);
   }
   return upcast;
 }
@@ -160,8 +164,8 @@ Workspace forward_workspace(const ModelSpec& s, const Workload& w, std::uint64_t
     out.item.detail = std::move(t.rows(kInput));
     for (Item& r : t.rows(attention_binds ? kAttention : kMlp)) out.item.detail.push_back(std::move(r));
     out.item.bytes = attention_binds ? attention_phase : mlp_phase;
-    out.item.note =
-        std::string("peak inside a block, during ") + (attention_binds ? "attention (" + to_string(w.attention) + ")" : "the MLP");
+    out.item.note = std::string("peak inside a block, during ") +
+                    (attention_binds ? "attention (" + to_string(w.attention) + ")" : "the MLP");
     out.phase = attention_binds ? "attention" : "mlp";
   }
   return out;
@@ -173,7 +177,8 @@ Bytes forward_workspace_bytes(const ModelSpec& s, const Workload& w, std::uint64
   WorkspaceBytes t;
   forward_tensors(s, w, queries, keys, logit_positions, t);
   const Bytes input = t.sum(kInput);
-  return std::max({input.plus(t.sum(kAttention), "attention phase"), input.plus(t.sum(kMlp), "mlp phase"), t.sum(kLogits)});
+  return std::max(
+      {input.plus(t.sum(kAttention), "attention phase"), input.plus(t.sum(kMlp), "mlp phase"), t.sum(kLogits)});
 }
 
 KvCacheOptions kv_options(const Workload& w, std::uint64_t tokens) {
@@ -186,7 +191,8 @@ KvCacheOptions kv_options(const Workload& w, std::uint64_t tokens) {
 }
 
 // Keeps the KV cache of `tokens` positions per sequence, `note` before its own.
-void keep_kv(WorkloadComposer& c, const ModelSpec& s, const Workload& w, std::uint64_t tokens, const std::string& note) {
+void keep_kv(WorkloadComposer& c, const ModelSpec& s, const Workload& w, std::uint64_t tokens,
+             const std::string& note) {
   const KvCacheOptions o = kv_options(w, tokens);
   Item kv = std::move(estimate_kv_cache(s, o).components.front());
   if (!note.empty()) kv.note = kv.note.empty() ? note : note + "; " + kv.note;
@@ -214,8 +220,9 @@ class ByteTally {
     const Bytes allocated = allocated_.plus(transient_, "allocated bytes");
     if (!workload_.include_overhead) return {allocated, allocated, allocated};
     const OverheadBytes overhead = overhead_bytes(workload_.overhead, persistent_, transient_);
-    return {allocated.plus(overhead.total(), "the breakdown total"), allocated,
-            allocated.plus(overhead.allocator_rounding, "reserved bytes").plus(overhead.fragmentation, "reserved bytes")};
+    return {
+        allocated.plus(overhead.total(), "the breakdown total"), allocated,
+        allocated.plus(overhead.allocator_rounding, "reserved bytes").plus(overhead.fragmentation, "reserved bytes")};
   }
 
  private:
@@ -228,7 +235,9 @@ class ByteTally {
 bool causal(const ModelSpec& s) { return s.lm_head != LmHead::none; }  // encoders keep no cache
 
 // The tokens of a generation: the prompt and the new ones.
-std::uint64_t generated_total(const Workload& w) { return checked_add(w.seq_len, w.new_tokens, "prompt + generated tokens"); }
+std::uint64_t generated_total(const Workload& w) {
+  return checked_add(w.seq_len, w.new_tokens, "prompt + generated tokens");
+}
 
 // ------------------------------------------------------------------ extraction steps
 
@@ -267,8 +276,12 @@ void add_residual_alternative(WorkloadComposer& c, const ModelSpec& s, const Act
   selective.filter = {"blocks.*.hook_resid_post"};
   selective.on_cpu = false;
   Item residual = std::move(estimate_activation_cache(s, selective).components.front());
-  c.alternative("activations", {"activations_resid_post_only", residual.bytes, residual.formula, std::nullopt,
-                                "a selective cache of the residual stream after each block", {}});
+  c.alternative("activations", {"activations_resid_post_only",
+                                residual.bytes,
+                                residual.formula,
+                                std::nullopt,
+                                "a selective cache of the residual stream after each block",
+                                {}});
 }
 
 }  // namespace
@@ -315,10 +328,11 @@ Work model_work(const std::string& name, double flops, const Workload& w, std::s
   return work;
 }
 
-Work forward_work(const ModelSpec& s, const Workload& w, std::uint64_t batch, std::uint64_t seq, const std::string& why) {
+Work forward_work(const ModelSpec& s, const Workload& w, std::uint64_t batch, std::uint64_t seq,
+                  const std::string& why) {
   return model_work("forward", forward_flops(s, batch, seq), w,
-                    why + ": " + group_digits(batch) + " x " + group_digits(seq) + " tokens x (2P + 4 L s h), P = " +
-                        flops_text(matmul_parameters(s)));
+                    why + ": " + group_digits(batch) + " x " + group_digits(seq) +
+                        " tokens x (2P + 4 L s h), P = " + flops_text(matmul_parameters(s)));
 }
 
 // ------------------------------------------------------------------ weights
@@ -331,7 +345,9 @@ WorkloadBytes weights_bytes(const ModelSpec& s, const Workload& w) { return Byte
 
 // ------------------------------------------------------------------ inference
 
-void compose_inference(const ModelSpec& s, const Workload& w, WorkloadComposer& c) { add_forward(c, forward_pass(s, w)); }
+void compose_inference(const ModelSpec& s, const Workload& w, WorkloadComposer& c) {
+  add_forward(c, forward_pass(s, w));
+}
 
 WorkloadBytes inference_bytes(const ModelSpec& s, const Workload& w) {
   ByteTally t(s, w);
@@ -353,7 +369,8 @@ void compose_generation(const ModelSpec& s, const Workload& w, WorkloadComposer&
   const std::uint64_t total = generated_total(w);
   Workspace prefill_ws = forward_workspace(s, w, w.seq_len, w.seq_len, 1);
   Workspace decode_ws = forward_workspace(s, w, 1, total, 1);
-  const Bytes prefill = estimate_kv_cache(s, kv_options(w, w.seq_len)).total().plus(prefill_ws.item.bytes, "prefill peak");
+  const Bytes prefill =
+      estimate_kv_cache(s, kv_options(w, w.seq_len)).total().plus(prefill_ws.item.bytes, "prefill peak");
   const Bytes decode = estimate_kv_cache(s, kv_options(w, total)).total().plus(decode_ws.item.bytes, "decode peak");
   if (prefill > decode) {
     keep_kv(c, s, w, w.seq_len, "peak after prefill: the prompt's " + std::to_string(w.seq_len) + " tokens");
@@ -388,7 +405,8 @@ std::vector<Work> generation_work(const ModelSpec& s, const Workload& w) {
                                        static_cast<double>(s.d_head);
   return {forward_work(s, w, w.batch, w.seq_len, "prefill"),
           model_work("decode", B * T * per_token, w,
-                     group_digits(w.new_tokens) + " decode steps x " + group_digits(w.batch) + " sequences x (2P + 4 L ctx h)")};
+                     group_digits(w.new_tokens) + " decode steps x " + group_digits(w.batch) +
+                         " sequences x (2P + 4 L ctx h)")};
 }
 
 // ------------------------------------------------------------------ extraction, streaming_extraction
@@ -397,13 +415,15 @@ void compose_extraction(const ModelSpec& s, const Workload& w, WorkloadComposer&
   const bool streaming = w.kind == WorkloadKind::streaming_extraction;
   const std::uint64_t chunk = streaming ? std::min(w.streaming_chunk, w.seq_len) : w.seq_len;
   if (causal(s) && (w.kv_cache || streaming)) {
-    keep_kv(c, s, w, w.seq_len, streaming ? "later chunks attend to earlier ones, so the cache holds the whole sequence" : "");
+    keep_kv(c, s, w, w.seq_len,
+            streaming ? "later chunks attend to earlier ones, so the cache holds the whole sequence" : "");
   }
   const ActivationCacheOptions cache = hook_cache(w, chunk);
   Breakdown hooks = estimate_activation_cache(s, cache);
   Item activations = std::move(hooks.components.front());
   if (streaming) {
-    activations.note = "one chunk of " + std::to_string(chunk) + " tokens; each chunk's cache leaves the GPU before the next";
+    activations.note = "one chunk of " + std::to_string(chunk) +
+                       " tokens; each chunk's cache leaves the GPU before the next";
   }
   add_hook_host_rows(c, s, w, cache, std::move(hooks.host));
   for (Alternative& a : hooks.alternatives) c.alternative(std::move(a.replaces), std::move(a.item));

@@ -65,7 +65,8 @@ std::string tensor_text(std::uint64_t t) {
   return t > 1 ? "1/" + s(t) + " of each attention and MLP matrix and of the vocabulary" : "the whole model";
 }
 
-void shard_notes(const ModelSpec& spec, const TensorShard& shard, std::uint64_t multiple, std::vector<std::string>& notes) {
+void shard_notes(const ModelSpec& spec, const TensorShard& shard, std::uint64_t multiple,
+                 std::vector<std::string>& notes) {
   if (shard.padded_vocab != spec.vocab_size) {
     notes.push_back("vocabulary padded from " + n(spec.vocab_size) + " to " + n(shard.padded_vocab) +
                     " rows (a multiple of " + s(multiple) + ", as vLLM's VocabParallelEmbedding pads it)");
@@ -111,14 +112,17 @@ LayoutEstimate tensor_parallel_layout(const ModelSpec& spec, const Workload& w, 
 LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const LayoutOptions& o) {
   constexpr std::uint64_t kVocabMultiple = 64;  // vLLM DEFAULT_VOCAB_PADDING_SIZE
   const ServingOptions& so = *o.vllm;
-  if (o.gpus.size() != 1) invalid("gpu", "vLLM's KV cache is what gpu_memory_utilization leaves of a GPU: name it with `gpu`");
+  if (o.gpus.size() != 1)
+    invalid("gpu", "vLLM's KV cache is what gpu_memory_utilization leaves of a GPU: name it with `gpu`");
   const GpuSpec& gpu = o.gpus.front();
-  if (spec.lm_head == LmHead::none) invalid("serving", "vLLM serving plans decoder models; " + spec.name + " has no LM head");
+  if (spec.lm_head == LmHead::none)
+    invalid("serving", "vLLM serving plans decoder models; " + spec.name + " has no LM head");
   const std::uint64_t t = o.parallel.tensor;
   const std::uint64_t max_len = so.max_model_len ? so.max_model_len : spec.max_seq_len;
   if (max_len > spec.max_seq_len) {
     invalid("max_model_len", "`max_model_len` " + n(max_len) + " exceeds " + spec.name + "'s context of " +
-                                 n(spec.max_seq_len) + " (vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set)");
+                                 n(spec.max_seq_len) +
+                                 " (vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set)");
   }
   if (so.max_num_batched_tokens == 0) invalid("max_num_batched_tokens", "`max_num_batched_tokens` must be at least 1");
   if (so.max_num_seqs == 0) invalid("max_num_seqs", "`max_num_seqs` must be at least 1");
@@ -154,13 +158,16 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   const std::uint64_t rows = so.max_num_seqs;
   std::vector<Item> sampler_rows;
   const auto logits_row = [&](const std::string& name, const Precision& p) {
-    return row(name, Bytes(ceil_div(checked_mul(checked_mul(rows, shard.padded_vocab, "logits"), element_bits(p.format), "logits"), 8)),
+    return row(name,
+               Bytes(ceil_div(
+                   checked_mul(checked_mul(rows, shard.padded_vocab, "logits"), element_bits(p.format), "logits"), 8)),
                "max_num_seqs=" + s(rows) + " x V=" + n(shard.padded_vocab) + " at " + to_string(p));
   };
   sampler_rows.push_back(logits_row("logits", compute));
   if (element_bits(compute.format) != 32) sampler_rows.push_back(logits_row("logits_fp32", precisions::fp32));
-  Item sampler = row("sampler", Bytes(0), "the LM head's output for one token of each of max_num_seqs sequences, gathered to the "
-                                          "whole vocabulary, and the sampler's fp32 copy");
+  Item sampler = row("sampler", Bytes(0),
+                     "the LM head's output for one token of each of max_num_seqs sequences, gathered to the "
+                     "whole vocabulary, and the sampler's fp32 copy");
   for (const Item& r : sampler_rows) sampler.bytes = sampler.bytes.plus(r.bytes, "sampler");
   sampler.detail = sampler_rows;
   const bool forward_binds = block.bytes >= sampler.bytes;
@@ -178,9 +185,10 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
     if (r.name == "cuda_context" || r.name == "cublas_workspace") kept.push_back(r);
     if (r.name == "cublas_workspace") cublas = r.bytes;
   }
-  Item overhead = row("overhead", Bytes(0),
-                      "the CUDA context (outside vLLM's budget: it exists before vLLM's memory snapshot) and the cuBLAS "
-                      "workspace (non-torch memory, inside it)");
+  Item overhead = row(
+      "overhead", Bytes(0),
+      "the CUDA context (outside vLLM's budget: it exists before vLLM's memory snapshot) and the cuBLAS "
+      "workspace (non-torch memory, inside it)");
   Bytes low, high;
   for (const Item& r : kept) {
     overhead.bytes = overhead.bytes.plus(r.bytes, "overhead");
@@ -200,7 +208,8 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   block_options.honor_sliding_window = false;
   const Bytes block_bytes = estimate_kv_cache(ss, block_options).total();
   const Bytes non_kv = weights.bytes.plus(peak.bytes, "non-KV memory").plus(cublas, "non-KV memory");
-  const ServingCapacity cap = vllm_kv_capacity(gpu.memory, so.gpu_memory_utilization, non_kv, block_bytes, so.block_size, max_len);
+  const ServingCapacity cap = vllm_kv_capacity(gpu.memory, so.gpu_memory_utilization, non_kv, block_bytes,
+                                               so.block_size, max_len);
 
   Item kv = row("kv_cache", block_bytes.times(cap.blocks, "KV cache"),
                 n(cap.blocks) + " blocks x " + n(block_bytes.count()) + " B (" + s(so.block_size) + " tokens x 2 x " +
@@ -220,23 +229,26 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   out.engine = "vllm";
   out.tensor = t;
   out.world_size = t;
-  out.description = "vLLM, tensor_parallel_size " + s(t) + " on " + s(t) + " x " + gpu.name + ", gpu_memory_utilization " +
-                    fraction_text(so.gpu_memory_utilization) + ", max_model_len " + n(max_len) + ", max_num_seqs " +
-                    n(so.max_num_seqs);
+  out.description = "vLLM, tensor_parallel_size " + s(t) + " on " + s(t) + " x " + gpu.name +
+                    ", gpu_memory_utilization " + fraction_text(so.gpu_memory_utilization) + ", max_model_len " +
+                    n(max_len) + ", max_num_seqs " + n(so.max_num_seqs);
   out.devices.push_back(std::move(d));
   out.serving = cap;
   shard_notes(spec, shard, kVocabMultiple, out.notes);
   if (cap.shortfall.count() > 0) {
-    out.notes.push_back("no room for the KV cache: weights, activation peak and workspace need " + n(cap.shortfall.count()) +
-                        " B more than gpu_memory_utilization leaves (vLLM: 'No available memory for the cache blocks')");
+    out.notes.push_back(
+        "no room for the KV cache: weights, activation peak and workspace need " + n(cap.shortfall.count()) +
+        " B more than gpu_memory_utilization leaves (vLLM: 'No available memory for the cache blocks')");
   } else if (!cap.holds_a_sequence()) {
     out.notes.push_back("the KV cache holds " + n(cap.tokens) + " tokens, fewer than max_model_len " + n(max_len) +
                         ": vLLM refuses to start (raise `gpu_memory_utilization` or `tp`, or lower `max_model_len`)");
   }
-  out.notes.push_back("vLLM measures the activation peak at start-up (profile_run); memplan estimates it as the larger of "
-                      "one forward over max_num_batched_tokens tokens and the sampler's logits for max_num_seqs sequences");
-  out.notes.push_back("not counted: CUDA graphs (captured after the KV cache is allocated; vLLM's enforce_eager skips them) and, "
-                      "with t > 1, NCCL's buffers");
+  out.notes.push_back(
+      "vLLM measures the activation peak at start-up (profile_run); memplan estimates it as the larger of "
+      "one forward over max_num_batched_tokens tokens and the sampler's logits for max_num_seqs sequences");
+  out.notes.push_back(
+      "not counted: CUDA graphs (captured after the KV cache is allocated; vLLM's enforce_eager skips them) and, "
+      "with t > 1, NCCL's buffers");
   return out;
 }
 
@@ -251,7 +263,9 @@ std::string unit_ranges(const std::vector<PlacementUnit>& units, const std::vect
       continue;
     }
     std::size_t end = k;
-    while (end + 1 < indices.size() && units[indices[end + 1]].layer && *units[indices[end + 1]].layer == *units[indices[end]].layer + 1) ++end;
+    while (end + 1 < indices.size() && units[indices[end + 1]].layer &&
+           *units[indices[end + 1]].layer == *units[indices[end]].layer + 1)
+      ++end;
     const std::uint64_t a = *u.layer, b = *units[indices[end]].layer;
     parts.push_back(a == b ? "layer " + s(a) : "layers " + s(a) + "-" + s(b));
     k = end;
@@ -262,19 +276,25 @@ std::string unit_ranges(const std::vector<PlacementUnit>& units, const std::vect
 }
 
 // Weight rows of the units at `indices`: one row per run of consecutive blocks, one per other unit.
-Item placed_weights(const std::vector<PlacementUnit>& units, const std::vector<std::size_t>& indices, const std::string& name) {
+Item placed_weights(const std::vector<PlacementUnit>& units, const std::vector<std::size_t>& indices,
+                    const std::string& name) {
   Item w = row(name, Bytes(0), "");
   w.params = 0;
   for (std::size_t k = 0; k < indices.size(); ++k) {
     const PlacementUnit& u = units[indices[k]];
     std::size_t end = k;
     if (u.layer) {
-      while (end + 1 < indices.size() && units[indices[end + 1]].layer && *units[indices[end + 1]].layer == *units[indices[end]].layer + 1) ++end;
+      while (end + 1 < indices.size() && units[indices[end + 1]].layer &&
+             *units[indices[end + 1]].layer == *units[indices[end]].layer + 1)
+        ++end;
     }
     const std::uint64_t count = end - k + 1;
-    Item r = row(u.layer ? (count == 1 ? "layer " + s(*u.layer) : "layers " + s(*u.layer) + "-" + s(*units[indices[end]].layer)) : u.name,
+    Item r = row(u.layer ? (count == 1 ? "layer " + s(*u.layer)
+                                       : "layers " + s(*u.layer) + "-" + s(*units[indices[end]].layer))
+                         : u.name,
                  u.bytes.times(count, "placed weights"),
-                 u.layer ? s(count) + " block" + (count == 1 ? "" : "s") + " x " + n(u.bytes.count()) + " B" : n(u.bytes.count()) + " B");
+                 u.layer ? s(count) + " block" + (count == 1 ? "" : "s") + " x " + n(u.bytes.count()) + " B"
+                         : n(u.bytes.count()) + " B");
     r.params = checked_mul(u.params, count, "parameters");
     w.bytes = w.bytes.plus(r.bytes, "placed weights");
     w.params = checked_add(*w.params, *r.params, "parameters");
@@ -287,7 +307,8 @@ Item placed_weights(const std::vector<PlacementUnit>& units, const std::vector<s
 
 LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const LayoutOptions& o) {
   const std::size_t gpus = o.gpus.size();
-  if (gpus == 0) invalid("gpus", "`device_map` places the model over GPUs: list them with `gpus`, e.g. a100-80gb,a100-80gb");
+  if (gpus == 0)
+    invalid("gpus", "`device_map` places the model over GPUs: list them with `gpus`, e.g. a100-80gb,a100-80gb");
   std::vector<Bytes> max_memory = o.max_memory;
   const bool user = !max_memory.empty();
   if (user && max_memory.size() != gpus) {
@@ -349,7 +370,8 @@ LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const
   for (std::uint64_t l = 0; l < spec.n_layers; ++l) ++layers_on[layer_gpu[l]];
 
   // Hooks of an extraction, by the GPU whose layer produces them.
-  const bool hooks = (w.kind == WorkloadKind::extraction || w.kind == WorkloadKind::streaming_extraction) && !w.cache.on_cpu;
+  const bool hooks = (w.kind == WorkloadKind::extraction || w.kind == WorkloadKind::streaming_extraction) &&
+                     !w.cache.on_cpu;
   std::vector<Bytes> hook_bytes_on(gpus, Bytes(0));
   std::vector<std::vector<TensorRun>> hook_runs(gpus);
   std::vector<std::uint64_t> hook_count(gpus, 0);
@@ -379,7 +401,8 @@ LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const
   out.world_size = gpus;
   std::string names;
   for (const GpuSpec& g : o.gpus) names += (names.empty() ? "" : ", ") + g.name;
-  out.description = "device_map=\"" + std::string(*o.device_map == PlacementPolicy::balanced ? "auto" : to_string(*o.device_map)) +
+  out.description = "device_map=\"" +
+                    std::string(*o.device_map == PlacementPolicy::balanced ? "auto" : to_string(*o.device_map)) +
                     "\" over " + s(gpus) + " GPU" + (gpus == 1 ? "" : "s") + " (" + names + ")";
   const std::uint64_t L = spec.n_layers;
   for (std::size_t g = 0; g < gpus; ++g) {
@@ -389,7 +412,8 @@ LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const
     Breakdown& b = d.breakdown;
     Item weights = placed_weights(units, on_gpu[g], "weights");
     std::vector<TensorRun> persistent;
-    for (const std::size_t i : on_gpu[g]) persistent.insert(persistent.end(), units[i].tensors.begin(), units[i].tensors.end());
+    for (const std::size_t i : on_gpu[g])
+      persistent.insert(persistent.end(), units[i].tensors.begin(), units[i].tensors.end());
     b.components.push_back(std::move(weights));
     if (g == 0 && !offloaded.empty()) {
       Bytes largest;
@@ -401,7 +425,8 @@ LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const
     if (kv != nullptr && layers_on[g] > 0) {
       const Bytes per_layer(kv->bytes.count() / L);
       Item k = row("kv_cache", per_layer.times(layers_on[g], "KV cache"),
-                   s(layers_on[g]) + " of " + s(L) + " layers x " + n(per_layer.count()) + " B (" + kv->formula + ")", kv->note);
+                   s(layers_on[g]) + " of " + s(L) + " layers x " + n(per_layer.count()) + " B (" + kv->formula + ")",
+                   kv->note);
       persistent.push_back({per_layer.count() / 2, checked_mul(2, layers_on[g], "KV tensors")});
       b.components.push_back(std::move(k));
     }
@@ -455,8 +480,9 @@ LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const
   for (std::size_t g = 0; g < gpus; ++g) budgets += (budgets.empty() ? "" : ", ") + n(placement.max_memory[g].count());
   out.notes.push_back("max_memory per GPU after balancing: " + budgets + " B; GPU 0 keeps " +
                       n(placement.largest_unit.count()) + " B (the largest unit) free for offloaded modules");
-  out.notes.push_back("device_map places weights only; memplan adds each GPU's KV cache, hooks and working set, which "
-                      "accelerate does not budget for");
+  out.notes.push_back(
+      "device_map places weights only; memplan adds each GPU's KV cache, hooks and working set, which "
+      "accelerate does not budget for");
   return out;
 }
 
@@ -467,8 +493,9 @@ LayoutEstimate estimate_layout(const ModelSpec& spec, const Workload& w, const L
   if (o.vllm && o.device_map) invalid("device_map", "`serving` vllm and `device_map` are two engines: choose one");
   if (o.device_map) {
     if (!inference_like(w.kind)) {
-      invalid("device_map", "device_map places a model for inference (weights, inference, generation, extraction); "
-                            "training layouts take `tp`/`pp`/`dp`/`zero`/`fsdp`");
+      invalid("device_map",
+              "device_map places a model for inference (weights, inference, generation, extraction); "
+              "training layouts take `tp`/`pp`/`dp`/`zero`/`fsdp`");
     }
     if (o.parallel.tensor != 1 || !training_option.empty()) {
       invalid("device_map", "device_map places whole layers on one GPU after another; it does not combine with " +
@@ -476,21 +503,23 @@ LayoutEstimate estimate_layout(const ModelSpec& spec, const Workload& w, const L
     }
     return device_map_layout(spec, w, o);
   }
-  if (!o.max_memory.empty() || o.cpu_memory) invalid("max_memory", "`max_memory` and `cpu_memory` apply to `device_map`");
+  if (!o.max_memory.empty() || o.cpu_memory)
+    invalid("max_memory", "`max_memory` and `cpu_memory` apply to `device_map`");
   if (o.gpus.size() > 1) {
     invalid("gpus", "a list of GPUs (`gpus`) is for `device_map`; the other layouts take one GPU type with `gpu`");
   }
   if (o.vllm) {
     if (w.kind != WorkloadKind::inference) {
-      invalid("serving", "`serving` vllm plans a server (its KV cache is what the GPU has left), not `kind` " + to_string(w.kind));
+      invalid("serving",
+              "`serving` vllm plans a server (its KV cache is what the GPU has left), not `kind` " + to_string(w.kind));
     }
     if (!training_option.empty()) invalid("serving", training_option + " plans training; vLLM serving takes `tp`");
     return vllm_layout(spec, w, o);
   }
   if (w.kind == WorkloadKind::training) {
     const std::optional<OverheadOptions> overhead = w.include_overhead ? std::optional(w.overhead) : std::nullopt;
-    LayoutEstimate out =
-        estimate_parallel_training(spec, detail::shape_for(w, w.batch), w.analysis.training, o.parallel, overhead);
+    LayoutEstimate out = estimate_parallel_training(spec, detail::shape_for(w, w.batch), w.analysis.training,
+                                                    o.parallel, overhead);
     if (o.gpus.size() == 1) {
       for (DeviceMemory& d : out.devices) check_against(d, o.gpus.front());
     }
@@ -501,8 +530,9 @@ LayoutEstimate estimate_layout(const ModelSpec& spec, const Workload& w, const L
                             " is planned on one GPU");
   }
   if (!training_option.empty()) {
-    invalid("workload", training_option + " lays out a training step: use `kind` training (inference over several GPUs: "
-                                          "`tp`, `serving` vllm or `device_map`)");
+    invalid("workload", training_option +
+                            " lays out a training step: use `kind` training (inference over several GPUs: "
+                            "`tp`, `serving` vllm or `device_map`)");
   }
   return tensor_parallel_layout(spec, w, o);
 }

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 
@@ -33,32 +33,33 @@ constexpr WorkloadMask kFisher = bits({K::fisher_spectrum});
 constexpr WorkloadMask kFullCurvature = bits({K::hessian, K::full_fisher});
 constexpr WorkloadMask kGradientPasses = bits({K::training, K::fisher_spectrum, K::grouped_fisher, K::hessian,
                                                K::full_fisher, K::lanczos, K::sample_gradients, K::tracin});
-constexpr WorkloadMask kPerSample =
-    bits({K::fisher_spectrum, K::grouped_fisher, K::lanczos, K::sample_gradients, K::tracin});
+constexpr WorkloadMask kPerSample = bits(
+    {K::fisher_spectrum, K::grouped_fisher, K::lanczos, K::sample_gradients, K::tracin});
 constexpr WorkloadMask kStoredGradients = bits({K::sample_gradients, K::tracin});
 constexpr WorkloadMask kPatterns = bits({K::attention_patterns, K::qkov});
-constexpr WorkloadMask kRepresentation =
-    bits({K::embedding_singularities, K::fiber_bundle, K::superposition, K::cka});
+constexpr WorkloadMask kRepresentation = bits({K::embedding_singularities, K::fiber_bundle, K::superposition, K::cka});
 
 // A float precision for a key that cannot take a quantised one.
 Precision float_precision(std::string_view text) {
   const Precision p = parse_precision(text);
   if (is_quantized(p)) {
-    throw Error(ErrorKind::invalid_input, "must be a float precision (fp32, tf32, bf16, fp16), got '" + printable(text) + "'");
+    throw Error(ErrorKind::invalid_input,
+                "must be a float precision (fp32, tf32, bf16, fp16), got '" + printable(text) + "'");
   }
   return p;
 }
 
 std::string lower(std::string_view text) {
   std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
 // Captureless setters: the table holds plain function pointers.
 using S = PlanSettings;
 using V = OptionValue;
-#define MEMPLAN_SET(...) [](S & s, const V & v) { __VA_ARGS__; }
+#define MEMPLAN_SET(...) [](S& s, const V& v) { __VA_ARGS__; }
 
 constexpr std::string_view kWorkload = "Workload";
 constexpr std::string_view kPrecision = "Precision";
@@ -556,7 +557,8 @@ std::string applies_text(const OptionDef& option) {
   }
   if (option.applies == kNotWeights) return "every workload but weights";
   std::string out;
-  for (std::size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
   return out;
 }
 
@@ -569,8 +571,14 @@ void set_option(PlanSettings& settings, const OptionDef& option, const std::vect
     case OptionKind::flag:  // on the command line a flag is present (negated: --no-X sets X false); in a file, a value
       v.flag = values.empty() ? !option.negated : parse_flag(option, values);
       break;
-    case OptionKind::count: v.text = values.front(); v.count = parse_count(option, v.text); break;
-    case OptionKind::number: v.text = values.front(); v.number = parse_number(option, v.text); break;
+    case OptionKind::count:
+      v.text = values.front();
+      v.count = parse_count(option, v.text);
+      break;
+    case OptionKind::number:
+      v.text = values.front();
+      v.number = parse_number(option, v.text);
+      break;
     case OptionKind::text:
       v.text = values.front();
       if (v.text.empty()) invalid(option, "`" + std::string(option.key) + "` needs a value");

@@ -36,8 +36,9 @@ void check_combinations(const PlanSettings& s, const Workload& w) {
   }
   const LanczosOptions& l = w.analysis.lanczos;
   if ((s.was_given("lanczos_k") || s.was_given("lanczos_iterations")) && l.k > l.iterations) {
-    invalid("lanczos_k", "`lanczos_k` " + std::to_string(l.k) + " asks for more eigenvalues than `lanczos_iterations` " +
-                             std::to_string(l.iterations) + " Lanczos steps produce");
+    invalid("lanczos_k", "`lanczos_k` " + std::to_string(l.k) +
+                             " asks for more eigenvalues than `lanczos_iterations` " + std::to_string(l.iterations) +
+                             " Lanczos steps produce");
   }
   const RepresentationOptions& r = w.analysis.representation;
   if ((s.was_given("neighbours") || s.was_given("points")) && r.neighbours >= r.samples &&
@@ -84,30 +85,36 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
     o.vllm = ServingOptions{a.gpu_memory_utilization, a.max_model_len, a.max_num_seqs, a.max_num_batched_tokens,
                             a.block_size};
   } else {
-    for (const char* key : {"gpu_memory_utilization", "max_model_len", "max_num_seqs", "max_num_batched_tokens",
-                            "block_size"}) {
+    for (const char* key :
+         {"gpu_memory_utilization", "max_model_len", "max_num_seqs", "max_num_batched_tokens", "block_size"}) {
       if (s.was_given(key)) {
-        invalid("serving", "`gpu_memory_utilization`, `max_model_len`, `max_num_seqs`, `max_num_batched_tokens` and "
-                           "`block_size` apply to `serving` vllm");
+        invalid("serving",
+                "`gpu_memory_utilization`, `max_model_len`, `max_num_seqs`, `max_num_batched_tokens` and "
+                "`block_size` apply to `serving` vllm");
       }
     }
   }
   if (!a.device_map.empty()) {
     o.device_map = parse_placement_policy(a.device_map);
-    if (d.gpu && !d.probed) invalid("gpus", "`device_map` takes its GPUs from `gpus` (e.g. 2xa100-80gb,rtx-4090), not `gpu`");
-    if (d.gpus.empty()) invalid("gpus", "`device_map` places the model over GPUs: list them with `gpus`, e.g. 2xa100-80gb");
+    if (d.gpu && !d.probed)
+      invalid("gpus", "`device_map` takes its GPUs from `gpus` (e.g. 2xa100-80gb,rtx-4090), not `gpu`");
+    if (d.gpus.empty())
+      invalid("gpus", "`device_map` places the model over GPUs: list them with `gpus`, e.g. 2xa100-80gb");
     o.gpus = d.gpus;
     if (!a.max_memory.empty()) {
       if (a.max_memory.size() != 1 && a.max_memory.size() != o.gpus.size()) {
         invalid("max_memory", "`max_memory` gives " + std::to_string(a.max_memory.size()) + " sizes for " +
                                   std::to_string(o.gpus.size()) + " GPUs: give one for all, or one per GPU");
       }
-      for (std::size_t i = 0; i < o.gpus.size(); ++i) o.max_memory.push_back(a.max_memory[a.max_memory.size() == 1 ? 0 : i]);
+      for (std::size_t i = 0; i < o.gpus.size(); ++i)
+        o.max_memory.push_back(a.max_memory[a.max_memory.size() == 1 ? 0 : i]);
     }
     o.cpu_memory = a.cpu_memory;
   } else {
-    if (!d.gpus.empty()) invalid("gpus", "`gpus` lists the GPUs of `device_map`; the other layouts take one GPU type with `gpu`");
-    if (!a.max_memory.empty() || a.cpu_memory) invalid("max_memory", "`max_memory` and `cpu_memory` apply to `device_map`");
+    if (!d.gpus.empty())
+      invalid("gpus", "`gpus` lists the GPUs of `device_map`; the other layouts take one GPU type with `gpu`");
+    if (!a.max_memory.empty() || a.cpu_memory)
+      invalid("max_memory", "`max_memory` and `cpu_memory` apply to `device_map`");
     if (d.gpu) o.gpus.push_back(*d.gpu);
   }
   return o;
@@ -174,9 +181,9 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
 
   if (!model.stored_weights_source.empty() && s.was_given("precision") && s.precision != "auto") {
     // A precision the user names wins over how the checkpoint was saved: price the architecture at it.
-    plan.warnings.push_back("`precision` " + to_string(w.weights.precision) + " overrides the checkpoint's quantisation (" +
-                            model.stored_weights_source + "): the weights are priced at " +
-                            to_string(w.weights.precision));
+    plan.warnings.push_back("`precision` " + to_string(w.weights.precision) +
+                            " overrides the checkpoint's quantisation (" + model.stored_weights_source +
+                            "): the weights are priced at " + to_string(w.weights.precision));
     plan.model.stored_weights.clear();
     plan.model.stored_weights_source.clear();
   }

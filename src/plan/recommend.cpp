@@ -76,11 +76,14 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
     const bool ok = runs(r, name, p) || (name == "bf16" && runs(r, "fp16", p));  // fp16 where bf16 does not run
     if (!ok || !(bits_per_weight(p) < bits)) continue;
     const bool quantised = is_quantized(p);
-    add({"precision", "precision", "weights in " + to_string(p) + " instead of " + to_string(w.weights.precision),
+    add({"precision",
+         "precision",
+         "weights in " + to_string(p) + " instead of " + to_string(w.weights.precision),
          {{"precision", to_string(p)}},
-         quantised ? "quantised linear layers: some loss of accuracy (GPTQ/AWQ/bitsandbytes); embeddings and norms stay " +
-                         to_string(w.weights.unquantized)
-                   : "16-bit weights and activations: usually no loss for inference; training keeps fp32 master weights",
+         quantised
+             ? "quantised linear layers: some loss of accuracy (GPTQ/AWQ/bitsandbytes); embeddings and norms stay " +
+                   to_string(w.weights.unquantized)
+             : "16-bit weights and activations: usually no loss for inference; training keeps fp32 master weights",
          [p](Workload& x) { x.weights.precision = p; }});
   }
 
@@ -91,14 +94,19 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
       Precision p;
       const bool ok = runs(r, name, p) || (name == "fp8" && runs(r, "int8", p));  // int8 where fp8 does not run
       if (!ok || !(bits_per_weight(p) < bits_per_weight(kv))) continue;
-      add({"kv_cache_precision", "kv_cache", "KV cache in " + to_string(p) + " instead of " + to_string(kv),
+      add({"kv_cache_precision",
+           "kv_cache",
+           "KV cache in " + to_string(p) + " instead of " + to_string(kv),
            {{"kv_precision", to_string(p)}},
            "quantised keys and values (vLLM kv_cache_dtype, Hugging Face QuantizedCache): small accuracy loss",
            [p](Workload& x) { x.kv_precision = p; }});
     }
   }
   if ((kind == WorkloadKind::inference || kind == WorkloadKind::extraction) && w.kv_cache) {
-    add({"no_kv_cache", "kv_cache", "no KV cache (use_cache=False)", {{"kv_cache", ""}},
+    add({"no_kv_cache",
+         "kv_cache",
+         "no KV cache (use_cache=False)",
+         {{"kv_cache", ""}},
          "none for a single forward pass: nothing is generated after it",
          [](Workload& x) { x.kv_cache = false; }});
   }
@@ -107,14 +115,20 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
   if (is_extraction(kind)) {
     const ActivationCacheOptions& c = w.cache;
     if (c.filter.empty() && c.layers.empty() && !c.stop_at_layer) {
-      add({"selective_cache", "cache_filter", "cache only the residual stream after each block",
+      add({"selective_cache",
+           "cache_filter",
+           "cache only the residual stream after each block",
            {{"filter", "blocks.*.hook_resid_post"}},
            "other hooks are not cached: name the ones the analysis reads with `filter` (memplan hooks prices any)",
            [](Workload& x) { x.cache.filter = {"blocks.*.hook_resid_post"}; }});
     }
     if (!c.on_cpu && kind == WorkloadKind::extraction) {
-      add({"cache_on_cpu", "cache_place", "keep the hook cache in host RAM (device='cpu')", {{"cache_on_cpu", ""}},
-           "host RAM for the cache, and a device-to-host copy per hook", [](Workload& x) { x.cache.on_cpu = true; }});
+      add({"cache_on_cpu",
+           "cache_place",
+           "keep the hook cache in host RAM (device='cpu')",
+           {{"cache_on_cpu", ""}},
+           "host RAM for the cache, and a device-to-host copy per hook",
+           [](Workload& x) { x.cache.on_cpu = true; }});
     }
     if (w.seq_len > 1) {
       // The largest chunk that fits, from fit's search; 512 (TheLoom's default) when none does.
@@ -125,7 +139,8 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
       if (cap >= 1) {
         const FitResult f = fit_largest(spec, s, FitKnob::streaming_chunk, limit, cap);
         const std::uint64_t chunk = f.value > 0 ? f.value : std::min<std::uint64_t>(512, cap);
-        add({"streaming", "cache_place",
+        add({"streaming",
+             "cache_place",
              "streaming extraction, " + n(chunk) + " tokens per chunk" +
                  (f.value > 0 ? " (the largest chunk that fits)" : ""),
              {{"kind", "streaming_extraction"}, {"streaming_chunk", n(chunk)}},
@@ -140,7 +155,10 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
 
   // Attention: fused instead of eager; chunked queries for a forward pass.
   if (w.attention == AttentionVariant::eager) {
-    add({"attention", "attention", "fused attention (SDPA / FlashAttention) instead of eager", {{"attention", "sdpa"}},
+    add({"attention",
+         "attention",
+         "fused attention (SDPA / FlashAttention) instead of eager",
+         {{"attention", "sdpa"}},
          "none for the result; the attention pattern is not materialised (hooks on it need eager)",
          [](Workload& x) { x.attention = AttentionVariant::sdpa; }});
     if (is_forward(kind) && w.seq_len > 1) {
@@ -148,9 +166,12 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
       c.attention = AttentionVariant::chunked;
       const FitResult f = fit_largest(spec, c, FitKnob::attention_chunk, limit, w.seq_len);
       const std::uint64_t chunk = f.value > 0 ? f.value : std::min<std::uint64_t>(512, w.seq_len);
-      add({"attention", "attention", "chunked attention, " + n(chunk) + " queries per chunk",
+      add({"attention",
+           "attention",
+           "chunked attention, " + n(chunk) + " queries per chunk",
            {{"attention", "chunked"}, {"attention_chunk", n(chunk)}},
-           "more kernel launches; the same result", [chunk](Workload& x) {
+           "more kernel launches; the same result",
+           [chunk](Workload& x) {
              x.attention = AttentionVariant::chunked;
              x.attention_chunk = chunk;
            }});
@@ -161,33 +182,53 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
   const TrainingOptions& t = w.analysis.training;
   if (trains(kind) && t.recompute != Recompute::full) {
     if (t.recompute == Recompute::none) {
-      add({"recompute", "recompute", "selective recomputation of the attention core", {{"recompute", "selective"}},
+      add({"recompute",
+           "recompute",
+           "selective recomputation of the attention core",
+           {{"recompute", "selective"}},
            "a few percent more compute (Korthikanti et al. 2022)",
            [](Workload& x) { x.analysis.training.recompute = Recompute::selective; }});
     }
-    add({"recompute", "recompute", "gradient checkpointing: each layer keeps its input only", {{"recompute", "full"}},
+    add({"recompute",
+         "recompute",
+         "gradient checkpointing: each layer keeps its input only",
+         {{"recompute", "full"}},
          "one more forward per step: about a third more compute",
          [](Workload& x) { x.analysis.training.recompute = Recompute::full; }});
   }
   if (kind == WorkloadKind::training) {
     if (t.optimizer == Optimizer::adam || t.optimizer == Optimizer::adamw) {
-      add({"optimizer_8bit", "optimizer", "8-bit Adam (bitsandbytes) instead of " + to_string(t.optimizer),
-           {{"optimizer", "adam_8bit"}}, "8-bit optimizer states: usually matches 32-bit Adam",
+      add({"optimizer_8bit",
+           "optimizer",
+           "8-bit Adam (bitsandbytes) instead of " + to_string(t.optimizer),
+           {{"optimizer", "adam_8bit"}},
+           "8-bit optimizer states: usually matches 32-bit Adam",
            [](Workload& x) { x.analysis.training.optimizer = Optimizer::adam_8bit; }});
     }
     if (!t.fused_optimizer && t.optimizer != Optimizer::none && t.optimizer != Optimizer::sgd) {
-      add({"fused_optimizer", "fused_optimizer", "a fused optimizer step (no foreach temporaries)", {{"fused_optimizer", ""}},
-           "none (torch.optim fused=True)", [](Workload& x) { x.analysis.training.fused_optimizer = true; }});
+      add({"fused_optimizer",
+           "fused_optimizer",
+           "a fused optimizer step (no foreach temporaries)",
+           {{"fused_optimizer", ""}},
+           "none (torch.optim fused=True)",
+           [](Workload& x) { x.analysis.training.fused_optimizer = true; }});
     }
     if (t.lora.rank == 0) {
       const std::uint64_t rank = r.lora_rank;
-      add({"lora", "lora", "LoRA adapters of rank " + n(rank) + " on q, v; the base frozen", {{"lora_rank", n(rank)}},
-           "a different fine-tune: only the adapters train", [rank](Workload& x) { x.analysis.training.lora.rank = rank; }});
+      add({"lora",
+           "lora",
+           "LoRA adapters of rank " + n(rank) + " on q, v; the base frozen",
+           {{"lora_rank", n(rank)}},
+           "a different fine-tune: only the adapters train",
+           [rank](Workload& x) { x.analysis.training.lora.rank = rank; }});
       Precision nf4;
       if (runs(r, "nf4", nf4)) {
-        add({"qlora", "lora", "QLoRA: LoRA of rank " + n(rank) + " on an nf4 base",
+        add({"qlora",
+             "lora",
+             "QLoRA: LoRA of rank " + n(rank) + " on an nf4 base",
              {{"lora_rank", n(rank)}, {"precision", to_string(nf4)}},
-             "a different fine-tune on a 4-bit base: only the adapters train", [rank, nf4](Workload& x) {
+             "a different fine-tune on a 4-bit base: only the adapters train",
+             [rank, nf4](Workload& x) {
                x.analysis.training.lora.rank = rank;
                x.weights.precision = nf4;
              }});
@@ -199,11 +240,17 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
   if (kind == WorkloadKind::sample_gradients || kind == WorkloadKind::tracin) {
     const SampleGradientOptions& g = w.analysis.sample_gradients;
     if (!g.int8) {
-      add({"gradient_compression", "compression", "int8 gradients (one fp32 scale per tensor)", {{"compress", "int8"}},
-           "quantisation error in each stored gradient", [](Workload& x) { x.analysis.sample_gradients.int8 = true; }});
+      add({"gradient_compression",
+           "compression",
+           "int8 gradients (one fp32 scale per tensor)",
+           {{"compress", "int8"}},
+           "quantisation error in each stored gradient",
+           [](Workload& x) { x.analysis.sample_gradients.int8 = true; }});
     }
     if (g.zlib_ratio == 0) {
-      add({"gradient_compression", "compression", "int8 + zlib gradients (assumed ratio 8 on top of int8, as TensorScope)",
+      add({"gradient_compression",
+           "compression",
+           "int8 + zlib gradients (assumed ratio 8 on top of int8, as TensorScope)",
            {{"compress", "int8+zlib"}, {"zlib_ratio", "8"}},
            "the ratio is an assumption (zlib on int8 gradients varies); zlib on one core takes time",
            [](Workload& x) {
@@ -212,12 +259,19 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
            }});
     }
     if (kind == WorkloadKind::sample_gradients && !g.on_host) {
-      add({"gradients_on_host", "store_place", "keep the gradient store in host RAM", {{"gradients_on_host", ""}},
-           "host RAM for the store, a copy per sample", [](Workload& x) { x.analysis.sample_gradients.on_host = true; }});
+      add({"gradients_on_host",
+           "store_place",
+           "keep the gradient store in host RAM",
+           {{"gradients_on_host", ""}},
+           "host RAM for the store, a copy per sample",
+           [](Workload& x) { x.analysis.sample_gradients.on_host = true; }});
     }
     if (kind == WorkloadKind::tracin && w.analysis.tracin.projection == 0) {
-      add({"tracin_projection", "projection", "random projection of each gradient to 8192 dimensions",
-           {{"projection", "8192"}}, "an approximation of the influence scores (TRAK-style)",
+      add({"tracin_projection",
+           "projection",
+           "random projection of each gradient to 8192 dimensions",
+           {{"projection", "8192"}},
+           "an approximation of the influence scores (TRAK-style)",
            [](Workload& x) { x.analysis.tracin.projection = 8192; }});
     }
   }
@@ -226,27 +280,45 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
   if (kind == WorkloadKind::attention_patterns || kind == WorkloadKind::qkov) {
     const AttentionAnalysisOptions& a = w.analysis.attention;
     if (a.all_layers) {
-      add({"one_layer_patterns", "pattern_layers", "one layer's patterns at a time", {{"one_layer", ""}},
-           "the layers are analysed one after another", [](Workload& x) { x.analysis.attention.all_layers = false; }});
+      add({"one_layer_patterns",
+           "pattern_layers",
+           "one layer's patterns at a time",
+           {{"one_layer", ""}},
+           "the layers are analysed one after another",
+           [](Workload& x) { x.analysis.attention.all_layers = false; }});
     }
     if (!a.reduce && kind == WorkloadKind::attention_patterns) {
-      add({"reduced_patterns", "pattern_reduce", "keep per-row statistics (entropy), not the patterns",
-           {{"attention_reduce", ""}}, "only statistics that reduce each row survive",
+      add({"reduced_patterns",
+           "pattern_reduce",
+           "keep per-row statistics (entropy), not the patterns",
+           {{"attention_reduce", ""}},
+           "only statistics that reduce each row survive",
            [](Workload& x) { x.analysis.attention.reduce = true; }});
     }
     if (a.chunk == 0 && w.seq_len > 512) {
-      add({"pattern_chunks", "pattern_chunk", "patterns computed 512 query rows at a time", {{"pattern_chunk", "512"}},
-           "more kernel launches", [](Workload& x) { x.analysis.attention.chunk = 512; }});
+      add({"pattern_chunks",
+           "pattern_chunk",
+           "patterns computed 512 query rows at a time",
+           {{"pattern_chunk", "512"}},
+           "more kernel launches",
+           [](Workload& x) { x.analysis.attention.chunk = 512; }});
     }
   }
   if (kind == WorkloadKind::lanczos && w.analysis.lanczos.reorthogonalize) {
-    add({"lanczos_three_vectors", "lanczos", "Lanczos without reorthogonalisation: three vectors, not the basis",
-         {{"reorthogonalize", ""}}, "loss of orthogonality: spurious copies of converged eigenvalues",
+    add({"lanczos_three_vectors",
+         "lanczos",
+         "Lanczos without reorthogonalisation: three vectors, not the basis",
+         {{"reorthogonalize", ""}},
+         "loss of orthogonality: spurious copies of converged eigenvalues",
          [](Workload& x) { x.analysis.lanczos.reorthogonalize = false; }});
   }
   if (kind == WorkloadKind::fisher_spectrum && w.analysis.fisher.keep_blocks) {
-    add({"fisher_one_block", "fisher", "accumulate one Fisher block at a time", {{"fisher_one_block", ""}},
-         "a pass over the data per block", [](Workload& x) { x.analysis.fisher.keep_blocks = false; }});
+    add({"fisher_one_block",
+         "fisher",
+         "accumulate one Fisher block at a time",
+         {{"fisher_one_block", ""}},
+         "a pass over the data per block",
+         [](Workload& x) { x.analysis.fisher.keep_blocks = false; }});
   }
   return out;
 }
@@ -256,7 +328,8 @@ std::optional<Candidate> smaller_batch(const ModelSpec& spec, const Workload& w,
   if (w.batch <= 1 || w.kind == WorkloadKind::weights) return std::nullopt;
   Workload s = w;
   const bool training = w.kind == WorkloadKind::training;
-  if (training) s.analysis.training.grad_accumulation = std::max<std::uint64_t>(w.analysis.training.grad_accumulation, 2);
+  if (training)
+    s.analysis.training.grad_accumulation = std::max<std::uint64_t>(w.analysis.training.grad_accumulation, 2);
   const FitResult f = fit_largest(spec, s, FitKnob::batch, limit, w.batch - 1);
   const std::uint64_t batch = f.value > 0 ? f.value : 1;
   Candidate c;
@@ -308,7 +381,9 @@ Recommendation recommend(const ModelSpec& spec, const RecommendRequest& request)
   out.total = base.total();
   out.limit = request.limit;
   out.fits = out.total <= request.limit;
-  out.min_devices = request.limit.count() == 0 ? 0 : std::max<std::uint64_t>(ceil_div(out.total.count(), request.limit.count()), 1);
+  out.min_devices = request.limit.count() == 0
+                        ? 0
+                        : std::max<std::uint64_t>(ceil_div(out.total.count(), request.limit.count()), 1);
 
   std::vector<Candidate> all = candidates(spec, request, request.limit);
   if (std::optional<Candidate> b = smaller_batch(spec, request.workload, request.limit)) all.push_back(std::move(*b));
@@ -321,8 +396,8 @@ Recommendation recommend(const ModelSpec& spec, const RecommendRequest& request)
     if (x.saved != y.saved) return x.saved > y.saved;
     return x.kind < y.kind;
   });
-  const bool any_fits =
-      std::any_of(out.mitigations.begin(), out.mitigations.end(), [](const Mitigation& m) { return m.fits; });
+  const bool any_fits = std::any_of(out.mitigations.begin(), out.mitigations.end(),
+                                    [](const Mitigation& m) { return m.fits; });
   if (out.fits || any_fits) return out;
 
   // No single change fits: combine them greedily. At each step every change not yet made
@@ -357,7 +432,8 @@ Recommendation recommend(const ModelSpec& spec, const RecommendRequest& request)
   }
   if (combined.total > request.limit) {
     if (std::optional<Candidate> b = smaller_batch(spec, combined.workload, request.limit)) {
-      if (std::optional<Mitigation> next = estimate_candidate(spec, combined.workload, combined.total, request.limit, *b)) {
+      if (std::optional<Mitigation> next = estimate_candidate(spec, combined.workload, combined.total, request.limit,
+                                                              *b)) {
         combined.workload = next->workload;
         combined.total = next->total;
         combined.host = next->host;

@@ -31,9 +31,10 @@ std::vector<SweepPoint> expand_grid(std::size_t models, const SweepAxes& a) {
   require(!has_zero(a.seqs), "sequence lengths must be at least 1", "seq");
   // The product, checked against the cap one factor at a time (it cannot overflow).
   std::uint64_t points = 1;
-  for (const std::uint64_t n : {static_cast<std::uint64_t>(models), static_cast<std::uint64_t>(a.workloads.size()),
-                                static_cast<std::uint64_t>(a.precisions.size()),
-                                static_cast<std::uint64_t>(a.batches.size()), static_cast<std::uint64_t>(a.seqs.size())}) {
+  for (const std::uint64_t n :
+       {static_cast<std::uint64_t>(models), static_cast<std::uint64_t>(a.workloads.size()),
+        static_cast<std::uint64_t>(a.precisions.size()), static_cast<std::uint64_t>(a.batches.size()),
+        static_cast<std::uint64_t>(a.seqs.size())}) {
     points *= n;
     require(points <= max_sweep_points,
             "the grid has more than " + std::to_string(max_sweep_points) + " points; sweep fewer values at a time",
@@ -60,7 +61,8 @@ Workload workload_at(const Workload& base, const SweepPoint& point, const SweepA
   w.weights.precision = point.precision;
   w.batch = point.batch;
   w.seq_len = point.seq;
-  w.new_tokens = point.workload == WorkloadKind::generation ? (base.new_tokens > 0 ? base.new_tokens : axes.new_tokens) : 0;
+  w.new_tokens = point.workload == WorkloadKind::generation ? (base.new_tokens > 0 ? base.new_tokens : axes.new_tokens)
+                                                            : 0;
   return w;
 }
 

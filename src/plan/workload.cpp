@@ -47,8 +47,8 @@ WorkloadKind parse_workload_kind(std::string_view text) {
     if (entry.name == text) return entry.kind;
   }
   throw Error(ErrorKind::invalid_input,
-              "unknown workload '" + printable(text) + "'" + did_you_mean(text, workload_names()) + "; accepted: " +
-                  quoted_list(workload_names()),
+              "unknown workload '" + printable(text) + "'" + did_you_mean(text, workload_names()) +
+                  "; accepted: " + quoted_list(workload_names()),
               "workload");
 }
 
@@ -77,12 +77,16 @@ WorkloadBytes estimate_workload_bytes(const ModelSpec& s, const Workload& w) {
   return entry.bytes(s, w);
 }
 
-std::vector<Work> workload_work(const ModelSpec& s, const Workload& w) { return detail::workload_entry(w.kind).work(s, w); }
+std::vector<Work> workload_work(const ModelSpec& s, const Workload& w) {
+  return detail::workload_entry(w.kind).work(s, w);
+}
 
-std::optional<TimeEstimate> estimate_workload_time(const ModelSpec& spec, const Workload& workload, const GpuSpec& gpu) {
+std::optional<TimeEstimate> estimate_workload_time(const ModelSpec& spec, const Workload& workload,
+                                                   const GpuSpec& gpu) {
   const std::vector<Work> parts = workload_work(spec, workload);
   // A probed device carries no datasheet throughput: no time, rather than an error.
-  const bool rated = std::any_of(gpu.dense_tflops.begin(), gpu.dense_tflops.end(), [](const auto& f) { return f.second > 0; });
+  const bool rated = std::any_of(gpu.dense_tflops.begin(), gpu.dense_tflops.end(),
+                                 [](const auto& f) { return f.second > 0; });
   if (parts.empty() || !rated) return std::nullopt;
   return estimate_time(parts, gpu, workload.analysis.efficiency);
 }

@@ -26,7 +26,8 @@ Item& noted_row(std::vector<Item>& rows) {
 }  // namespace
 
 WorkloadComposer::WorkloadComposer(const ModelSpec& spec, const Workload& workload)
-    : workload_(workload), out_(estimate_weights(spec, workload.weights)),
+    : workload_(workload),
+      out_(estimate_weights(spec, workload.weights)),
       persistent_(weight_allocations(spec, workload.weights)) {}
 
 void WorkloadComposer::keep(Item item) {
@@ -68,8 +69,12 @@ void WorkloadComposer::choose_peak(std::vector<Peak> peaks) {
       for (const Item& c : p.components) summary += (summary.empty() ? "" : " + ") + c.name;
       if (workload_.include_overhead && overhead_) summary += " + overhead";
     }
-    alternative("total", {"phase_" + p.phase, kept.plus(totals[i], "phase total"), std::move(summary), std::nullopt,
-                          p.alternative_note, {}});
+    alternative("total", {"phase_" + p.phase,
+                          kept.plus(totals[i], "phase total"),
+                          std::move(summary),
+                          std::nullopt,
+                          p.alternative_note,
+                          {}});
   }
   Peak& p = peaks[binds];
   if (!p.components.empty()) {
@@ -95,7 +100,8 @@ Bytes WorkloadComposer::overhead_with(Bytes transient) const {
 
 Breakdown WorkloadComposer::finish() && {
   if (overhead_ && workload_.include_overhead) {
-    out_.components.push_back(std::move(estimate_overhead(workload_.overhead, persistent_, transient_).components.front()));
+    out_.components.push_back(
+        std::move(estimate_overhead(workload_.overhead, persistent_, transient_).components.front()));
   }
   return std::move(out_);
 }

@@ -43,14 +43,16 @@ constexpr std::array kRegistry{
 constexpr bool well_formed() {
   for (std::size_t i = 0; i < kRegistry.size(); ++i) {
     const WorkloadEntry& e = kRegistry[i];
-    if (static_cast<std::size_t>(e.kind) != i || e.name.empty() || e.compose == nullptr || e.work == nullptr) return false;
+    if (static_cast<std::size_t>(e.kind) != i || e.name.empty() || e.compose == nullptr || e.work == nullptr)
+      return false;
     for (std::size_t j = 0; j < i; ++j) {
       if (kRegistry[j].name == e.name) return false;
     }
   }
   return true;
 }
-static_assert(well_formed(), "entry i of the workload registry is WorkloadKind i, named once, with compose and work functions");
+static_assert(well_formed(),
+              "entry i of the workload registry is WorkloadKind i, named once, with compose and work functions");
 
 }  // namespace
 

@@ -26,11 +26,11 @@ using BytesFn = WorkloadBytes (*)(const ModelSpec& spec, const Workload& workloa
 
 struct WorkloadEntry {
   WorkloadKind kind;
-  std::string_view name;      // as YAML, -w and to_string spell it
-  ComposeFn compose;          // the memory at the peak (estimate_workload)
-  WorkFn work;                // the FLOPs, for time estimates (workload_work)
-  BytesFn bytes = nullptr;    // a totals-only twin of compose, for workloads estimated in loops;
-                              //   nullptr: estimate_workload_bytes goes through the breakdown
+  std::string_view name;    // as YAML, -w and to_string spell it
+  ComposeFn compose;        // the memory at the peak (estimate_workload)
+  WorkFn work;              // the FLOPs, for time estimates (workload_work)
+  BytesFn bytes = nullptr;  // a totals-only twin of compose, for workloads estimated in loops;
+                            //   nullptr: estimate_workload_bytes goes through the breakdown
 };
 
 // Returns every entry, entry i for the WorkloadKind of value i.

@@ -11,9 +11,9 @@ namespace {
 
 // Environment variables detection reads (docs/hardware.md gives each one's source).
 const std::vector<std::string> kVariables = {
-    "COLAB_RELEASE_TAG", "COLAB_GPU",      "MODAL_TASK_ID",   "RUNPOD_POD_ID", "VAST_CONTAINERLABEL",
-    "SLURM_JOB_ID",      "SLURM_JOBID",    "KUBERNETES_SERVICE_HOST",         "SSH_CONNECTION",
-    "SSH_CLIENT",        "container"};
+    "COLAB_RELEASE_TAG",   "COLAB_GPU",    "MODAL_TASK_ID", "RUNPOD_POD_ID",
+    "VAST_CONTAINERLABEL", "SLURM_JOB_ID", "SLURM_JOBID",   "KUBERNETES_SERVICE_HOST",
+    "SSH_CONNECTION",      "SSH_CLIENT",   "container"};
 
 // Marker files detection checks.
 const std::vector<std::string> kPaths = {"/etc/lambda", "/.dockerenv", "/run/.containerenv"};
@@ -60,8 +60,10 @@ EnvironmentInfo detect_environment(const EnvironmentSignals& signals) {
       break;
     }
   }
-  if (const std::string* id = var("MODAL_TASK_ID")) matches.push_back({Environment::modal, "MODAL_TASK_ID is set", *id});
-  if (const std::string* id = var("RUNPOD_POD_ID")) matches.push_back({Environment::runpod, "RUNPOD_POD_ID is set", *id});
+  if (const std::string* id = var("MODAL_TASK_ID"))
+    matches.push_back({Environment::modal, "MODAL_TASK_ID is set", *id});
+  if (const std::string* id = var("RUNPOD_POD_ID"))
+    matches.push_back({Environment::runpod, "RUNPOD_POD_ID is set", *id});
   if (const std::string* id = var("VAST_CONTAINERLABEL")) {
     matches.push_back({Environment::vast, "VAST_CONTAINERLABEL is set", *id});
   }

@@ -22,11 +22,11 @@ struct CUuuid {
 };
 constexpr CUresult kCudaSuccess = 0;
 constexpr CUresult kCudaErrorNoDevice = 100;
-constexpr int kAttrMultiprocessors = 16;   // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-constexpr int kAttrMemoryClockKhz = 36;    // CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE
-constexpr int kAttrMemoryBusWidth = 37;    // CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH
-constexpr int kAttrComputeMajor = 75;      // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
-constexpr int kAttrComputeMinor = 76;      // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+constexpr int kAttrMultiprocessors = 16;  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+constexpr int kAttrMemoryClockKhz = 36;   // CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE
+constexpr int kAttrMemoryBusWidth = 37;   // CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH
+constexpr int kAttrComputeMajor = 75;     // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+constexpr int kAttrComputeMinor = 76;     // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
 
 struct CudaApi {
   CUresult (*init)(unsigned int) = nullptr;
@@ -37,7 +37,7 @@ struct CudaApi {
   CUresult (*device_get_attribute)(int*, int, CUdevice) = nullptr;
   CUresult (*device_total_mem)(std::size_t*, CUdevice) = nullptr;
   CUresult (*device_get_uuid)(CUuuid*, CUdevice) = nullptr;
-  CUresult (*get_error_name)(CUresult, const char**) = nullptr;  // optional
+  CUresult (*get_error_name)(CUresult, const char**) = nullptr;    // optional
   CUresult (*get_error_string)(CUresult, const char**) = nullptr;  // optional
 };
 
@@ -93,8 +93,8 @@ struct NvmlDeviceFacts {
 };
 
 struct NvmlView {
-  bool loaded = false;          // the library loaded and nvmlInit succeeded
-  std::string problem;          // why not, one line
+  bool loaded = false;  // the library loaded and nvmlInit succeeded
+  std::string problem;  // why not, one line
   std::string driver_version;
   std::string cuda_version;
   std::vector<NvmlDeviceFacts> devices;
@@ -163,14 +163,13 @@ bool list_processes(NvmlProcessQuery<Info> query, NvmlDevice device, const char*
 }
 
 // Lists processes of one type, trying the newest query first (_v3, _v2, then the original).
-bool list_processes_of(const detail::DynamicLibrary& lib, const std::string& base, NvmlDevice device,
-                       const char* type, const std::string& proc_root, std::vector<GpuProcess>& out) {
+bool list_processes_of(const detail::DynamicLibrary& lib, const std::string& base, NvmlDevice device, const char* type,
+                       const std::string& proc_root, std::vector<GpuProcess>& out) {
   for (const char* suffix : {"_v3", "_v2"}) {
     auto query = lib.function<NvmlProcessQuery<NvmlProcessInfoV2>>((base + suffix).c_str());
     if (query) return list_processes(query, device, type, proc_root, out);
   }
-  return list_processes(lib.function<NvmlProcessQuery<NvmlProcessInfoV1>>(base.c_str()), device, type, proc_root,
-                        out);
+  return list_processes(lib.function<NvmlProcessQuery<NvmlProcessInfoV1>>(base.c_str()), device, type, proc_root, out);
 }
 
 NvmlView query_nvml(const std::string& file, const std::string& proc_root) {
@@ -192,8 +191,8 @@ NvmlView query_nvml(const std::string& file, const std::string& proc_root) {
   api.device_name = lib.function<decltype(api.device_name)>("nvmlDeviceGetName");
   api.device_uuid = lib.function<decltype(api.device_uuid)>("nvmlDeviceGetUUID");
   api.device_memory = lib.function<decltype(api.device_memory)>("nvmlDeviceGetMemoryInfo");
-  api.device_compute_capability =
-      lib.function<decltype(api.device_compute_capability)>("nvmlDeviceGetCudaComputeCapability");
+  api.device_compute_capability = lib.function<decltype(api.device_compute_capability)>(
+      "nvmlDeviceGetCudaComputeCapability");
   if (!api.init || !api.shutdown || !api.device_count || !api.device_by_index) {
     view.problem = file + " lacks nvmlInit_v2 or nvmlDeviceGetCount_v2 (a driver older than R325)";
     return view;
@@ -232,13 +231,13 @@ NvmlView query_nvml(const std::string& file, const std::string& proc_root) {
     int minor = 0;
     if (api.device_compute_capability && api.device_compute_capability(device, &major, &minor) == kNvmlSuccess &&
         major > 0) {
-      facts.compute_capability =
-          ComputeCapability{static_cast<std::uint32_t>(major), static_cast<std::uint32_t>(minor)};
+      facts.compute_capability = ComputeCapability{static_cast<std::uint32_t>(major),
+                                                   static_cast<std::uint32_t>(minor)};
     }
-    const bool compute = list_processes_of(lib, "nvmlDeviceGetComputeRunningProcesses", device, "compute",
-                                           proc_root, facts.processes);
-    const bool graphics = list_processes_of(lib, "nvmlDeviceGetGraphicsRunningProcesses", device, "graphics",
-                                            proc_root, facts.processes);
+    const bool compute = list_processes_of(lib, "nvmlDeviceGetComputeRunningProcesses", device, "compute", proc_root,
+                                           facts.processes);
+    const bool graphics = list_processes_of(lib, "nvmlDeviceGetGraphicsRunningProcesses", device, "graphics", proc_root,
+                                            facts.processes);
     facts.processes_known = compute || graphics;
     view.devices.push_back(std::move(facts));
   }
@@ -381,15 +380,15 @@ ProbeResult probe(const ProbeOptions& options) {
   if (!api.device_get_uuid) api.device_get_uuid = lib.function<decltype(api.device_get_uuid)>("cuDeviceGetUuid");
   api.get_error_name = lib.function<decltype(api.get_error_name)>("cuGetErrorName");
   api.get_error_string = lib.function<decltype(api.get_error_string)>("cuGetErrorString");
-  const std::vector<std::pair<const char*, bool>> required = {
-      {"cuInit", api.init != nullptr},
-      {"cuDriverGetVersion", api.driver_get_version != nullptr},
-      {"cuDeviceGetCount", api.device_get_count != nullptr},
-      {"cuDeviceGet", api.device_get != nullptr},
-      {"cuDeviceGetName", api.device_get_name != nullptr},
-      {"cuDeviceGetAttribute", api.device_get_attribute != nullptr},
-      {"cuDeviceTotalMem_v2", api.device_total_mem != nullptr},
-      {"cuDeviceGetUuid", api.device_get_uuid != nullptr}};
+  const std::vector<std::pair<const char*, bool>> required = {{"cuInit", api.init != nullptr},
+                                                              {"cuDriverGetVersion", api.driver_get_version != nullptr},
+                                                              {"cuDeviceGetCount", api.device_get_count != nullptr},
+                                                              {"cuDeviceGet", api.device_get != nullptr},
+                                                              {"cuDeviceGetName", api.device_get_name != nullptr},
+                                                              {"cuDeviceGetAttribute",
+                                                               api.device_get_attribute != nullptr},
+                                                              {"cuDeviceTotalMem_v2", api.device_total_mem != nullptr},
+                                                              {"cuDeviceGetUuid", api.device_get_uuid != nullptr}};
   for (const auto& [symbol, present] : required) {
     if (!present) {
       return fail(ProbeStatus::driver_too_old,
@@ -418,7 +417,8 @@ ProbeResult probe(const ProbeOptions& options) {
     return fail(ProbeStatus::driver_error, "cuDeviceGetCount failed: " + cuda_error(api, rc));
   }
   if (count <= 0) {
-    return fail(ProbeStatus::no_device, "the NVIDIA driver initialised but reports no GPU; plan with `gpu` NAME or for the CPU");
+    return fail(ProbeStatus::no_device,
+                "the NVIDIA driver initialised but reports no GPU; plan with `gpu` NAME or for the CPU");
   }
   probe_devices(api, count, nvml, result);
   if (version > 0 && version < minimum_cuda_driver_version) {

@@ -31,22 +31,60 @@ PrecisionPolicy pytorch_policy() {
   p.engine = "PyTorch";
   p.description = "PyTorch / Hugging Face transformers: the thresholds of TheLoom's fallback chain";
   p.auto_chain = {Format::bf16, Format::fp16, Format::fp32};
-  const std::string cpu_bf16 = "most PyTorch CPU kernels run bf16 slower than fp32 unless the CPU has AVX512-BF16 or AMX";
+  const std::string cpu_bf16 =
+      "most PyTorch CPU kernels run bf16 slower than fp32 unless the CPU has AVX512-BF16 or AMX";
   const std::string cpu_fp16 = "most PyTorch CPU kernels run fp16 slower than fp32 unless the CPU has AVX512-FP16";
   p.rules = {
       {Format::fp32, any_gpu, any_gpu, "", CpuSupport::native, "", {}, false, {}, "every CUDA GPU and CPU"},
-      {Format::tf32, {8, 0}, any_gpu, "", CpuSupport::none, "TF32 is a tensor-core mode of Ampere and newer GPUs",
-       {Format::fp32}, false, {},
+      {Format::tf32,
+       {8, 0},
+       any_gpu,
+       "",
+       CpuSupport::none,
+       "TF32 is a tensor-core mode of Ampere and newer GPUs",
+       {Format::fp32},
+       false,
+       {},
        "https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices"},
-      {Format::fp16, {5, 3}, any_gpu, "", CpuSupport::slow, cpu_fp16, {Format::fp32}, false, {},
+      {Format::fp16,
+       {5, 3},
+       any_gpu,
+       "",
+       CpuSupport::slow,
+       cpu_fp16,
+       {Format::fp32},
+       false,
+       {},
        "TheLoom (FP16: compute capability 5.3+); CUDA C++ Programming Guide: native half arithmetic from 5.3"},
-      {Format::bf16, {8, 0}, any_gpu, "", CpuSupport::slow, cpu_bf16, {Format::fp16, Format::fp32}, false, {},
+      {Format::bf16,
+       {8, 0},
+       any_gpu,
+       "",
+       CpuSupport::slow,
+       cpu_bf16,
+       {Format::fp16, Format::fp32},
+       false,
+       {},
        "TheLoom (BF16: Ampere+, compute capability 8.0+); torch.cuda.is_bf16_supported()"},
-      {Format::fp8_e4m3, {8, 9}, any_gpu, "", CpuSupport::none, "PyTorch has no fp8 matrix multiply on a CPU",
-       {Format::bf16, Format::fp16, Format::fp32}, false, {},
+      {Format::fp8_e4m3,
+       {8, 9},
+       any_gpu,
+       "",
+       CpuSupport::none,
+       "PyTorch has no fp8 matrix multiply on a CPU",
+       {Format::bf16, Format::fp16, Format::fp32},
+       false,
+       {},
        "torch._scaled_mm: 'only supported on CUDA devices with compute capability >= 9.0 or 8.9'"},
-      {Format::fp8_e5m2, {8, 9}, any_gpu, "", CpuSupport::none, "PyTorch has no fp8 matrix multiply on a CPU",
-       {Format::bf16, Format::fp16, Format::fp32}, false, {},
+      {Format::fp8_e5m2,
+       {8, 9},
+       any_gpu,
+       "",
+       CpuSupport::none,
+       "PyTorch has no fp8 matrix multiply on a CPU",
+       {Format::bf16, Format::fp16, Format::fp32},
+       false,
+       {},
        "torch._scaled_mm: 'only supported on CUDA devices with compute capability >= 9.0 or 8.9'"},
   };
   add_quantised_rules(p.rules, "quantisation is a choice the user names; memplan keeps it");
@@ -60,31 +98,72 @@ PrecisionPolicy vllm_policy() {
   p.description = "vLLM serving: its CUDA platform's supported dtypes, fp8 weight-only on older GPUs";
   p.auto_chain = {Format::bf16, Format::fp16, Format::fp32};
   p.min_device = {7, 0};
-  p.min_device_source = "https://docs.vllm.ai/en/stable/getting_started/installation/gpu/ (compute capability 7.0 or higher)";
+  p.min_device_source =
+      "https://docs.vllm.ai/en/stable/getting_started/installation/gpu/ (compute capability 7.0 or higher)";
   const std::string dtypes = "vllm/platforms/cuda.py supported_dtypes: bf16 from 8.0, fp16 from 6.0, else fp32 only";
   const std::string fp8 =
       "https://docs.vllm.ai/en/stable/features/quantization/fp8/ (W8A8 from 8.9; weight-only W8A16 with FP8 Marlin "
       "from 7.5)";
-  const std::string fp8_slow = "runs as weight-only W8A16 (FP8 Marlin) below compute capability 8.9: weights in fp8, "
-                               "activations in 16-bit";
+  const std::string fp8_slow =
+      "runs as weight-only W8A16 (FP8 Marlin) below compute capability 8.9: weights in fp8, "
+      "activations in 16-bit";
   const std::string cpu_fp8 = "vLLM's CPU backend has no fp8 path";
   p.rules = {
       {Format::fp32, any_gpu, any_gpu, "", CpuSupport::native, "", {}, false, {}, dtypes},
-      {Format::tf32, {8, 0}, any_gpu, "", CpuSupport::none, "TF32 is a tensor-core mode of Ampere and newer GPUs",
-       {Format::fp32}, false, {}, "TF32 tensor cores: Ampere (8.0) and newer"},
-      {Format::fp16, {6, 0}, any_gpu, "", CpuSupport::native, "vllm/platforms/cpu.py: x86 and aarch64 run fp16",
-       {Format::bf16, Format::fp32}, false, {"gemma2", "gemma3", "gemma3_text", "plamo2", "glm4"},
+      {Format::tf32,
+       {8, 0},
+       any_gpu,
+       "",
+       CpuSupport::none,
+       "TF32 is a tensor-core mode of Ampere and newer GPUs",
+       {Format::fp32},
+       false,
+       {},
+       "TF32 tensor cores: Ampere (8.0) and newer"},
+      {Format::fp16,
+       {6, 0},
+       any_gpu,
+       "",
+       CpuSupport::native,
+       "vllm/platforms/cpu.py: x86 and aarch64 run fp16",
+       {Format::bf16, Format::fp32},
+       false,
+       {"gemma2", "gemma3", "gemma3_text", "plamo2", "glm4"},
        dtypes + "; vllm/config/model.py _FLOAT16_NOT_SUPPORTED_MODELS (numerical instability)"},
-      {Format::bf16, {8, 0}, any_gpu, "", CpuSupport::native, "vllm/platforms/cpu.py: x86 and aarch64 run bf16",
-       {Format::fp16, Format::fp32}, true, {},
+      {Format::bf16,
+       {8, 0},
+       any_gpu,
+       "",
+       CpuSupport::native,
+       "vllm/platforms/cpu.py: x86 and aarch64 run bf16",
+       {Format::fp16, Format::fp32},
+       true,
+       {},
        dtypes + "; named bf16 below 8.0 raises 'Bfloat16 is only supported on GPUs with compute capability of at "
                 "least 8.0' (vLLM's dtype=half)"},
-      {Format::fp8_e4m3, {7, 5}, {8, 9}, fp8_slow, CpuSupport::none, cpu_fp8,
-       {Format::bf16, Format::fp16, Format::fp32}, false, {}, fp8},
-      {Format::fp8_e5m2, {7, 5}, {8, 9}, fp8_slow, CpuSupport::none, cpu_fp8,
-       {Format::bf16, Format::fp16, Format::fp32}, false, {}, fp8},
+      {Format::fp8_e4m3,
+       {7, 5},
+       {8, 9},
+       fp8_slow,
+       CpuSupport::none,
+       cpu_fp8,
+       {Format::bf16, Format::fp16, Format::fp32},
+       false,
+       {},
+       fp8},
+      {Format::fp8_e5m2,
+       {7, 5},
+       {8, 9},
+       fp8_slow,
+       CpuSupport::none,
+       cpu_fp8,
+       {Format::bf16, Format::fp16, Format::fp32},
+       false,
+       {},
+       fp8},
   };
-  add_quantised_rules(p.rules, "quantisation is a choice the user names (vLLM's quantization setting); memplan keeps it");
+  add_quantised_rules(p.rules,
+                      "quantisation is a choice the user names (vLLM's quantization setting); memplan keeps it");
   return p;
 }
 
@@ -132,9 +211,7 @@ Verdict judge(const PrecisionPolicy& policy, Format format, const ResolveRequest
         v.reason = name + " runs on " + device.name + ", but not at full speed: " + rule->cpu_note;
         if (v.runs) v.warning = name + " on " + device.name + ": " + rule->cpu_note + "; memory is planned in " + name;
         break;
-      case CpuSupport::none:
-        v.reason = name + " does not run on " + device.name + ": " + rule->cpu_note;
-        break;
+      case CpuSupport::none: v.reason = name + " does not run on " + device.name + ": " + rule->cpu_note; break;
     }
     return v;
   }
@@ -192,8 +269,8 @@ PrecisionPolicy find_policy(std::string_view name) {
     names.push_back(p.name);
   }
   throw Error(ErrorKind::invalid_input,
-              "unknown policy '" + printable(name) + "'" + did_you_mean(name, names) + "; accepted: " +
-                  quoted_list(names),
+              "unknown policy '" + printable(name) + "'" + did_you_mean(name, names) +
+                  "; accepted: " + quoted_list(names),
               "policy");
 }
 
@@ -269,9 +346,9 @@ Resolution resolve_precision(const ResolveRequest& request) {
 
   if (request.device.kind == DeviceKind::gpu && !is_any(policy.min_device) &&
       request.device.compute_capability < policy.min_device) {
-    r.warnings.push_back(policy.engine + " needs compute capability " + to_string(policy.min_device) +
-                         " or newer; " + request.device.name + " has " +
-                         to_string(request.device.compute_capability) + " (" + policy.min_device_source + ")");
+    r.warnings.push_back(policy.engine + " needs compute capability " + to_string(policy.min_device) + " or newer; " +
+                         request.device.name + " has " + to_string(request.device.compute_capability) + " (" +
+                         policy.min_device_source + ")");
   }
   return r;
 }

@@ -63,7 +63,8 @@ void write_bad(const fs::path& dir) {
   string.write(dir / "bad-string-length.gguf");
 
   GgufWriter array;
-  array.raw_kv("tokenizer.ggml.tokens", le32(memplan::testing::kArray) + le32(memplan::testing::kString) + le64(1ULL << 61));
+  array.raw_kv("tokenizer.ggml.tokens",
+               le32(memplan::testing::kArray) + le32(memplan::testing::kString) + le64(1ULL << 61));
   array.write(dir / "bad-array-length.gguf");
 
   GgufWriter nested;
@@ -112,14 +113,21 @@ void write_small(const fs::path& dir) {
 
   GgufWriter qwen;
   qwen.str("general.architecture", "qwen2")
-      .u32("qwen2.context_length", 64).u32("qwen2.embedding_length", 32).u32("qwen2.block_count", 1)
-      .u32("qwen2.feed_forward_length", 32).u32("qwen2.attention.head_count", 2)
-      .u32("qwen2.attention.head_count_kv", 2).tokens("tokenizer.ggml.tokens", 4);
+      .u32("qwen2.context_length", 64)
+      .u32("qwen2.embedding_length", 32)
+      .u32("qwen2.block_count", 1)
+      .u32("qwen2.feed_forward_length", 32)
+      .u32("qwen2.attention.head_count", 2)
+      .u32("qwen2.attention.head_count_kv", 2)
+      .tokens("tokenizer.ggml.tokens", 4);
   qwen.tensor("token_embd.weight", {32, 4}, "F32")
       .tensor("blk.0.attn_norm.weight", {32}, "F32")
-      .tensor("blk.0.attn_q.weight", {32, 32}, "Q8_0").tensor("blk.0.attn_q.bias", {32}, "F32")
-      .tensor("blk.0.attn_k.weight", {32, 32}, "Q8_0").tensor("blk.0.attn_k.bias", {32}, "F32")
-      .tensor("blk.0.attn_v.weight", {32, 32}, "Q8_0").tensor("blk.0.attn_v.bias", {32}, "F32")
+      .tensor("blk.0.attn_q.weight", {32, 32}, "Q8_0")
+      .tensor("blk.0.attn_q.bias", {32}, "F32")
+      .tensor("blk.0.attn_k.weight", {32, 32}, "Q8_0")
+      .tensor("blk.0.attn_k.bias", {32}, "F32")
+      .tensor("blk.0.attn_v.weight", {32, 32}, "Q8_0")
+      .tensor("blk.0.attn_v.bias", {32}, "F32")
       .tensor("blk.0.attn_output.weight", {32, 32}, "IQ4_NL")
       .tensor("blk.0.ffn_norm.weight", {32}, "F32")
       .tensor("blk.0.ffn_gate.weight", {32, 32}, "MXFP4")
@@ -130,16 +138,28 @@ void write_small(const fs::path& dir) {
 
   GgufWriter gpt2;
   gpt2.str("general.architecture", "gpt2")
-      .u32("gpt2.context_length", 8).u32("gpt2.embedding_length", 32).u32("gpt2.block_count", 1)
-      .u32("gpt2.feed_forward_length", 64).u32("gpt2.attention.head_count", 2).tokens("tokenizer.ggml.tokens", 4);
-  gpt2.tensor("token_embd.weight", {32, 4}, "F16").tensor("position_embd.weight", {32, 8}, "F32")
-      .tensor("blk.0.attn_norm.weight", {32}, "F32").tensor("blk.0.attn_norm.bias", {32}, "F32")
-      .tensor("blk.0.attn_qkv.weight", {32, 96}, "Q8_0").tensor("blk.0.attn_qkv.bias", {96}, "F32")
-      .tensor("blk.0.attn_output.weight", {32, 32}, "Q8_0").tensor("blk.0.attn_output.bias", {32}, "F32")
-      .tensor("blk.0.ffn_norm.weight", {32}, "F32").tensor("blk.0.ffn_norm.bias", {32}, "F32")
-      .tensor("blk.0.ffn_up.weight", {32, 64}, "Q4_1").tensor("blk.0.ffn_up.bias", {64}, "F32")
-      .tensor("blk.0.ffn_down.weight", {64, 32}, "Q4_1").tensor("blk.0.ffn_down.bias", {32}, "F32")
-      .tensor("output_norm.weight", {32}, "F32").tensor("output_norm.bias", {32}, "F32");
+      .u32("gpt2.context_length", 8)
+      .u32("gpt2.embedding_length", 32)
+      .u32("gpt2.block_count", 1)
+      .u32("gpt2.feed_forward_length", 64)
+      .u32("gpt2.attention.head_count", 2)
+      .tokens("tokenizer.ggml.tokens", 4);
+  gpt2.tensor("token_embd.weight", {32, 4}, "F16")
+      .tensor("position_embd.weight", {32, 8}, "F32")
+      .tensor("blk.0.attn_norm.weight", {32}, "F32")
+      .tensor("blk.0.attn_norm.bias", {32}, "F32")
+      .tensor("blk.0.attn_qkv.weight", {32, 96}, "Q8_0")
+      .tensor("blk.0.attn_qkv.bias", {96}, "F32")
+      .tensor("blk.0.attn_output.weight", {32, 32}, "Q8_0")
+      .tensor("blk.0.attn_output.bias", {32}, "F32")
+      .tensor("blk.0.ffn_norm.weight", {32}, "F32")
+      .tensor("blk.0.ffn_norm.bias", {32}, "F32")
+      .tensor("blk.0.ffn_up.weight", {32, 64}, "Q4_1")
+      .tensor("blk.0.ffn_up.bias", {64}, "F32")
+      .tensor("blk.0.ffn_down.weight", {64, 32}, "Q4_1")
+      .tensor("blk.0.ffn_down.bias", {32}, "F32")
+      .tensor("output_norm.weight", {32}, "F32")
+      .tensor("output_norm.bias", {32}, "F32");
   gpt2.write(dir / "tiny-gpt2.gguf");
 
   GgufWriter all;

@@ -29,7 +29,7 @@ struct FakeGpu {
   int memory_clock_khz;
   unsigned long long total;
   unsigned long long used;
-  unsigned int process_pid;      // 0 = none
+  unsigned int process_pid;  // 0 = none
   unsigned long long process_bytes;
 };
 
@@ -39,18 +39,30 @@ constexpr unsigned long long kGiB = 1024ULL * kMiB;
 const FakeGpu kA100 = {"NVIDIA A100-SXM4-80GB",
                        "GPU-a1000000-0000-0000-0000-000000000001",
                        {0xa1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01},
-                       8, 0, 108, 5120, 1593000,
-                       81920 * kMiB, 20 * kGiB + 512 * kMiB,
-                       4242, 20 * kGiB};
+                       8,
+                       0,
+                       108,
+                       5120,
+                       1593000,
+                       81920 * kMiB,
+                       20 * kGiB + 512 * kMiB,
+                       4242,
+                       20 * kGiB};
 const FakeGpu kRtx2080 = {"NVIDIA GeForce RTX 2080",
                           "GPU-20800000-0000-0000-0000-000000000002",
                           {0x20, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02},
-                          7, 5, 46, 256, 7000000,
-                          8192 * kMiB, 256 * kMiB,
-                          0, 0};
+                          7,
+                          5,
+                          46,
+                          256,
+                          7000000,
+                          8192 * kMiB,
+                          256 * kMiB,
+                          0,
+                          0};
 
-const FakeGpu* const kCudaOrder[] = {&kA100, &kRtx2080};   // fastest first, as CUDA orders them
-const FakeGpu* const kNvmlOrder[] = {&kRtx2080, &kA100};   // PCI bus order, as NVML does
+const FakeGpu* const kCudaOrder[] = {&kA100, &kRtx2080};  // fastest first, as CUDA orders them
+const FakeGpu* const kNvmlOrder[] = {&kRtx2080, &kA100};  // PCI bus order, as NVML does
 
 std::string scenario() {
   const char* s = std::getenv("MEMPLAN_FAKE_DRIVER_SCENARIO");

@@ -15,10 +15,10 @@
 namespace memplan {
 namespace {
 
-#define MEMPLAN_REQUIRE_GPU()                                            \
-  do {                                                                   \
-    const CudaDeviceInfo info = cuda_device_info();                      \
-    if (info.status != CudaStatus::ok) GTEST_SKIP() << info.reason;      \
+#define MEMPLAN_REQUIRE_GPU()                                       \
+  do {                                                              \
+    const CudaDeviceInfo info = cuda_device_info();                 \
+    if (info.status != CudaStatus::ok) GTEST_SKIP() << info.reason; \
   } while (false)
 
 std::vector<float> random_values(std::size_t count, unsigned seed) {
@@ -102,8 +102,8 @@ TEST(CudaKernels, CausalLinearChunkedAndRecurrentMatchTheCpuAtEveryChunkSize) {
 // so an allocator that aligns requests to 1 KiB or less cannot move the figure.
 TEST(CudaKernels, CausalLinearChunkedAndRecurrentPoolPeakEqualsTheEstimate) {
   MEMPLAN_REQUIRE_GPU();
-  for (const AttentionDims dims : {AttentionDims{2, 4, 1024, 64, 256}, AttentionDims{2, 4, 1000, 64, 256},
-                                   AttentionDims{2, 4, 200, 64, 512}}) {
+  for (const AttentionDims dims :
+       {AttentionDims{2, 4, 1024, 64, 256}, AttentionDims{2, 4, 1000, 64, 256}, AttentionDims{2, 4, 200, 64, 512}}) {
     for (const AttentionVariant variant : {AttentionVariant::causal_linear_chunked, AttentionVariant::recurrent}) {
       for (const Format dtype : {Format::fp32, Format::fp16}) {
         AttentionShape shape;
@@ -116,8 +116,8 @@ TEST(CudaKernels, CausalLinearChunkedAndRecurrentPoolPeakEqualsTheEstimate) {
         shape.include_inputs = false;
         const std::uint64_t estimate = estimate_attention(variant, shape).total().count();
         const CudaMeasurement m = measure_attention_cuda(variant, dims, dtype, 2);
-        EXPECT_EQ(m.peak_bytes, estimate) << to_string(variant) << " " << to_string(dtype) << " N=" << dims.seq
-                                          << " C=" << dims.chunk;
+        EXPECT_EQ(m.peak_bytes, estimate)
+            << to_string(variant) << " " << to_string(dtype) << " N=" << dims.seq << " C=" << dims.chunk;
       }
     }
   }

@@ -106,8 +106,8 @@ class GgufWriter {
  public:
   struct Tensor {
     std::string name;
-    std::vector<std::uint64_t> shape;  // ggml order: shape[0] is the row
-    std::uint32_t type = 0;            // ggml type id
+    std::vector<std::uint64_t> shape;                    // ggml order: shape[0] is the row
+    std::uint32_t type = 0;                              // ggml type id
     std::optional<std::uint64_t> offset = std::nullopt;  // default: packed, each padded to the alignment
   };
 
@@ -127,7 +127,9 @@ class GgufWriter {
     __builtin_memcpy(&bits, &v, sizeof bits);
     return raw_kv(key, le32(kF32) + le32(bits));
   }
-  GgufWriter& boolean(std::string_view key, bool v) { return raw_kv(key, le32(kBool) + std::string(1, v ? '\1' : '\0')); }
+  GgufWriter& boolean(std::string_view key, bool v) {
+    return raw_kv(key, le32(kBool) + std::string(1, v ? '\1' : '\0'));
+  }
   GgufWriter& str(std::string_view key, std::string_view v) { return raw_kv(key, le32(kString) + gguf_string(v)); }
   // An array of `count` strings "t0", "t1", ... (a vocabulary).
   GgufWriter& tokens(std::string_view key, std::uint64_t count) {

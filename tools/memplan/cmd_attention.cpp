@@ -3,10 +3,10 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "validators.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/estimators/attention.hpp"
 #include "memplan/report/attention.hpp"
+#include "validators.hpp"
 
 namespace memplan::cli {
 
@@ -73,9 +73,14 @@ void define_attention(CLI::App& self, int& exit_code) {
   cmd->add_option("-b,--batch", args->batch, "B")->capture_default_str()->check(count_range());
   cmd->add_option("--heads", args->heads, "H")->capture_default_str()->check(count_range());
   cmd->add_option("--head-dim", args->head_dim, "D")->capture_default_str()->check(count_range());
-  cmd->add_option("-s,--seq", args->seq, "Sequence lengths N, comma-separated")->delimiter(',')->capture_default_str()->check(count_range());
+  cmd->add_option("-s,--seq", args->seq, "Sequence lengths N, comma-separated")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(count_range());
   cmd->add_option("--dtype", args->dtype, "fp32, bf16 or fp16")->capture_default_str();
-  cmd->add_option("--chunk", args->chunk, "Chunk for the chunked variants")->capture_default_str()->check(count_range());
+  cmd->add_option("--chunk", args->chunk, "Chunk for the chunked variants")
+      ->capture_default_str()
+      ->check(count_range());
   cmd->add_option("--variant", args->variants,
                   "Variants to show (default all): eager, sdpa, chunked, linear, causal_linear_naive,\n"
                   "causal_linear_chunked, recurrent")

@@ -5,10 +5,7 @@
 #include <algorithm>
 #include <iostream>
 
-#include "progress.hpp"
-#include "plan_options.hpp"
 #include "commands.hpp"
-#include "validators.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/core/text.hpp"
@@ -16,6 +13,9 @@
 #include "memplan/io/model_file.hpp"
 #include "memplan/plan/workload.hpp"
 #include "memplan/report/budget_table.hpp"
+#include "plan_options.hpp"
+#include "progress.hpp"
+#include "validators.hpp"
 
 namespace memplan::cli {
 
@@ -32,7 +32,7 @@ struct SeedRow {
   std::uint64_t seq;
   const char* memory;
   const char* time;
-  const char* status;   // ok (a check mark), warn (a warning sign), no (a cross)
+  const char* status;  // ok (a check mark), warn (a warning sign), no (a cross)
 };
 
 constexpr SeedRow kTable7b[] = {
@@ -41,7 +41,8 @@ constexpr SeedRow kTable7b[] = {
     {"Attention Analysis", WorkloadKind::attention_patterns, Variant::plain, 32, 512, "~2GB", "~1min", "ok"},
     {"Attention Analysis", WorkloadKind::attention_patterns, Variant::plain, 32, 2048, "~16GB", "~8min", "ok"},
     {"Attention Analysis", WorkloadKind::attention_patterns, Variant::plain, 32, 4096, "~64GB", "~30min", "warn"},
-    {"Sample Conflicts (compressed)", WorkloadKind::sample_gradients, Variant::compressed, 32, 512, "~28GB", "~10min", "ok"},
+    {"Sample Conflicts (compressed)", WorkloadKind::sample_gradients, Variant::compressed, 32, 512, "~28GB", "~10min",
+     "ok"},
     {"Sample Conflicts (uncompressed)", WorkloadKind::sample_gradients, Variant::plain, 32, 512, "~896GB", "N/A", "no"},
     {"TracIn (10 checkpoints)", WorkloadKind::tracin, Variant::plain, 32, 512, "~40GB", "~20min", "ok"},
 };
@@ -51,7 +52,8 @@ constexpr SeedRow kTable70b[] = {
     {"Lanczos (k=20)", WorkloadKind::lanczos, Variant::plain, 8, 512, "~30GB", "~15min", "ok"},
     {"Attention Analysis", WorkloadKind::attention_patterns, Variant::plain, 8, 512, "~10GB", "~5min", "ok"},
     {"Attention Analysis", WorkloadKind::attention_patterns, Variant::plain, 8, 2048, "~70GB", "~40min", "warn"},
-    {"Sample Conflicts (compressed)", WorkloadKind::sample_gradients, Variant::compressed, 8, 512, "~70GB", "~60min", "warn"},
+    {"Sample Conflicts (compressed)", WorkloadKind::sample_gradients, Variant::compressed, 8, 512, "~70GB", "~60min",
+     "warn"},
     {"Full Hessian", WorkloadKind::hessian, Variant::plain, 0, 512, "OOM", "N/A", "no"},
 };
 
@@ -101,7 +103,8 @@ int run_budget_table(const BudgetArgs& args) {
   std::string which = args.table;
   if (which == "auto") which = params > 20000000000ULL ? "70b" : "7b";
   if (which != "7b" && which != "70b") {
-    throw Error(ErrorKind::invalid_input, "unknown table '" + args.table + "'; accepted: '7b', '70b' or 'auto'", "--table");
+    throw Error(ErrorKind::invalid_input, "unknown table '" + args.table + "'; accepted: '7b', '70b' or 'auto'",
+                "--table");
   }
   const auto* rows = which == "7b" ? std::begin(kTable7b) : std::begin(kTable70b);
   const auto* rows_end = which == "7b" ? std::end(kTable7b) : std::end(kTable70b);
@@ -159,10 +162,9 @@ int run_budget_table(const BudgetArgs& args) {
       out.fits = false;
       if (row->kind == WorkloadKind::hessian || row->kind == WorkloadKind::full_fisher) {
         // The dense n x n matrix: its size, exact past 64 bits.
-        const FullCurvatureSize size =
-            full_curvature_size(params, w.analysis.curvature_dtype,
-                                row->kind == WorkloadKind::hessian ? "Hessian" : "Fisher", spec.name,
-                                w.analysis.largest_device);
+        const FullCurvatureSize size = full_curvature_size(params, w.analysis.curvature_dtype,
+                                                           row->kind == WorkloadKind::hessian ? "Hessian" : "Fisher",
+                                                           spec.name, w.analysis.largest_device);
         out.needed = wide_size_text(size.bytes);
         out.note = size.message;
       } else {
@@ -175,10 +177,12 @@ int run_budget_table(const BudgetArgs& args) {
     }
     report.rows.push_back(std::move(out));
   }
-  report.notes.push_back("analysis: the metric's own state (what TensorScope's Memory column appears to size); total: everything "
-                         "the GPU holds at the job's peak (weights in " + args.precision +
-                         ", the forward/backward passes, the analysis, CUDA overhead)");
-  report.notes.push_back("docs/estimators.md (\"budget tables\") sets each row beside TensorScope's with the reason for the difference");
+  report.notes.push_back(
+      "analysis: the metric's own state (what TensorScope's Memory column appears to size); total: everything "
+      "the GPU holds at the job's peak (weights in " +
+      args.precision + ", the forward/backward passes, the analysis, CUDA overhead)");
+  report.notes.push_back(
+      "docs/estimators.md (\"budget tables\") sets each row beside TensorScope's with the reason for the difference");
   print(report, print_options, std::cout);
   return 0;
 }
@@ -195,13 +199,20 @@ void define_budget_table(CLI::App& self, int& exit_code) {
       "Examples:\n"
       "  memplan budget-table --model llama-2-7b --gpu a100-80gb\n"
       "  memplan budget-table --model llama-2-70b --gpu h100 --format json");
-  cmd->add_option("-m,--model", args->model, "Built-in model name or path to a .yaml model file")->capture_default_str();
+  cmd->add_option("-m,--model", args->model, "Built-in model name or path to a .yaml model file")
+      ->capture_default_str();
   cmd->add_option("-g,--gpu", args->gpu, "GPU to plan for (see 'memplan gpus')")->capture_default_str();
-  cmd->add_option("--table", args->table, "Which of TensorScope's tables: 7b, 70b or auto (by parameter count)")->capture_default_str();
-  cmd->add_option("-b,--batch", args->batch, "Batch for every row (default: the table's, 32 or 8)")->check(count_range());
+  cmd->add_option("--table", args->table, "Which of TensorScope's tables: 7b, 70b or auto (by parameter count)")
+      ->capture_default_str();
+  cmd->add_option("-b,--batch", args->batch, "Batch for every row (default: the table's, 32 or 8)")
+      ->check(count_range());
   cmd->add_option("-p,--precision", args->precision, "Weight precision")->capture_default_str();
-  cmd->add_option("--zlib-ratio", args->zlib_ratio, "Assumed zlib ratio on top of int8 (TensorScope: 8, i.e. 32x)")->capture_default_str()->check(finite_range(1.0, 1e6));
-  cmd->add_option("--efficiency", args->efficiency, "Time estimates: fraction of peak throughput (default: stated per part)")->check(finite_range(1e-6, 1.0));
+  cmd->add_option("--zlib-ratio", args->zlib_ratio, "Assumed zlib ratio on top of int8 (TensorScope: 8, i.e. 32x)")
+      ->capture_default_str()
+      ->check(finite_range(1.0, 1e6));
+  cmd->add_option("--efficiency", args->efficiency,
+                  "Time estimates: fraction of peak throughput (default: stated per part)")
+      ->check(finite_range(1e-6, 1.0));
   add_output_options(*cmd, args->output);
   cmd->callback([args, &exit_code] { exit_code = run_budget_table(*args); });
 }

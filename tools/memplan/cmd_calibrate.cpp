@@ -12,7 +12,7 @@ namespace memplan::cli {
 namespace {
 
 struct CalibrateArgs {
-  std::string cache;       // "" = calibration_cache_path()
+  std::string cache;  // "" = calibration_cache_path()
   bool no_store = false;
   OutputOptions output;
 };
@@ -34,7 +34,8 @@ int run_calibrate(const CalibrateArgs& a) {
   } else {
     report.reason = outcome.device.reason;
   }
-  for (const CalibrationFigure& f : figures.figures) report.figures.push_back({f.name, Bytes(f.bytes), f.measured, f.source});
+  for (const CalibrationFigure& f : figures.figures)
+    report.figures.push_back({f.name, Bytes(f.bytes), f.measured, f.source});
   print(report, print_options, std::cout);
   return 0;
 }

@@ -40,7 +40,8 @@ PlanCheckRow check_one(const std::string& path, const std::optional<PlanBudget>&
   PlanBudget budget = plan.budget;
   if (budget.kind == BudgetKind::none) {
     if (!fallback) {
-      throw ConfigError(path, 0, 0, "budget", "the plan names no budget: add 'budget: GPU|SIZE|probe' or pass --budget");
+      throw ConfigError(path, 0, 0, "budget",
+                        "the plan names no budget: add 'budget: GPU|SIZE|probe' or pass --budget");
     }
     budget = *fallback;
   }
@@ -57,7 +58,8 @@ PlanCheckRow check_one(const std::string& path, const std::optional<PlanBudget>&
       }
       probed.done = true;
     }
-    if (!probed.gpu) throw ConfigError(path, 0, 0, "budget", "budget 'probe' found no usable GPU (" + probed.reason + ")");
+    if (!probed.gpu)
+      throw ConfigError(path, 0, 0, "budget", "budget 'probe' found no usable GPU (" + probed.reason + ")");
     device = probed.gpu;
     budget_bytes = probed.gpu->memory;
   }
@@ -117,7 +119,8 @@ void define_check(CLI::App& self, int& exit_code) {
       "  memplan check configs/plans/*.yaml\n"
       "  memplan check plan.yaml --junit memplan-report.xml --format json");
   cmd->add_option("PLAN", args->plans, "Plan files (.yaml)")->required();
-  cmd->add_option("--budget", args->budget, "Budget for plans that name none: a GPU name, a size (24GiB, 80GB) or probe");
+  cmd->add_option("--budget", args->budget,
+                  "Budget for plans that name none: a GPU name, a size (24GiB, 80GB) or probe");
   cmd->add_option("--junit", args->junit,
                   "Also write a JUnit XML report here, one testcase per plan (atomically: all or nothing;\n"
                   "its folder must exist: memplan creates no directories)");

@@ -3,11 +3,11 @@
 
 #include <iostream>
 
-#include "progress.hpp"
 #include "commands.hpp"
 #include "memplan/io/model_file.hpp"
 #include "memplan/report/estimate.hpp"
 #include "plan_options.hpp"
+#include "progress.hpp"
 
 namespace memplan::cli {
 

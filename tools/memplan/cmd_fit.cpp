@@ -4,12 +4,12 @@
 // (the one that binds). The plan is bound as `memplan estimate` binds it.
 #include <iostream>
 
-#include "progress.hpp"
 #include "commands.hpp"
 #include "memplan/io/model_file.hpp"
 #include "memplan/plan/fit.hpp"
 #include "memplan/report/fit.hpp"
 #include "plan_options.hpp"
+#include "progress.hpp"
 
 namespace memplan::cli {
 

@@ -10,8 +10,7 @@ namespace memplan::cli {
 void define_gpus(CLI::App& self, int& exit_code) {
   auto output = std::make_shared<OutputOptions>();
   CLI::App* cmd = &self;
-  cmd->description(
-      "List the built-in GPUs: memory as the driver reports it, compute capability, speed");
+  cmd->description("List the built-in GPUs: memory as the driver reports it, compute capability, speed");
   add_output_options(*cmd, *output);
   cmd->callback([output, &exit_code] {
     const PrintOptions print_options = output->print_options<GpusReport>();

@@ -44,7 +44,8 @@ int run_help(const HelpArgs& a) {
     if (o.group != group) {
       group = o.group;
       if (md) {
-        std::cout << "\n### " << group << "\n\n| option | plan-file key | applies to | default | what it sets |\n|---|---|---|---|---|\n";
+        std::cout << "\n### " << group
+                  << "\n\n| option | plan-file key | applies to | default | what it sets |\n|---|---|---|---|---|\n";
       } else {
         std::cout << '\n' << group << ":\n";
       }
@@ -61,7 +62,8 @@ int run_help(const HelpArgs& a) {
     ++shown;
   }
   if (!md) {
-    std::cout << '\n' << shown << " options. Each is a command-line flag of estimate, fit, recommend and sweep, and a key\n"
+    std::cout << '\n'
+              << shown << " options. Each is a command-line flag of estimate, fit, recommend and sweep, and a key\n"
               << "of a plan file's workload: section (docs/configs.md). One given for a workload it does not apply\n"
               << "to is an error.\n";
   }
@@ -87,7 +89,8 @@ void define_completion(CLI::App& cmd, int& exit_code) {
   cmd.description("Print a bash completion script for memplan: source <(memplan completion bash)");
   cmd.add_option("SHELL", *shell, "bash")->required();
   cmd.callback([shell, &exit_code] {
-    if (*shell != "bash") throw Error(ErrorKind::invalid_input, "completion is written for bash, not '" + *shell + "'", "shell");
+    if (*shell != "bash")
+      throw Error(ErrorKind::invalid_input, "completion is written for bash, not '" + *shell + "'", "shell");
     std::string commands_list, options_list;
     for (const Command& c : commands()) commands_list += std::string(commands_list.empty() ? "" : " ") + c.name;
     for (const OptionDef& o : plan_options()) options_list += " " + flag_of(o);
@@ -101,7 +104,8 @@ void define_completion(CLI::App& cmd, int& exit_code) {
     for (const std::string& w : workload_names()) std::cout << w << ' ';
     std::cout << "\" -- \"$cur\")); return;; esac\n"
                  "  COMPREPLY=($(compgen -W \"--gpu --probe --format --units --explain"
-              << options_list << "\" -- \"$cur\"))\n"
+              << options_list
+              << "\" -- \"$cur\"))\n"
                  "}\n"
                  "complete -F _memplan memplan\n";
     exit_code = 0;

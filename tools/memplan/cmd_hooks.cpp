@@ -3,12 +3,12 @@
 #include <iostream>
 #include <map>
 
-#include "progress.hpp"
 #include "commands.hpp"
-#include "validators.hpp"
 #include "memplan/estimators/activations.hpp"
 #include "memplan/io/model_file.hpp"
 #include "memplan/report/hooks.hpp"
+#include "progress.hpp"
+#include "validators.hpp"
 
 namespace memplan::cli {
 
@@ -75,7 +75,8 @@ void define_hooks(CLI::App& self, int& exit_code) {
       "  memplan hooks llama-2-7b --filter 'blocks.*.hook_resid_post' --layers 0-3");
   cmd->add_option("MODEL", args->model, "Built-in model name or path to a .yaml model file")->capture_default_str();
   cmd->add_option("-b,--batch", args->batch, "Batch size")->capture_default_str()->check(count_range());
-  cmd->add_option("-s,--seq", args->seq, "Tokens per sequence (default: 2048, or the model's context if shorter)")->check(count_range());
+  cmd->add_option("-s,--seq", args->seq, "Tokens per sequence (default: 2048, or the model's context if shorter)")
+      ->check(count_range());
   cmd->add_option("-p,--precision", args->precision, "Activation dtype: fp32, bf16, fp16")->capture_default_str();
   cmd->add_option("--filter", args->filter, "Hook names or globs to select; repeat or comma-separate")
       ->expected(1)

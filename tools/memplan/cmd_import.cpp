@@ -7,7 +7,6 @@
 #include <iostream>
 #include <optional>
 
-#include "progress.hpp"
 #include "commands.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
@@ -18,6 +17,7 @@
 #include "memplan/io/model_file.hpp"
 #include "memplan/io/safetensors.hpp"
 #include "memplan/report/import.hpp"
+#include "progress.hpp"
 
 namespace memplan::cli {
 
@@ -47,24 +47,27 @@ InputKind kind_of(const std::vector<std::string>& inputs, const std::string& pat
   if (path.ends_with(".index.json")) return InputKind::index;
   if (path.ends_with(".json")) return InputKind::hf_config;
   std::error_code ec;
-  const std::string what = std::filesystem::is_directory(path, ec) ? "is a directory" : "is not a .json or .safetensors file";
+  const std::string what = std::filesystem::is_directory(path, ec) ? "is a directory"
+                                                                   : "is not a .json or .safetensors file";
   throw ConfigError(path, 0, 0, "",
-                    what + ": pass a config.json (an architecture to turn into a model file), a .safetensors file "
-                           "or a model.safetensors.index.json (a checkpoint to inventory), or name the kind: "
-                           "memplan import hf|safetensors PATH");
+                    what +
+                        ": pass a config.json (an architecture to turn into a model file), a .safetensors file "
+                        "or a model.safetensors.index.json (a checkpoint to inventory), or name the kind: "
+                        "memplan import hf|safetensors PATH");
 }
 
 int import_config(const ImportArgs& args, const std::string& path) {
-  for (const auto& [given, option] : {std::pair{!args.model.empty(), "--model"}, std::pair{args.tensors, "--tensors"}}) {
+  for (const auto& [given, option] :
+       {std::pair{!args.model.empty(), "--model"}, std::pair{args.tensors, "--tensors"}}) {
     if (given) {
-      throw Error(ErrorKind::invalid_input, std::string(option) + " applies to a safetensors checkpoint, not a config.json",
-                  option);
+      throw Error(ErrorKind::invalid_input,
+                  std::string(option) + " applies to a safetensors checkpoint, not a config.json", option);
     }
   }
   const HfImport imported = load_hf_config(path);
   const ModelSpec& spec = imported.entry.spec;
-  std::vector<std::string> comments = {
-      spec.name + " (model_type " + imported.model_type + "), imported by memplan import from " + path};
+  std::vector<std::string> comments = {spec.name + " (model_type " + imported.model_type +
+                                       "), imported by memplan import from " + path};
   for (const std::string& n : imported.notes) comments.push_back(n);
 
   ImportReport report;
@@ -87,14 +90,13 @@ int import_config(const ImportArgs& args, const std::string& path) {
   return 0;
 }
 
-bool integer_dtype(const std::string& dtype) {
-  return dtype.starts_with("I") || dtype.starts_with("U");
-}
+bool integer_dtype(const std::string& dtype) { return dtype.starts_with("I") || dtype.starts_with("U"); }
 
 int import_checkpoint(const ImportArgs& args, const std::string& path, InputKind kind) {
   if (!args.output.empty()) {
     throw Error(ErrorKind::invalid_input,
-                "-o writes a model file and applies to a config.json only; a checkpoint's inventory goes to stdout", "-o");
+                "-o writes a model file and applies to a config.json only; a checkpoint's inventory goes to stdout",
+                "-o");
   }
   const PrintOptions print_options = args.output_options.print_options<CheckpointReport>();
   CheckpointReport report;
@@ -120,7 +122,8 @@ int import_checkpoint(const ImportArgs& args, const std::string& path, InputKind
         report.notes.push_back(std::string("the config.json beside it was not compared: ") + e.what());
       }
     } else {
-      report.notes.push_back("no config.json beside it: --model NAME|FILE compares the checkpoint with an architecture");
+      report.notes.push_back(
+          "no config.json beside it: --model NAME|FILE compares the checkpoint with an architecture");
     }
   }
   if (architecture) {
@@ -151,15 +154,18 @@ void define_import(CLI::App& self, int& exit_code) {
       "its headers alone (tensor data is never read): tensors, exact element count, bytes per dtype,\n"
       "and, with a config.json beside it (or --model), how that compares with the architecture.\n"
       "The kind follows from the name; 'hf' or 'safetensors' before PATH says it explicitly.\n"
-      "Families: " + quoted_list(hf_model_types(), "and") + ".\n"
+      "Families: " +
+      quoted_list(hf_model_types(), "and") +
+      ".\n"
       "Examples:\n"
       "  memplan import Llama-2-7b-hf/config.json -o llama.yaml   then: memplan estimate llama.yaml\n"
       "  memplan import Llama-2-7b-hf/config.json                 the model file on stdout\n"
       "  memplan import Llama-2-7b-hf/model.safetensors.index.json\n"
       "  memplan import safetensors Qwen/Qwen2.5-7B-Instruct       a Hub model's headers (docs/hub.md)\n"
       "  memplan estimate Llama-2-7b-hf/config.json               estimate reads a config.json directly");
-  cmd->add_option("INPUT", args->inputs,
-                  "[hf|safetensors] PATH: a config.json, a .safetensors file, an index.json, or a Hub id ORG/NAME[@REV]")
+  cmd->add_option(
+         "INPUT", args->inputs,
+         "[hf|safetensors] PATH: a config.json, a .safetensors file, an index.json, or a Hub id ORG/NAME[@REV]")
       ->required()
       ->expected(1, 2);
   cmd->add_option("-o,--output", args->output,

@@ -10,8 +10,6 @@
 #include <random>
 
 #include "commands.hpp"
-#include "validators.hpp"
-#include "progress.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
 #include "memplan/estimators/attention.hpp"
@@ -26,6 +24,8 @@
 #include "memplan/kernels/measure.hpp"
 #include "memplan/probe/host.hpp"
 #include "memplan/report/measure.hpp"
+#include "progress.hpp"
+#include "validators.hpp"
 
 namespace memplan::cli {
 
@@ -48,7 +48,6 @@ std::vector<float> random_values(std::size_t count, std::uint32_t seed) {
   for (float& x : out) x = normal(rng);
   return out;
 }
-
 
 // Refuses a run whose inputs and estimated peak do not fit in this machine's available
 // memory, before allocating: `what` says which run, `needed` is inputs + estimate.
@@ -119,8 +118,8 @@ int run_attention(const AttentionArgs& a) {
   const PrintOptions print_options = a.output.print_options<MeasureReport>();
   const std::vector<AttentionVariant> variants = parse_variants(a.variants);
   require_positive(a.seqs, "--seq");
-  for (const auto& [value, option] : {std::pair{a.batch, "--batch"}, {a.heads, "--heads"}, {a.head_dim, "--head-dim"},
-                                      {a.chunk, "--chunk"}}) {
+  for (const auto& [value, option] :
+       {std::pair{a.batch, "--batch"}, {a.heads, "--heads"}, {a.head_dim, "--head-dim"}, {a.chunk, "--chunk"}}) {
     if (value == 0) throw Error(ErrorKind::invalid_input, std::string(option) + " must be at least 1", option);
   }
   if (a.device != "cpu" && a.device != "cuda") {
@@ -162,9 +161,10 @@ int run_attention(const AttentionArgs& a) {
   HeapMeter& meter = counting_heap();
   Progress progress("measuring", variants.size() * a.seqs.size());
   for (const std::uint64_t seq : a.seqs) {  // one set of inputs per length, shared by the variants
-    const std::uint64_t elements =
-        checked_mul(checked_mul(checked_mul(a.batch, a.heads, "q, k, v"), seq, "q, k, v"), a.head_dim, "q, k, v");
-    if (!on_gpu) require_host_memory("attention at seq " + std::to_string(seq), Bytes(checked_mul(elements, 12, "q, k, v")));
+    const std::uint64_t elements = checked_mul(checked_mul(checked_mul(a.batch, a.heads, "q, k, v"), seq, "q, k, v"),
+                                               a.head_dim, "q, k, v");
+    if (!on_gpu)
+      require_host_memory("attention at seq " + std::to_string(seq), Bytes(checked_mul(elements, 12, "q, k, v")));
     const std::size_t count = on_gpu ? 0 : elements;
     const std::vector<float> q = random_values(count, 1), k = random_values(count, 2), v = random_values(count, 3);
     for (const AttentionVariant variant : variants) {
@@ -208,7 +208,8 @@ int run_attention(const AttentionArgs& a) {
   // Rows by variant, then length, as the variants were asked for.
   std::stable_sort(report.rows.begin(), report.rows.end(), [&](const MeasureRow& x, const MeasureRow& y) {
     const auto rank = [&](const MeasureRow& r) {
-      return std::find_if(variants.begin(), variants.end(), [&](AttentionVariant v) { return to_string(v) == r.variant; }) -
+      return std::find_if(variants.begin(), variants.end(),
+                          [&](AttentionVariant v) { return to_string(v) == r.variant; }) -
              variants.begin();
     };
     return rank(x) < rank(y);
@@ -237,8 +238,8 @@ int run_lanczos(const LanczosArgs& a) {
   if (a.reorth == "both" || a.reorth == "on") modes.push_back(true);
   if (a.reorth == "both" || a.reorth == "off") modes.push_back(false);
   if (modes.empty()) {
-    throw Error(ErrorKind::invalid_input, "unknown --reorth '" + printable(a.reorth) + "'; accepted: 'both', 'on' or 'off'",
-                "reorth");
+    throw Error(ErrorKind::invalid_input,
+                "unknown --reorth '" + printable(a.reorth) + "'; accepted: 'both', 'on' or 'off'", "reorth");
   }
   MeasureReport report;
   report.kernel = "lanczos";
@@ -317,7 +318,8 @@ int run_block_eig(const BlockEigArgs& a) {
   Progress progress("measuring", a.sizes.size());
   for (const std::uint64_t b : a.sizes) {
     progress.step("block-eig at b " + std::to_string(b));
-    const Bytes input(checked_mul(checked_mul(checked_mul(a.blocks, b, "the blocks"), b, "the blocks"), 4, "the blocks"));
+    const Bytes input(
+        checked_mul(checked_mul(checked_mul(a.blocks, b, "the blocks"), b, "the blocks"), 4, "the blocks"));
     const Bytes estimate = estimate_block_eig({a.blocks, b, precisions::fp32, false}).total();
     require_host_memory("block-eig at b " + std::to_string(b), input.plus(estimate, "block-eig"));
     std::vector<float> blocks = random_values(a.blocks * b * b, 11);
@@ -356,41 +358,63 @@ void define_measure(CLI::App& self, int& exit_code) {
 
   auto at = std::make_shared<AttentionArgs>();
   CLI::App* attention = cmd->add_subcommand("attention", "Attention variants over a sweep of sequence lengths");
-  attention->add_option("--variant", at->variants, "all, or a comma list of: eager, sdpa, chunked, linear,\n"
-                                                    "causal_linear_naive, causal_linear_chunked, recurrent")
+  attention
+      ->add_option("--variant", at->variants,
+                   "all, or a comma list of: eager, sdpa, chunked, linear,\n"
+                   "causal_linear_naive, causal_linear_chunked, recurrent")
       ->delimiter(',')
       ->capture_default_str();
   attention->add_option("--batch", at->batch, "B")->check(count_range())->capture_default_str();
   attention->add_option("--heads", at->heads, "H")->check(count_range())->capture_default_str();
   attention->add_option("--head-dim", at->head_dim, "D")->check(count_range())->capture_default_str();
-  attention->add_option("--seq", at->seqs, "Sequence lengths N, comma-separated")->check(count_range())->delimiter(',')->capture_default_str();
-  attention->add_option("--chunk", at->chunk, "C, for chunked and causal_linear_chunked")->check(count_range())->capture_default_str();
+  attention->add_option("--seq", at->seqs, "Sequence lengths N, comma-separated")
+      ->check(count_range())
+      ->delimiter(',')
+      ->capture_default_str();
+  attention->add_option("--chunk", at->chunk, "C, for chunked and causal_linear_chunked")
+      ->check(count_range())
+      ->capture_default_str();
   attention->add_option("--device", at->device, "cpu, or cuda (falls back to the CPU, saying why, without a device)")
       ->capture_default_str();
   attention->add_option("--dtype", at->dtype, "fp32, or fp16 (CUDA only)")->capture_default_str();
-  attention->add_option("--repeats", at->repeats, "Runs per point; time is the best and the median")->check(count_range())->capture_default_str();
+  attention->add_option("--repeats", at->repeats, "Runs per point; time is the best and the median")
+      ->check(count_range())
+      ->capture_default_str();
   add_output_options(*attention, at->output);
-  attention->get_option("--format")->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
-  attention->add_option("--svg", at->svg, "Also write a log-log chart here: estimate lines, measured dots (atomically)");
+  attention->get_option("--format")
+      ->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
+  attention->add_option("--svg", at->svg,
+                        "Also write a log-log chart here: estimate lines, measured dots (atomically)");
   attention->callback([at, &exit_code] { exit_code = run_attention(*at); });
 
   auto la = std::make_shared<LanczosArgs>();
-  CLI::App* lanczos = cmd->add_subcommand("lanczos", "Lanczos top-k on a dense symmetric operator, with and without reorthogonalisation");
-  lanczos->add_option("--dim", la->dims, "Operator sizes n, comma-separated")->check(count_range())->delimiter(',')->capture_default_str();
-  lanczos->add_option("--iterations", la->iterations, "Lanczos steps m (at most n)")->check(count_range())->capture_default_str();
+  CLI::App* lanczos = cmd->add_subcommand(
+      "lanczos", "Lanczos top-k on a dense symmetric operator, with and without reorthogonalisation");
+  lanczos->add_option("--dim", la->dims, "Operator sizes n, comma-separated")
+      ->check(count_range())
+      ->delimiter(',')
+      ->capture_default_str();
+  lanczos->add_option("--iterations", la->iterations, "Lanczos steps m (at most n)")
+      ->check(count_range())
+      ->capture_default_str();
   lanczos->add_option("--k", la->k, "Eigenvalues wanted")->check(count_range())->capture_default_str();
   lanczos->add_option("--reorth", la->reorth, "both, on or off")->capture_default_str();
   lanczos->add_option("--repeats", la->repeats, "Runs per point")->check(count_range())->capture_default_str();
   add_output_options(*lanczos, la->output);
-  lanczos->get_option("--format")->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
+  lanczos->get_option("--format")
+      ->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
   lanczos->add_option("--svg", la->svg, "Also write a log-log chart here: estimate lines, measured dots (atomically)");
   lanczos->callback([la, &exit_code] { exit_code = run_lanczos(*la); });
 
   auto be = std::make_shared<BlockEigArgs>();
-  CLI::App* block = cmd->add_subcommand("block-eig", "Per-block eigenvalues of a block-diagonal (Fisher) approximation");
+  CLI::App* block = cmd->add_subcommand("block-eig",
+                                        "Per-block eigenvalues of a block-diagonal (Fisher) approximation");
   block->alias("fisher-block");
   block->add_option("--blocks", be->blocks, "Number of blocks")->check(count_range())->capture_default_str();
-  block->add_option("--block-size", be->sizes, "Block sizes b, comma-separated")->check(count_range())->delimiter(',')->capture_default_str();
+  block->add_option("--block-size", be->sizes, "Block sizes b, comma-separated")
+      ->check(count_range())
+      ->delimiter(',')
+      ->capture_default_str();
   block->add_option("--repeats", be->repeats, "Runs per point")->check(count_range())->capture_default_str();
   add_output_options(*block, be->output);
   block->get_option("--format")->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");

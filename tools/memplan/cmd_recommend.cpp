@@ -4,7 +4,6 @@
 // and the smallest GPUs of the table that fit the plan as given.
 #include <iostream>
 
-#include "progress.hpp"
 #include "commands.hpp"
 #include "memplan/io/gpu_table.hpp"
 #include "memplan/io/model_file.hpp"
@@ -12,6 +11,7 @@
 #include "memplan/plan/recommend.hpp"
 #include "memplan/report/recommend.hpp"
 #include "plan_options.hpp"
+#include "progress.hpp"
 
 namespace memplan::cli {
 
@@ -56,7 +56,8 @@ int run_recommend(const RecommendArgs& a) {
   report.recommendation = recommend(plan.model, request);
   for (const Mitigation& m : report.recommendation.mitigations) report.commands.push_back(command_of(a, m));
   if (report.recommendation.combined) report.combined_command = command_of(a, *report.recommendation.combined);
-  report.gpus = gpu_options(plan.model, plan.workload, settings.precision, settings.policy, builtin_gpus(), plan.threshold);
+  report.gpus = gpu_options(plan.model, plan.workload, settings.precision, settings.policy, builtin_gpus(),
+                            plan.threshold);
   print(report, print_options, std::cout);
   return 0;
 }

@@ -13,9 +13,9 @@ namespace {
 
 struct ResolveArgs {
   std::string precision = "auto";
-  std::string gpu;         // --gpu NAME from the GPU table
-  std::string cc;          // --cc 7.5
-  bool cpu = false;        // --cpu
+  std::string gpu;   // --gpu NAME from the GPU table
+  std::string cc;    // --cc 7.5
+  bool cpu = false;  // --cpu
   std::string policy = "pytorch";
   std::string model_type;  // Hugging Face model_type, for engines that refuse fp16 for some
   OutputOptions output;

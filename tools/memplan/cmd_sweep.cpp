@@ -95,7 +95,8 @@ int run_sweep(const SweepArgs& a) {
       q.device = device_capability(*gpu);
       const Resolution res = resolve_precision(q);
       axes.precisions.push_back(res.precision);
-      if (p == "auto") report.notes.push_back("auto on " + gpu->name + ": " + to_string(res.precision) + " (" + res.reason + ")");
+      if (p == "auto")
+        report.notes.push_back("auto on " + gpu->name + ": " + to_string(res.precision) + " (" + res.reason + ")");
       for (const std::string& w : res.warnings) report.notes.push_back(w);
     } else if (p == "auto") {
       axes.precisions.push_back(precisions::bf16);
@@ -114,8 +115,8 @@ int run_sweep(const SweepArgs& a) {
   const std::vector<GpuSpec> table = a.smallest_gpu ? builtin_gpus() : std::vector<GpuSpec>{};
   bool any = false;
   std::size_t points = 1;
-  for (const std::size_t n : {models.size(), axes.workloads.size(), axes.precisions.size(), axes.batches.size(),
-                              axes.seqs.size()}) {
+  for (const std::size_t n :
+       {models.size(), axes.workloads.size(), axes.precisions.size(), axes.batches.size(), axes.seqs.size()}) {
     points *= n;
   }
   std::vector<SweepRow> rows;
@@ -128,8 +129,8 @@ int run_sweep(const SweepArgs& a) {
     if (a.smallest_gpu && row.total) {
       // The point's precision on each GPU of the table (bf16 runs as fp16 where bf16 does not).
       const Workload w = workload_at(base, row.point, axes);
-      for (GpuOption& g : gpu_options(models[row.point.model], w, to_string(row.point.precision), policy, table,
-                                      plan.threshold)) {
+      for (GpuOption& g :
+           gpu_options(models[row.point.model], w, to_string(row.point.precision), policy, table, plan.threshold)) {
         if (g.fits) {
           out.smallest_gpu = std::move(g);
           break;
@@ -140,7 +141,8 @@ int run_sweep(const SweepArgs& a) {
     out.row = std::move(row);
     report.rows.push_back(std::move(out));
   }
-  if (!any) throw Error(ErrorKind::invalid_input, "no point of the sweep can be estimated: " + report.rows.front().row.error);
+  if (!any)
+    throw Error(ErrorKind::invalid_input, "no point of the sweep can be estimated: " + report.rows.front().row.error);
   if (!a.svg.empty()) {
     write_file_atomically(a.svg, sweep_svg(report, print_options.units), a.models);
     spdlog::debug("wrote {}", a.svg);
@@ -164,8 +166,10 @@ void define_sweep(CLI::App& self, int& exit_code) {
       "  memplan sweep llama-2-7b mistral-7b-v0.1 --batch 1,2,4,8 --seq 512,2048 --precision fp16,int4 --gpu rtx-4090\n"
       "  memplan sweep llama-2-7b --workload inference,training --seq 512,1024,2048,4096 --svg sweep.svg\n"
       "  memplan sweep pythia-2.8b llama-2-7b llama-2-13b llama-2-70b -w extraction --seq 2048 \\\n"
-      "      --precision fp32,fp16,bf16 --filter 'blocks.*.hook_resid_post' --smallest-gpu --units si   (TheLoom's table)\n"
-      "  memplan sweep gpt2 gpt2-xl pythia-6.9b -w extraction --seq 1024 -p fp32,bf16 --smallest-gpu  (the interpretability compute guide)\n"
+      "      --precision fp32,fp16,bf16 --filter 'blocks.*.hook_resid_post' --smallest-gpu --units si   (TheLoom's "
+      "table)\n"
+      "  memplan sweep gpt2 gpt2-xl pythia-6.9b -w extraction --seq 1024 -p fp32,bf16 --smallest-gpu  (the "
+      "interpretability compute guide)\n"
       "  memplan sweep gpt2 --batch 1,8,64 --seq 256,1024 --format csv > sweep.csv");
   cmd->add_option("MODEL", args->models, "Built-in model names or paths to .yaml model files")->required();
   cmd->add_option("-w,--workload", args->workloads, "Workloads: inference, generation, extraction, training, ...")
@@ -174,7 +178,8 @@ void define_sweep(CLI::App& self, int& exit_code) {
   cmd->add_option("-b,--batch", args->batches, "Batch sizes")->delimiter(',')->capture_default_str();
   cmd->add_option("-s,--seq", args->seqs, "Sequence lengths (default: 2048, or the shortest context if shorter)")
       ->delimiter(',');
-  cmd->add_option("-p,--precision", args->precisions, "Weight precisions (auto resolves for --gpu; see 'estimate --help')")
+  cmd->add_option("-p,--precision", args->precisions,
+                  "Weight precisions (auto resolves for --gpu; see 'estimate --help')")
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("-g,--gpu", args->gpu, "Say whether each plan fits on this GPU (see 'memplan gpus')");
@@ -185,8 +190,9 @@ void define_sweep(CLI::App& self, int& exit_code) {
                   "Also write an SVG chart here: total (log scale) against sequence length (or batch), one line\n"
                   "per model x workload x precision x batch, the GPU's memory and the limit as lines (atomically)");
   add_plan_options(*cmd, args->options, {"kind", "batch_size", "seq_len", "precision"});
-  cmd->add_option("--format", args->output.format,
-                  "Output: table (for people), csv (exact bytes, one row per plan) or json (exact bytes, schema_version 1)")
+  cmd->add_option(
+         "--format", args->output.format,
+         "Output: table (for people), csv (exact bytes, one row per plan) or json (exact bytes, schema_version 1)")
       ->capture_default_str();
   cmd->add_option("--units", args->output.units, "Sizes in iec (KiB, MiB, GiB: powers of 1024) or si (KB, MB, GB)")
       ->capture_default_str();

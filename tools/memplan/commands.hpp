@@ -35,7 +35,7 @@ std::vector<std::string> split_hook_filters(const std::vector<std::string>& valu
 
 struct Command {
   const char* name;
-  const char* summary;                        // one line, for `memplan --help`
+  const char* summary;                            // one line, for `memplan --help`
   void (*define)(CLI::App& cmd, int& exit_code);  // its description, options and callback
 };
 

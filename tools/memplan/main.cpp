@@ -203,7 +203,8 @@ int run_main(int argc, char** argv) {
         message = "'" + printable(word) + "' is not a memplan command" + did_you_mean(word, names);
       }
     }
-    std::cerr << "memplan: error: " << cli::terminal_safe(message) << "\nRun 'memplan --help' or 'memplan COMMAND --help' for usage.\n";
+    std::cerr << "memplan: error: " << cli::terminal_safe(message)
+              << "\nRun 'memplan --help' or 'memplan COMMAND --help' for usage.\n";
     return 2;
   } catch (const Error& e) {
     std::cerr << "memplan: error: " << cli::render_for_cli(e.what()) << '\n';

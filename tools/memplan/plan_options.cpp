@@ -55,13 +55,16 @@ std::vector<GpuSpec> gpu_list(const std::vector<std::string>& entries) {
     std::string name = entry;
     const std::size_t x = entry.find('x');
     if (x != std::string::npos && x > 0 &&
-        std::all_of(entry.begin(), entry.begin() + static_cast<std::ptrdiff_t>(x), [](unsigned char c) { return std::isdigit(c) != 0; })) {
+        std::all_of(entry.begin(), entry.begin() + static_cast<std::ptrdiff_t>(x),
+                    [](unsigned char c) { return std::isdigit(c) != 0; })) {
       const std::string digits = entry.substr(0, x);
       copies = digits.size() > 4 ? kMostGpus + 1 : std::stoull(digits);
       name = entry.substr(x + 1);
       if (copies == 0 || copies > kMostGpus) {
-        throw Error(ErrorKind::invalid_input, "--gpus: '" + printable(entry) + "' asks for " + digits + " GPUs (1 to " +
-                                                  std::to_string(kMostGpus) + ")", "gpus");
+        throw Error(ErrorKind::invalid_input,
+                    "--gpus: '" + printable(entry) + "' asks for " + digits + " GPUs (1 to " +
+                        std::to_string(kMostGpus) + ")",
+                    "gpus");
       }
     }
     const GpuSpec gpu = find_gpu(name, table);

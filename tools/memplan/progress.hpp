@@ -16,7 +16,8 @@ namespace memplan::cli {
 
 class Progress {
  public:
-  Progress(std::string verb, std::size_t total) : verb_(std::move(verb)), total_(total), tty_(isatty(STDERR_FILENO) != 0) {}
+  Progress(std::string verb, std::size_t total)
+      : verb_(std::move(verb)), total_(total), tty_(isatty(STDERR_FILENO) != 0) {}
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
   ~Progress() {
@@ -31,7 +32,9 @@ class Progress {
     last_ = now;
     shown_ = true;
     const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double left = done_ > 0 ? elapsed * static_cast<double>(total_ - std::min(done_, total_)) / static_cast<double>(done_) : 0;
+    const double left = done_ > 0 ? elapsed * static_cast<double>(total_ - std::min(done_, total_)) /
+                                        static_cast<double>(done_)
+                                  : 0;
     std::cerr << (tty_ ? "\r\033[K" : "") << "memplan: " << verb_ << ' ' << done_ << '/' << total_ << " ("
               << (100 * done_ / (total_ == 0 ? 1 : total_)) << "%)";
     if (!what.empty()) std::cerr << ", " << what;

@@ -12,12 +12,12 @@
 namespace memplan {
 
 struct Item {
-  std::string name;                     // stable snake_case: weights, kv_cache, attention, ...
-  Bytes bytes;                          // exact
-  std::string formula;                  // how `bytes` was computed, with the numbers filled in
-  std::optional<std::uint64_t> params;  // parameter count, for rows that hold parameters
-  std::string note;                     // one line a person should know ("tied to token_embedding")
-  std::vector<Item> detail;             // finer rows; their bytes sum to `bytes`
+  std::string name;                          // stable snake_case: weights, kv_cache, attention, ...
+  Bytes bytes;                               // exact
+  std::string formula;                       // how `bytes` was computed, with the numbers filled in
+  std::optional<std::uint64_t> params;       // parameter count, for rows that hold parameters
+  std::string note;                          // one line a person should know ("tied to token_embedding")
+  std::vector<Item> detail;                  // finer rows; their bytes sum to `bytes`
   std::optional<Bytes> low = std::nullopt;   // where an assumption is uncertain: the plausible range
   std::optional<Bytes> high = std::nullopt;  //   around `bytes` (both set, low <= bytes <= high)
 };
@@ -29,11 +29,11 @@ struct Alternative {
 };
 
 struct Breakdown {
-  std::vector<Item> components = {};    // device memory; total() sums these
-  std::vector<Item> host = {};          // host (CPU) memory the plan also needs, e.g. a cache kept on the CPU
+  std::vector<Item> components = {};           // device memory; total() sums these
+  std::vector<Item> host = {};                 // host (CPU) memory the plan also needs, e.g. a cache kept on the CPU
   std::vector<Alternative> alternatives = {};  // what-ifs shown side by side
-  std::string peak_phase = {};          // the moment the total is taken at, as the workload names it (mlp,
-                                        //   decode, optimizer_step, store_refill, ...); empty: one state throughout
+  std::string peak_phase = {};                 // the moment the total is taken at, as the workload names it (mlp,
+                                //   decode, optimizer_step, store_refill, ...); empty: one state throughout
 
   // Returns the checked sum of the components' bytes. Throws Error(overflow).
   Bytes total() const;

@@ -19,14 +19,16 @@ namespace detail {
 inline std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, std::string_view what,
                                  std::string_view subject = {}) {
   std::uint64_t sum = 0;
-  if (__builtin_add_overflow(a, b, &sum)) [[unlikely]] detail::throw_overflow(what, subject, a, '+', b);
+  if (__builtin_add_overflow(a, b, &sum)) [[unlikely]]
+    detail::throw_overflow(what, subject, a, '+', b);
   return sum;
 }
 // Returns a * b. Throws Error(overflow) as checked_add does.
 inline std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, std::string_view what,
                                  std::string_view subject = {}) {
   std::uint64_t product = 0;
-  if (__builtin_mul_overflow(a, b, &product)) [[unlikely]] detail::throw_overflow(what, subject, a, '*', b);
+  if (__builtin_mul_overflow(a, b, &product)) [[unlikely]]
+    detail::throw_overflow(what, subject, a, '*', b);
   return product;
 }
 // Returns ceil(a / b) for b > 0.

@@ -35,8 +35,8 @@ class Error : public std::runtime_error {
 // Its kind is invalid_input, or overflow for values whose byte counts exceed 64 bits.
 class ConfigError : public Error {
  public:
-  ConfigError(std::string file, std::size_t line, std::size_t column, std::string key,
-              const std::string& message, ErrorKind kind = ErrorKind::invalid_input);
+  ConfigError(std::string file, std::size_t line, std::size_t column, std::string key, const std::string& message,
+              ErrorKind kind = ErrorKind::invalid_input);
 
   const std::string& file() const noexcept { return file_; }
   std::size_t line() const noexcept { return line_; }

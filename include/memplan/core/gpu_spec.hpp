@@ -24,16 +24,16 @@ std::string to_string(ComputeCapability cc);
 ComputeCapability parse_compute_capability(std::string_view text);
 
 struct GpuSpec {
-  std::string name;                    // key users type: "h100-sxm-80gb"
-  std::vector<std::string> aliases;    // other accepted names: "h100"
-  std::string display;                 // as the driver names it: "NVIDIA H100 80GB HBM3"
-  Bytes memory;                        // total memory as the driver reports it
+  std::string name;                  // key users type: "h100-sxm-80gb"
+  std::vector<std::string> aliases;  // other accepted names: "h100"
+  std::string display;               // as the driver names it: "NVIDIA H100 80GB HBM3"
+  Bytes memory;                      // total memory as the driver reports it
   ComputeCapability compute_capability;
-  std::vector<Format> tensor_paths;    // formats with tensor-core paths (fp16, bf16, fp8_e4m3, int8)
-  double bandwidth_gbs = 0;            // memory bandwidth, 10^9 bytes per second
+  std::vector<Format> tensor_paths;                     // formats with tensor-core paths (fp16, bf16, fp8_e4m3, int8)
+  double bandwidth_gbs = 0;                             // memory bandwidth, 10^9 bytes per second
   std::vector<std::pair<Format, double>> dense_tflops;  // peak dense throughput per format (int8: TOPS)
-  std::string source;                  // datasheet for the figures
-  std::string memory_source;           // where the driver-reported memory was seen
+  std::string source;                                   // datasheet for the figures
+  std::string memory_source;                            // where the driver-reported memory was seen
 };
 
 }  // namespace memplan

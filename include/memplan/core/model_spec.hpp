@@ -10,52 +10,52 @@
 namespace memplan {
 
 enum class Family { gpt2, gpt_neox, llama, mistral, mixtral, qwen2, gemma, phi, phi3, opt, falcon, bert };
-enum class MlpKind { plain, gated };             // plain: up, down; gated: gate, up, down
+enum class MlpKind { plain, gated };  // plain: up, down; gated: gate, up, down
 enum class Positional { learned, rotary, alibi, none };
-enum class NormKind { layernorm, rmsnorm };       // layernorm has weight and bias; rmsnorm weight only
-enum class LmHead { tied, untied, none };         // tied shares the token embedding's matrix
+enum class NormKind { layernorm, rmsnorm };  // layernorm has weight and bias; rmsnorm weight only
+enum class LmHead { tied, untied, none };    // tied shares the token embedding's matrix
 
 // Tensors as a checkpoint stores them (a .gguf file): `copies` tensors of one component, each
 // holding `elements` elements in `bytes` bytes of storage type `format`. When a spec carries
 // them, the weights are priced from these bytes, not from the architecture at a precision.
 struct StoredTensors {
-  std::string component;        // weights row: embeddings, attention, mlp, experts, router, norms, lm_head, other
-  std::string format;           // the storage type as the file names it: "Q4_K", "F32"
-  std::uint64_t elements = 0;   // elements of one tensor
-  std::uint64_t bytes = 0;      // bytes of one tensor as stored (block scales included)
-  std::uint64_t copies = 1;     // tensors of this component, format and size
+  std::string component;       // weights row: embeddings, attention, mlp, experts, router, norms, lm_head, other
+  std::string format;          // the storage type as the file names it: "Q4_K", "F32"
+  std::uint64_t elements = 0;  // elements of one tensor
+  std::uint64_t bytes = 0;     // bytes of one tensor as stored (block scales included)
+  std::uint64_t copies = 1;    // tensors of this component, format and size
 };
 
 struct ModelSpec {
-  std::string name;                    // e.g. "llama-2-7b"
-  Family family = Family::llama;       // sets the defaults below when a file leaves them out
-  std::uint64_t d_model = 0;           // hidden size
-  std::uint64_t n_layers = 0;          // transformer blocks
-  std::uint64_t n_heads = 0;           // query heads
-  std::uint64_t n_kv_heads = 0;        // key/value heads (GQA/MQA); equals n_heads for MHA
-  std::uint64_t d_head = 0;            // per-head size; usually d_model / n_heads
-  std::uint64_t d_mlp = 0;             // MLP intermediate size
+  std::string name;               // e.g. "llama-2-7b"
+  Family family = Family::llama;  // sets the defaults below when a file leaves them out
+  std::uint64_t d_model = 0;      // hidden size
+  std::uint64_t n_layers = 0;     // transformer blocks
+  std::uint64_t n_heads = 0;      // query heads
+  std::uint64_t n_kv_heads = 0;   // key/value heads (GQA/MQA); equals n_heads for MHA
+  std::uint64_t d_head = 0;       // per-head size; usually d_model / n_heads
+  std::uint64_t d_mlp = 0;        // MLP intermediate size
   MlpKind mlp = MlpKind::gated;
-  std::string activation = "silu";     // informational: silu, gelu, gelu_new, relu, ...
-  std::uint64_t vocab_size = 0;        // rows of the token embedding
-  std::uint64_t max_seq_len = 0;       // longest context the model was built for
+  std::string activation = "silu";  // informational: silu, gelu, gelu_new, relu, ...
+  std::uint64_t vocab_size = 0;     // rows of the token embedding
+  std::uint64_t max_seq_len = 0;    // longest context the model was built for
   Positional positional = Positional::rotary;
-  std::uint64_t n_positions = 0;       // rows of a learned position table; 0 = max_seq_len
+  std::uint64_t n_positions = 0;  // rows of a learned position table; 0 = max_seq_len
   NormKind norm = NormKind::rmsnorm;
-  std::uint64_t norms_per_layer = 2;   // 1 for parallel blocks sharing an input norm
-  bool parallel_block = false;         // attention and MLP both read the block input (GPT-NeoX, Falcon, Phi)
-  bool final_norm = true;              // a norm after the last block
-  bool embedding_norm = false;         // a norm right after the embeddings (BERT)
-  std::uint64_t type_vocab_size = 0;   // token-type embedding rows (BERT: 2)
-  bool pooler = false;                 // BERT's pooler dense layer
-  bool attn_qkv_bias = false;          // biases on the q, k, v projections
-  bool attn_out_bias = false;          // bias on the attention output projection
-  bool mlp_bias = false;               // biases on the MLP matrices
+  std::uint64_t norms_per_layer = 2;  // 1 for parallel blocks sharing an input norm
+  bool parallel_block = false;        // attention and MLP both read the block input (GPT-NeoX, Falcon, Phi)
+  bool final_norm = true;             // a norm after the last block
+  bool embedding_norm = false;        // a norm right after the embeddings (BERT)
+  std::uint64_t type_vocab_size = 0;  // token-type embedding rows (BERT: 2)
+  bool pooler = false;                // BERT's pooler dense layer
+  bool attn_qkv_bias = false;         // biases on the q, k, v projections
+  bool attn_out_bias = false;         // bias on the attention output projection
+  bool mlp_bias = false;              // biases on the MLP matrices
   LmHead lm_head = LmHead::untied;
   bool lm_head_bias = false;
-  std::uint64_t experts = 0;           // MoE experts per layer; 0 = dense MLP
-  std::uint64_t experts_per_token = 0; // experts each token is routed to
-  std::uint64_t sliding_window = 0;    // attention window in tokens; 0 = full attention
+  std::uint64_t experts = 0;            // MoE experts per layer; 0 = dense MLP
+  std::uint64_t experts_per_token = 0;  // experts each token is routed to
+  std::uint64_t sliding_window = 0;     // attention window in tokens; 0 = full attention
   // The weights as a checkpoint stores them (a .gguf: ggml types, k-quants and i-quants); empty
   // for an architecture. When set, estimate_weights and weight_allocations price these bytes
   // and the weights precision no longer applies to them; the fields above still size the

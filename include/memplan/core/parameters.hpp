@@ -24,9 +24,9 @@ struct TensorGroup {
   // Names are static text (string literals), so listing a model's tensors allocates once.
   std::string_view component;  // breakdown row: embeddings, attention, mlp, experts, router, norms, lm_head, pooler
   std::string_view name;       // tensor within the component: q, k, v, o, up, gate, down, ...
-  std::uint64_t rows = 0;   // output features, or table rows
-  std::uint64_t cols = 1;   // input features, or table width
-  std::uint64_t copies = 1; // layers (x experts) holding this tensor
+  std::uint64_t rows = 0;      // output features, or table rows
+  std::uint64_t cols = 1;      // input features, or table width
+  std::uint64_t copies = 1;    // layers (x experts) holding this tensor
   TensorRole role = TensorRole::linear;
 };
 

@@ -25,7 +25,7 @@ struct Hook {
   std::string kind;                    // the name with the block index as '*': "blocks.*.hook_resid_post"
   std::optional<std::uint64_t> layer;  // block index, for hooks inside a block
   std::vector<Dim> shape;
-  std::uint32_t element_bits = 0;      // 0 = the activation dtype; 64 for integer expert indices
+  std::uint32_t element_bits = 0;  // 0 = the activation dtype; 64 for integer expert indices
 };
 
 // Returns every hook point of `spec` in forward order, TransformerLens names: hook_embed,
@@ -41,16 +41,16 @@ std::vector<Hook> model_hooks(const ModelSpec& spec, std::uint64_t batch, std::u
 
 struct ActivationCacheOptions {
   std::uint64_t batch = 1;
-  std::uint64_t seq = 2048;                   // positions run through the model (a chunk when streaming)
-  std::uint64_t key_positions = 0;            // positions attention sees (past + chunk); 0 = seq
-  Precision precision = precisions::fp16;     // dtype of the cached tensors (the model's compute dtype)
-  std::vector<std::string> filter;            // hook names or globs (*, ?, {0,5,11}, {0-11}); empty = all
-  std::vector<std::uint64_t> layers;          // only hooks of these blocks; empty = every block and the rest
-  std::uint64_t pos_slice = 0;                // keep only this many (query) positions; 0 = all
-  bool remove_batch_dim = false;              // cache batch element 0 only
-  std::optional<std::uint64_t> stop_at_layer; // the forward pass stops before this block
-  bool incl_bwd = false;                      // cache each hook's gradient too
-  bool on_cpu = false;                        // cache on the host (device="cpu"): GPU bytes 0, host bytes rise
+  std::uint64_t seq = 2048;                    // positions run through the model (a chunk when streaming)
+  std::uint64_t key_positions = 0;             // positions attention sees (past + chunk); 0 = seq
+  Precision precision = precisions::fp16;      // dtype of the cached tensors (the model's compute dtype)
+  std::vector<std::string> filter;             // hook names or globs (*, ?, {0,5,11}, {0-11}); empty = all
+  std::vector<std::uint64_t> layers;           // only hooks of these blocks; empty = every block and the rest
+  std::uint64_t pos_slice = 0;                 // keep only this many (query) positions; 0 = all
+  bool remove_batch_dim = false;               // cache batch element 0 only
+  std::optional<std::uint64_t> stop_at_layer;  // the forward pass stops before this block
+  bool incl_bwd = false;                       // cache each hook's gradient too
+  bool on_cpu = false;                         // cache on the host (device="cpu"): GPU bytes 0, host bytes rise
 };
 
 // Returns the hooks `options` select, in forward order. Throws Error(invalid_input,

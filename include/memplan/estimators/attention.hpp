@@ -27,15 +27,15 @@ AttentionVariant parse_attention_variant(std::string_view text);
 std::vector<AttentionVariant> all_attention_variants();
 
 struct AttentionShape {
-  std::uint64_t batch = 1;               // B
-  std::uint64_t heads = 1;               // H, query heads
-  std::uint64_t seq = 1;                 // N, query positions
-  std::uint64_t kv_seq = 0;              // M, key positions; 0 = seq
-  std::uint64_t head_dim = 64;           // D
-  Precision dtype = precisions::fp16;    // element type of q, k, v and what is materialised
-  std::uint64_t chunk = 512;             // C for the chunked variants
-  bool include_inputs = true;            // count q, k, v (3*B*H*N*D) as in a standalone call
-  bool softmax_fp32 = false;             // eager: softmax computed in fp32 (Hugging Face eager does)
+  std::uint64_t batch = 1;             // B
+  std::uint64_t heads = 1;             // H, query heads
+  std::uint64_t seq = 1;               // N, query positions
+  std::uint64_t kv_seq = 0;            // M, key positions; 0 = seq
+  std::uint64_t head_dim = 64;         // D
+  Precision dtype = precisions::fp16;  // element type of q, k, v and what is materialised
+  std::uint64_t chunk = 512;           // C for the chunked variants
+  bool include_inputs = true;          // count q, k, v (3*B*H*N*D) as in a standalone call
+  bool softmax_fp32 = false;           // eager: softmax computed in fp32 (Hugging Face eager does)
 };
 
 // Returns a Breakdown with one component, "attention", whose detail lists every tensor

@@ -12,10 +12,10 @@ namespace memplan {
 
 struct AttentionAnalysisOptions {
   Precision dtype = precisions::fp32;  // stored patterns (TensorScope: float32)
-  bool all_layers = true;              // keep every layer's patterns (output_attentions=True); false: one layer at a time
-  std::uint64_t chunk = 0;             // query rows per chunk (TensorScope's attention_chunk_size); 0 = the whole sequence
-  bool reduce = false;                 // keep per-row statistics (entropy: one value per query row) instead of patterns
-  std::uint64_t heads = 0;             // heads analysed per layer; 0 = all
+  bool all_layers = true;   // keep every layer's patterns (output_attentions=True); false: one layer at a time
+  std::uint64_t chunk = 0;  // query rows per chunk (TensorScope's attention_chunk_size); 0 = the whole sequence
+  bool reduce = false;      // keep per-row statistics (entropy: one value per query row) instead of patterns
+  std::uint64_t heads = 0;  // heads analysed per layer; 0 = all
 };
 
 // Returns a Breakdown with component "attention_patterns": the stored patterns

@@ -10,10 +10,10 @@
 namespace memplan {
 
 struct BlockEigShape {
-  std::uint64_t blocks = 1;             // number of diagonal blocks
-  std::uint64_t block_size = 1;         // b: each block is b x b
-  Precision dtype = precisions::fp32;   // element type of the blocks and the eigenvalues
-  bool include_inputs = true;           // count the blocks themselves (blocks * b * b)
+  std::uint64_t blocks = 1;            // number of diagonal blocks
+  std::uint64_t block_size = 1;        // b: each block is b x b
+  Precision dtype = precisions::fp32;  // element type of the blocks and the eigenvalues
+  bool include_inputs = true;          // count the blocks themselves (blocks * b * b)
 };
 
 // Returns a Breakdown with one component, "block_eig", whose detail lists the inputs (when

@@ -17,33 +17,33 @@ namespace memplan {
 // One part of a job's work. FLOPs count a multiply-add as 2. A part bound by memory
 // traffic sets `bytes_moved`; one done on the host (zlib) sets `host_bytes` and its rate.
 struct Work {
-  std::string name;                 // "forward_backward", "eigendecomposition", ...
-  double flops = 0;                 // floating-point operations
-  Format format = Format::bf16;     // precision the FLOPs run in: picks the device's peak
-  double efficiency = 0.4;          // fraction of that peak this kind of work reaches
-  std::string efficiency_reason;    // why that fraction
-  double bytes_moved = 0;           // device memory traffic; the part takes at least bytes / bandwidth
-  double host_bytes = 0;            // bytes processed on the host (compression)
-  double host_bytes_per_second = 0; // host throughput for host_bytes (per process)
-  std::string formula;              // how flops (and bytes) were counted, with the numbers
+  std::string name;                  // "forward_backward", "eigendecomposition", ...
+  double flops = 0;                  // floating-point operations
+  Format format = Format::bf16;      // precision the FLOPs run in: picks the device's peak
+  double efficiency = 0.4;           // fraction of that peak this kind of work reaches
+  std::string efficiency_reason;     // why that fraction
+  double bytes_moved = 0;            // device memory traffic; the part takes at least bytes / bandwidth
+  double host_bytes = 0;             // bytes processed on the host (compression)
+  double host_bytes_per_second = 0;  // host throughput for host_bytes (per process)
+  std::string formula;               // how flops (and bytes) were counted, with the numbers
 };
 
 struct TimePart {
   std::string name;
   double seconds = 0;
   double flops = 0;
-  Format format = Format::bf16;     // the format whose peak was used (after fallback)
+  Format format = Format::bf16;  // the format whose peak was used (after fallback)
   double peak_tflops = 0;
   double efficiency = 0;
   std::string formula;
-  std::string assumption;           // "6.6e14 FLOPs / (312 TFLOPS bf16 x 0.40)"
+  std::string assumption;  // "6.6e14 FLOPs / (312 TFLOPS bf16 x 0.40)"
 };
 
 struct TimeEstimate {
-  double seconds = 0;               // sum of the parts
-  std::string device;               // GPU name
+  double seconds = 0;  // sum of the parts
+  std::string device;  // GPU name
   std::vector<TimePart> parts;
-  std::string assumption;           // one line: what the estimate assumes
+  std::string assumption;  // one line: what the estimate assumes
 };
 
 // Returns the device's peak dense TFLOPS for `format` and sets `used` to the format whose

@@ -45,8 +45,8 @@ FisherGrouping parse_fisher_grouping(std::string_view text);
 
 struct GroupedFisherOptions {
   FisherGrouping grouping = FisherGrouping::channel;
-  std::uint64_t samples = 32;          // per-sample contributions (the workload's batch)
-  bool per_sample = false;             // keep groups x samples values (for variances); false: running sums
+  std::uint64_t samples = 32;  // per-sample contributions (the workload's batch)
+  bool per_sample = false;     // keep groups x samples values (for variances); false: running sums
   Precision dtype = precisions::fp32;
 };
 
@@ -60,11 +60,11 @@ Breakdown estimate_grouped_fisher(const ModelSpec& spec, const GroupedFisherOpti
 // The size of a dense n x n curvature matrix, computed wide so that it can be stated
 // even where it exceeds 64 bits.
 struct FullCurvatureSize {
-  std::uint64_t params = 0;            // n
-  long double bytes = 0;               // n^2 x element bytes
-  std::optional<Bytes> exact;          // the same, when it fits in 64 bits
-  std::uint64_t max_params = 0;        // the largest n whose matrix fits on `largest` (0 without one)
-  std::string message;                 // "the Hessian of llama-2-7b would need 181.6 EB ...; the largest GPU ..."
+  std::uint64_t params = 0;      // n
+  long double bytes = 0;         // n^2 x element bytes
+  std::optional<Bytes> exact;    // the same, when it fits in 64 bits
+  std::uint64_t max_params = 0;  // the largest n whose matrix fits on `largest` (0 without one)
+  std::string message;           // "the Hessian of llama-2-7b would need 181.6 EB ...; the largest GPU ..."
 };
 
 // Returns the size of `what` ("Hessian" or "Fisher") for n = `params` at `dtype`, and the

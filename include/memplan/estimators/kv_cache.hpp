@@ -11,11 +11,11 @@
 namespace memplan {
 
 struct KvCacheOptions {
-  std::uint64_t batch = 1;                  // sequences held at once
-  std::uint64_t tokens = 2048;              // tokens per sequence: prompt + generated
-  Precision precision = precisions::fp16;   // cache dtype: fp16, bf16, fp8, int8 (row scales), int4-gN
-  std::uint64_t page_tokens = 0;            // paged allocation (vLLM blocks of N tokens); 0 = contiguous
-  bool honor_sliding_window = true;         // cap at the model's sliding window (vLLM, HF SlidingWindowCache)
+  std::uint64_t batch = 1;                 // sequences held at once
+  std::uint64_t tokens = 2048;             // tokens per sequence: prompt + generated
+  Precision precision = precisions::fp16;  // cache dtype: fp16, bf16, fp8, int8 (row scales), int4-gN
+  std::uint64_t page_tokens = 0;           // paged allocation (vLLM blocks of N tokens); 0 = contiguous
+  bool honor_sliding_window = true;        // cap at the model's sliding window (vLLM, HF SlidingWindowCache)
 };
 
 // Returns a Breakdown with one component, "kv_cache", detailed as "keys" and "values":

@@ -10,11 +10,11 @@
 namespace memplan {
 
 struct LanczosShape {
-  std::uint64_t dimension = 1;          // n: the operator's size (parameters it acts on)
-  std::uint64_t iterations = 1;         // m: Lanczos steps (Krylov dimension), at most n
-  std::uint64_t k = 1;                  // eigenvalues returned
-  bool reorthogonalize = true;          // full reorthogonalisation keeps all m+1 basis vectors
-  Precision dtype = precisions::fp32;   // element type of the vectors and the tridiagonal matrix
+  std::uint64_t dimension = 1;         // n: the operator's size (parameters it acts on)
+  std::uint64_t iterations = 1;        // m: Lanczos steps (Krylov dimension), at most n
+  std::uint64_t k = 1;                 // eigenvalues returned
+  bool reorthogonalize = true;         // full reorthogonalisation keeps all m+1 basis vectors
+  Precision dtype = precisions::fp32;  // element type of the vectors and the tridiagonal matrix
 };
 
 // Returns a Breakdown with one component, "lanczos", whose detail lists what the Lanczos

@@ -78,10 +78,10 @@ std::uint64_t micro_batches_in_flight(PipelineSchedule schedule, std::uint64_t s
 // A contiguous part of the model: what one pipeline stage or one GPU of a placement holds.
 struct LayerSlice {
   std::uint64_t first_layer = 0;
-  std::uint64_t layers = 0;         // transformer blocks first_layer .. first_layer + layers - 1
-  bool embeddings = true;           // the token, position and token-type tables (the first stage)
-  bool head = true;                 // the final norm, LM head and pooler (the last stage)
-  bool tied_head_copy = false;      // a tied LM head keeps its own copy of the token table here (Megatron, p > 1)
+  std::uint64_t layers = 0;     // transformer blocks first_layer .. first_layer + layers - 1
+  bool embeddings = true;       // the token, position and token-type tables (the first stage)
+  bool head = true;             // the final norm, LM head and pooler (the last stage)
+  bool tied_head_copy = false;  // a tied LM head keeps its own copy of the token table here (Megatron, p > 1)
 };
 
 // Returns component "weights" for the tensors of `slice` of `spec` at `options`, one detail
@@ -97,19 +97,19 @@ std::vector<TensorRun> slice_weight_allocations(const ModelSpec& spec, const Wei
 // The training step over t x p x d GPUs.
 
 struct ParallelTrainingOptions {
-  std::uint64_t tensor = 1;                  // t: Megatron tensor parallelism
-  bool sequence_parallel = false;            // Korthikanti et al.: activations replicated across t split along the sequence
-  std::uint64_t pipeline = 1;                // p: pipeline stages
-  std::vector<std::uint64_t> stage_layers;   // layers per stage, first to last; empty = even (pipeline_stage_layers)
+  std::uint64_t tensor = 1;        // t: Megatron tensor parallelism
+  bool sequence_parallel = false;  // Korthikanti et al.: activations replicated across t split along the sequence
+  std::uint64_t pipeline = 1;      // p: pipeline stages
+  std::vector<std::uint64_t> stage_layers;  // layers per stage, first to last; empty = even (pipeline_stage_layers)
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
-  std::uint64_t micro_batches = 1;           // m: micro-batches per step per pipeline (TrainingShape.batch sequences each)
-  std::uint64_t data = 1;                    // d: data-parallel replicas
+  std::uint64_t micro_batches = 1;  // m: micro-batches per step per pipeline (TrainingShape.batch sequences each)
+  std::uint64_t data = 1;           // d: data-parallel replicas
   Sharding sharding = Sharding::none;
-  std::uint64_t shard_group = 0;             // fsdp_hybrid: ranks per shard group (a node: 8); must divide d
-  bool offload_optimizer = false;            // DeepSpeed offload_optimizer: master weights, states, fp32 gradients in host RAM
-  bool offload_params = false;               // ZeRO-3 offload_param, or FSDP CPUOffload(offload_params=True)
-  std::uint64_t reduce_bucket = 500000000;   // DeepSpeed reduce_bucket_size (elements) of ZeRO-2/3 and offload
-  std::uint64_t vocab_multiple = 128;        // Megatron make_vocab_size_divisible_by: vocabulary padded to this x t
+  std::uint64_t shard_group = 0;   // fsdp_hybrid: ranks per shard group (a node: 8); must divide d
+  bool offload_optimizer = false;  // DeepSpeed offload_optimizer: master weights, states, fp32 gradients in host RAM
+  bool offload_params = false;     // ZeRO-3 offload_param, or FSDP CPUOffload(offload_params=True)
+  std::uint64_t reduce_bucket = 500000000;  // DeepSpeed reduce_bucket_size (elements) of ZeRO-2/3 and offload
+  std::uint64_t vocab_multiple = 128;       // Megatron make_vocab_size_divisible_by: vocabulary padded to this x t
 };
 
 // Returns the memory of every device role of a training step laid out as `parallel` asks:

@@ -13,12 +13,12 @@
 namespace memplan {
 
 // PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp).
-inline constexpr std::uint64_t kAllocatorMinBlock = 512;             // every request rounds up to 512 B
-inline constexpr std::uint64_t kAllocatorSmallSize = 1ULL << 20;     // <= 1 MiB: small pool
-inline constexpr std::uint64_t kAllocatorSmallSegment = 2ULL << 20;  // small pool segments of 2 MiB
-inline constexpr std::uint64_t kAllocatorMinLargeAlloc = 10ULL << 20;// < 10 MiB: served from 20 MiB segments
+inline constexpr std::uint64_t kAllocatorMinBlock = 512;               // every request rounds up to 512 B
+inline constexpr std::uint64_t kAllocatorSmallSize = 1ULL << 20;       // <= 1 MiB: small pool
+inline constexpr std::uint64_t kAllocatorSmallSegment = 2ULL << 20;    // small pool segments of 2 MiB
+inline constexpr std::uint64_t kAllocatorMinLargeAlloc = 10ULL << 20;  // < 10 MiB: served from 20 MiB segments
 inline constexpr std::uint64_t kAllocatorLargeSegment = 20ULL << 20;
-inline constexpr std::uint64_t kAllocatorRoundLarge = 2ULL << 20;    // >= 10 MiB: own segment, rounded to 2 MiB
+inline constexpr std::uint64_t kAllocatorRoundLarge = 2ULL << 20;  // >= 10 MiB: own segment, rounded to 2 MiB
 
 // Returns the memory PyTorch's caching allocator reserves for tensors allocated once and
 // kept (weights, a preallocated cache), packed in order: requests round up to 512 B;
@@ -27,14 +27,14 @@ inline constexpr std::uint64_t kAllocatorRoundLarge = 2ULL << 20;    // >= 10 Mi
 Bytes allocator_reserved(const std::vector<TensorRun>& tensors);
 
 struct OverheadOptions {
-  Bytes cuda_context{512ULL << 20};          // context + kernel images; measured 300-1000 MiB (docs)
+  Bytes cuda_context{512ULL << 20};  // context + kernel images; measured 300-1000 MiB (docs)
   Bytes cuda_context_low{256ULL << 20};
   Bytes cuda_context_high{1024ULL << 20};
-  std::string cuda_context_source;           // where a given cuda_context comes from; "" = the assumption
-  std::optional<Bytes> cublas_workspace;     // unset: PyTorch's default for the device (8.125 or 32 MiB)
-  std::string cublas_workspace_source;       // where a given cublas_workspace comes from; "" = "given"
-  bool hopper_or_newer = false;              // compute capability >= 9.0 (PyTorch uses a 32 MiB workspace)
-  double fragmentation = 0.10;               // margin on transient tensors (the forward pass's working set)
+  std::string cuda_context_source;        // where a given cuda_context comes from; "" = the assumption
+  std::optional<Bytes> cublas_workspace;  // unset: PyTorch's default for the device (8.125 or 32 MiB)
+  std::string cublas_workspace_source;    // where a given cublas_workspace comes from; "" = "given"
+  bool hopper_or_newer = false;           // compute capability >= 9.0 (PyTorch uses a 32 MiB workspace)
+  double fragmentation = 0.10;            // margin on transient tensors (the forward pass's working set)
   double fragmentation_low = 0.0;
   double fragmentation_high = 0.25;
 };
@@ -50,14 +50,12 @@ struct OverheadBytes {
 
 // Returns the rows estimate_overhead lists, as numbers only (for callers estimating in a
 // loop). Throws as estimate_overhead.
-OverheadBytes overhead_bytes(const OverheadOptions& options, const std::vector<TensorRun>& persistent,
-                             Bytes transient);
+OverheadBytes overhead_bytes(const OverheadOptions& options, const std::vector<TensorRun>& persistent, Bytes transient);
 
 // Returns a Breakdown with one component, "overhead", whose rows are cuda_context,
 // cublas_workspace, allocator_rounding (reserved - allocated for `persistent`), and
 // fragmentation (a fraction of `transient`). Throws Error(invalid_input) for a fraction
 // outside 0..1 and Error(overflow).
-Breakdown estimate_overhead(const OverheadOptions& options, const std::vector<TensorRun>& persistent,
-                            Bytes transient);
+Breakdown estimate_overhead(const OverheadOptions& options, const std::vector<TensorRun>& persistent, Bytes transient);
 
 }  // namespace memplan

@@ -28,12 +28,12 @@ PlacementPolicy parse_placement_policy(std::string_view text);
 
 // A module placed whole, in the order Hugging Face models declare them.
 struct PlacementUnit {
-  std::string name;                       // token_embedding, layers.0, ..., final_norm, lm_head
+  std::string name;  // token_embedding, layers.0, ..., final_norm, lm_head
   Bytes bytes;
   std::uint64_t params = 0;
-  std::optional<std::uint64_t> layer;     // block index for layers.N
-  std::uint64_t modules = 0;              // parameter-holding modules inside (get_balanced_memory's leaf count)
-  std::vector<TensorRun> tensors;         // its weight tensors as allocations
+  std::optional<std::uint64_t> layer;  // block index for layers.N
+  std::uint64_t modules = 0;           // parameter-holding modules inside (get_balanced_memory's leaf count)
+  std::vector<TensorRun> tensors;      // its weight tensors as allocations
 };
 
 // Returns the model's placement units in declaration order: the embedding tables, each
@@ -43,16 +43,16 @@ std::vector<PlacementUnit> placement_units(const ModelSpec& spec, const WeightsO
 
 struct PlacementOptions {
   PlacementPolicy policy = PlacementPolicy::balanced;
-  std::vector<Bytes> max_memory;          // per GPU, what the loader may use (accelerate's max_memory)
-  bool user_max_memory = false;           // given by the user: a single GPU keeps all of it (else 90%)
-  std::optional<Bytes> cpu_memory;        // host RAM for offloaded units; unset = unlimited
+  std::vector<Bytes> max_memory;    // per GPU, what the loader may use (accelerate's max_memory)
+  bool user_max_memory = false;     // given by the user: a single GPU keeps all of it (else 90%)
+  std::optional<Bytes> cpu_memory;  // host RAM for offloaded units; unset = unlimited
 };
 
 struct Placement {
-  std::vector<Bytes> max_memory;          // per GPU after balancing
-  Bytes largest_unit;                     // the largest unit: kept free on GPU 0 for offloaded layers
-  std::vector<int> device;                // per unit: GPU index, -1 = cpu, -2 = disk
-  std::vector<Bytes> used;                // per GPU: bytes of weights placed
+  std::vector<Bytes> max_memory;  // per GPU after balancing
+  Bytes largest_unit;             // the largest unit: kept free on GPU 0 for offloaded layers
+  std::vector<int> device;        // per unit: GPU index, -1 = cpu, -2 = disk
+  std::vector<Bytes> used;        // per GPU: bytes of weights placed
 };
 
 // Returns where accelerate's infer_auto_device_map puts each unit: max_memory balanced by

@@ -23,9 +23,10 @@ struct SaeOptions {
   std::uint64_t buffer_tokens = 262144;       // activation store (SAELens: 64 batches x 32 prompts x 128 tokens)
   Precision buffer_dtype = precisions::fp32;  // activation store dtype
   bool dead_feature_tracking = true;          // act_freq_scores and n_forward_passes_since_fired: 2 x F x 4 B
-  bool seed_formula = false;                  // the interpretability compute guide's estimate_sae_memory exactly (needs batch and seq below)
-  std::uint64_t seed_batch = 1;               // the interpretability compute guide's batch_size (seed_formula only)
-  std::uint64_t seed_seq = 128;               // the interpretability compute guide's seq_length (seed_formula only)
+  bool seed_formula =
+      false;  // the interpretability compute guide's estimate_sae_memory exactly (needs batch and seq below)
+  std::uint64_t seed_batch = 1;  // the interpretability compute guide's batch_size (seed_formula only)
+  std::uint64_t seed_seq = 128;  // the interpretability compute guide's seq_length (seed_formula only)
 };
 
 // Returns the dictionary size F. Throws Error(invalid_input, key "sae_expansion") when it is 0.

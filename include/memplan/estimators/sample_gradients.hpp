@@ -14,15 +14,15 @@
 namespace memplan {
 
 struct SampleGradientOptions {
-  std::uint64_t samples = 0;              // gradients stored; 0 = the workload's batch
-  Precision dtype = precisions::fp32;     // an uncompressed entry (TensorScope counts 4 bytes)
-  bool int8 = false;                      // int8 quantisation: 1 B per entry plus one fp32 scale per tensor
-  double zlib_ratio = 0;                  // 0 = no zlib; else bytes / ratio (TensorScope assumes 8 on top of int8's 4: 32x)
-  double kept_fraction = 1.0;             // importance gating: keep this fraction of the entries as values + indices
-  std::uint32_t index_bits = 64;          // index dtype of the kept entries (torch.topk / nonzero: int64)
-  std::vector<std::uint64_t> layers;      // only these blocks' parameters; empty = every parameter
-  bool on_host = false;                   // the store lives in host RAM (compressed blobs usually do)
-  bool vectorized = false;                // torch.func.vmap: the batch's raw gradients exist at once before compression
+  std::uint64_t samples = 0;           // gradients stored; 0 = the workload's batch
+  Precision dtype = precisions::fp32;  // an uncompressed entry (TensorScope counts 4 bytes)
+  bool int8 = false;                   // int8 quantisation: 1 B per entry plus one fp32 scale per tensor
+  double zlib_ratio = 0;              // 0 = no zlib; else bytes / ratio (TensorScope assumes 8 on top of int8's 4: 32x)
+  double kept_fraction = 1.0;         // importance gating: keep this fraction of the entries as values + indices
+  std::uint32_t index_bits = 64;      // index dtype of the kept entries (torch.topk / nonzero: int64)
+  std::vector<std::uint64_t> layers;  // only these blocks' parameters; empty = every parameter
+  bool on_host = false;               // the store lives in host RAM (compressed blobs usually do)
+  bool vectorized = false;            // torch.func.vmap: the batch's raw gradients exist at once before compression
 };
 
 // Returns the parameters whose gradients are kept: those of `layers` (every parameter when
@@ -44,11 +44,11 @@ Item stored_gradient(std::uint64_t entries, std::uint64_t tensors, const SampleG
 Breakdown estimate_sample_gradients(const ModelSpec& spec, const SampleGradientOptions& options, std::uint64_t batch);
 
 struct TracinOptions {
-  std::uint64_t checkpoints = 10;         // C: checkpoints the influence sums over
-  std::uint64_t train_samples = 0;        // N: training samples scored; 0 = the workload's batch
-  std::uint64_t test_samples = 1;         // M: test samples whose influence is asked
-  std::uint64_t projection = 0;           // k: random projection of each gradient to k dimensions; 0 = none
-  bool store_all = true;                  // keep every checkpoint's gradients (C x N); false: one checkpoint at a time
+  std::uint64_t checkpoints = 10;   // C: checkpoints the influence sums over
+  std::uint64_t train_samples = 0;  // N: training samples scored; 0 = the workload's batch
+  std::uint64_t test_samples = 1;   // M: test samples whose influence is asked
+  std::uint64_t projection = 0;     // k: random projection of each gradient to k dimensions; 0 = none
+  bool store_all = true;            // keep every checkpoint's gradients (C x N); false: one checkpoint at a time
 };
 
 // Returns a Breakdown with one component "tracin": the gradient store (C or 1) x N x

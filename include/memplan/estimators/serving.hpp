@@ -13,16 +13,16 @@ namespace memplan {
 
 // vLLM's KV-cache budget on one rank.
 struct ServingCapacity {
-  Bytes capacity;                    // the GPU's memory as the driver reports it
+  Bytes capacity;  // the GPU's memory as the driver reports it
   double gpu_memory_utilization = 0.9;
-  Bytes requested;                   // floor(gpu_memory_utilization x capacity)
-  Bytes non_kv;                      // weights + activation peak + non-torch allocations
-  Bytes kv_budget;                   // requested - non_kv (0 when non_kv is larger)
-  Bytes shortfall;                   // non_kv - requested when it is larger, else 0
-  Bytes block_bytes;                 // one block: block_size tokens of every layer's keys and values on one rank
+  Bytes requested;    // floor(gpu_memory_utilization x capacity)
+  Bytes non_kv;       // weights + activation peak + non-torch allocations
+  Bytes kv_budget;    // requested - non_kv (0 when non_kv is larger)
+  Bytes shortfall;    // non_kv - requested when it is larger, else 0
+  Bytes block_bytes;  // one block: block_size tokens of every layer's keys and values on one rank
   std::uint64_t block_size = 16;
-  std::uint64_t blocks = 0;          // floor(kv_budget / block_bytes)
-  std::uint64_t tokens = 0;          // blocks x block_size
+  std::uint64_t blocks = 0;  // floor(kv_budget / block_bytes)
+  std::uint64_t tokens = 0;  // blocks x block_size
   std::uint64_t max_model_len = 0;
   std::uint64_t full_sequences = 0;  // floor(tokens / max_model_len): sequences at full length held at once
   // True when the cache holds at least one sequence of max_model_len (vLLM refuses to start otherwise).

@@ -56,22 +56,24 @@ struct TrainingShape {
 };
 
 struct LoraOptions {
-  std::uint64_t rank = 0;                          // r; 0 = full fine-tuning
-  std::vector<std::string> targets = {"q", "v"};   // projections with adapters (PEFT's Llama default q_proj, v_proj); "all" = every linear
-  Precision dtype = precisions::fp32;              // adapter weights (PEFT autocast_adapter_dtype upcasts them to fp32)
+  std::uint64_t rank = 0;  // r; 0 = full fine-tuning
+  std::vector<std::string> targets = {
+      "q", "v"};  // projections with adapters (PEFT's Llama default q_proj, v_proj); "all" = every linear
+  Precision dtype = precisions::fp32;  // adapter weights (PEFT autocast_adapter_dtype upcasts them to fp32)
 };
 
 struct TrainingOptions {
   Optimizer optimizer = Optimizer::adamw;
-  std::optional<Precision> grad_precision;  // unset: the trainable weights' dtype (16-bit gradients: Adam 16 B/param; fp32: 18)
-  bool master_weights = true;               // fp32 master copy of 16-bit trainable weights (Megatron, DeepSpeed, AMP)
-  bool fused_optimizer = false;             // fused step (torch fused=True): no foreach temporaries (assumed with master weights)
-  std::uint64_t grad_accumulation = 1;      // micro-batches per step; > 1 keeps the gradients through every forward
-  bool keep_grads = false;                  // zero_grad(set_to_none=False): gradients stay allocated between steps
-  Recompute recompute = Recompute::none;    // activation recomputation (checkpointing)
-  LoraOptions lora;                         // rank > 0: the base is frozen and only adapters train (QLoRA with a 4-bit base)
-  bool double_backward = false;             // a Hessian/Fisher-vector product: backward with create_graph, then a second backward
-  std::vector<Item> extra;                  // analysis state held through every phase (Fisher blocks, Lanczos vectors, ...)
+  std::optional<Precision>
+      grad_precision;            // unset: the trainable weights' dtype (16-bit gradients: Adam 16 B/param; fp32: 18)
+  bool master_weights = true;    // fp32 master copy of 16-bit trainable weights (Megatron, DeepSpeed, AMP)
+  bool fused_optimizer = false;  // fused step (torch fused=True): no foreach temporaries (assumed with master weights)
+  std::uint64_t grad_accumulation = 1;    // micro-batches per step; > 1 keeps the gradients through every forward
+  bool keep_grads = false;                // zero_grad(set_to_none=False): gradients stay allocated between steps
+  Recompute recompute = Recompute::none;  // activation recomputation (checkpointing)
+  LoraOptions lora;              // rank > 0: the base is frozen and only adapters train (QLoRA with a 4-bit base)
+  bool double_backward = false;  // a Hessian/Fisher-vector product: backward with create_graph, then a second backward
+  std::vector<Item> extra;       // analysis state held through every phase (Fisher blocks, Lanczos vectors, ...)
 };
 
 // Returns "layer_activations": the tensors one transformer block keeps for backward at
@@ -83,19 +85,21 @@ Item layer_activations(const ModelSpec& spec, const TrainingShape& shape);
 
 // One candidate peak: the components alive at that moment.
 struct TrainingPhase {
-  std::string name;               // forward, backward_top, backward_bottom, backward_end, optimizer_step, hessian_vector_product
-  std::string moment;             // in words: "at the loss, all activations kept"
-  std::vector<Item> components;   // weights, master_weights, optimizer_states, gradients, activations, loss, workspaces, extra
-  Bytes transient;                // bytes freed after the phase (what the fragmentation margin applies to)
+  std::string name;    // forward, backward_top, backward_bottom, backward_end, optimizer_step, hessian_vector_product
+  std::string moment;  // in words: "at the loss, all activations kept"
+  std::vector<Item>
+      components;   // weights, master_weights, optimizer_states, gradients, activations, loss, workspaces, extra
+  Bytes transient;  // bytes freed after the phase (what the fragmentation margin applies to)
   // Returns the checked sum of the components. Throws Error(overflow).
   Bytes total() const;
 };
 
 struct TrainingEstimate {
   std::vector<TrainingPhase> phases;
-  std::size_t peak = 0;                 // index of the largest phase
-  std::uint64_t trainable_params = 0;   // adapters under LoRA, else every parameter
-  std::vector<TensorRun> persistent;    // allocations kept across steps (weights, master, states), for the allocator model
+  std::size_t peak = 0;                // index of the largest phase
+  std::uint64_t trainable_params = 0;  // adapters under LoRA, else every parameter
+  std::vector<TensorRun>
+      persistent;  // allocations kept across steps (weights, master, states), for the allocator model
 };
 
 // Returns every phase of one training step (or gradient pass) of `spec` at `shape`.

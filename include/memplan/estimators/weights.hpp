@@ -12,9 +12,10 @@
 namespace memplan {
 
 struct WeightsOptions {
-  Precision precision = precisions::bf16;    // storage of every tensor, or of the linear layers when quantised
-  Precision unquantized = precisions::fp16;  // embeddings, norms, biases, router and LM head when `precision` is quantised
-  bool quantize_lm_head = false;             // quantise an untied LM head along with the linear layers
+  Precision precision = precisions::bf16;  // storage of every tensor, or of the linear layers when quantised
+  Precision unquantized =
+      precisions::fp16;           // embeddings, norms, biases, router and LM head when `precision` is quantised
+  bool quantize_lm_head = false;  // quantise an untied LM head along with the linear layers
 };
 
 // Returns a Breakdown with one component, "weights", whose detail has one row per model

@@ -18,12 +18,12 @@ namespace memplan {
 
 // Limits on what a header may declare (docs/hardening.md). Real models stay far below them.
 inline constexpr std::uint64_t max_gguf_header_bytes = 256ULL * 1024 * 1024;  // metadata + tensor infos
-inline constexpr std::uint64_t max_gguf_tensors = 1ULL << 20;                // tensor infos
-inline constexpr std::uint64_t max_gguf_metadata = 1ULL << 20;               // key-value pairs
-inline constexpr std::uint64_t max_gguf_key_bytes = 65535;                   // the GGUF spec's limit
-inline constexpr std::uint64_t max_gguf_tensor_name_bytes = 63;              // ggml's GGML_MAX_NAME (64) less its NUL
-inline constexpr std::uint32_t max_gguf_dims = 4;                            // ggml's GGML_MAX_DIMS
-inline constexpr std::uint64_t max_gguf_kept_string_bytes = 4096;            // longer string values keep their length only
+inline constexpr std::uint64_t max_gguf_tensors = 1ULL << 20;                 // tensor infos
+inline constexpr std::uint64_t max_gguf_metadata = 1ULL << 20;                // key-value pairs
+inline constexpr std::uint64_t max_gguf_key_bytes = 65535;                    // the GGUF spec's limit
+inline constexpr std::uint64_t max_gguf_tensor_name_bytes = 63;               // ggml's GGML_MAX_NAME (64) less its NUL
+inline constexpr std::uint32_t max_gguf_dims = 4;                             // ggml's GGML_MAX_DIMS
+inline constexpr std::uint64_t max_gguf_kept_string_bytes = 4096;  // longer string values keep their length only
 
 // A ggml tensor type: `block_size` elements are stored together in `type_size` bytes (the
 // quantised types' scales and minimums included), as ggml's type_traits table defines it.
@@ -52,8 +52,19 @@ std::uint64_t ggml_tensor_bytes(const GgmlType& type, std::uint64_t elements);
 // GGUF metadata value types (gguf_metadata_value_type), spelled as the GGUF spec names them
 // in lower case ("bool" for boolean).
 enum class GgufValueType : std::uint32_t {
-  uint8 = 0, int8 = 1, uint16 = 2, int16 = 3, uint32 = 4, int32 = 5, float32 = 6, boolean = 7,
-  string = 8, array = 9, uint64 = 10, int64 = 11, float64 = 12,
+  uint8 = 0,
+  int8 = 1,
+  uint16 = 2,
+  int16 = 3,
+  uint32 = 4,
+  int32 = 5,
+  float32 = 6,
+  boolean = 7,
+  string = 8,
+  array = 9,
+  uint64 = 10,
+  int64 = 11,
+  float64 = 12,
 };
 std::string to_string(GgufValueType type);
 
@@ -80,9 +91,9 @@ struct GgufTensor {
   std::string name;                  // "blk.0.attn_q.weight"
   std::vector<std::uint64_t> shape;  // ggml order: shape[0] is the row (the contiguous dimension)
   GgmlType type;
-  std::uint64_t elements = 0;        // product of the shape (1 for no dimensions)
-  std::uint64_t bytes = 0;           // elements / block_size x type_size
-  std::uint64_t offset = 0;          // from the start of the tensor data, a multiple of the alignment
+  std::uint64_t elements = 0;  // product of the shape (1 for no dimensions)
+  std::uint64_t bytes = 0;     // elements / block_size x type_size
+  std::uint64_t offset = 0;    // from the start of the tensor data, a multiple of the alignment
 };
 
 struct GgufTypeTotal {
@@ -93,11 +104,11 @@ struct GgufTypeTotal {
 };
 
 struct GgufFile {
-  std::string path;                   // the file, as named
-  std::uint32_t version = 0;          // 2 or 3
-  std::uint64_t alignment = 32;       // general.alignment, or 32
-  std::uint64_t data_offset = 0;      // where the tensor data starts in the file
-  std::uint64_t file_bytes = 0;       // the file's size
+  std::string path;                    // the file, as named
+  std::uint32_t version = 0;           // 2 or 3
+  std::uint64_t alignment = 32;        // general.alignment, or 32
+  std::uint64_t data_offset = 0;       // where the tensor data starts in the file
+  std::uint64_t file_bytes = 0;        // the file's size
   std::vector<GgufMetadata> metadata;  // in file order
   std::vector<GgufTensor> tensors;     // in file order (which is offset order)
   std::vector<GgufTypeTotal> types;    // per ggml type, largest bytes first

@@ -39,22 +39,22 @@ PlanBudget parse_budget(std::string_view text);
 
 // TheLoom's `memory:` section.
 struct MemorySettings {
-  std::string precision_mode = "auto";        // auto, or any precision parse_precision accepts
-  std::uint64_t streaming_chunk_size = 512;   // tokens per chunk (streaming_extraction)
-  double memory_warning_threshold = 0.85;     // the budget share a plan may use, in (0, 1]
+  std::string precision_mode = "auto";               // auto, or any precision parse_precision accepts
+  std::uint64_t streaming_chunk_size = 512;          // tokens per chunk (streaming_extraction)
+  double memory_warning_threshold = 0.85;            // the budget share a plan may use, in (0, 1]
   std::vector<std::string> activation_cache_filter;  // hook names or globs; empty = cache all
-  bool enable_gradient_checkpointing = false; // training: full recomputation
+  bool enable_gradient_checkpointing = false;        // training: full recomputation
 };
 
 struct PlanFile {
-  std::string path;                 // the plan file, as named
-  std::string model_ref;            // `model:` as written
+  std::string path;       // the plan file, as named
+  std::string model_ref;  // `model:` as written
   ModelEntry model;
-  PlanSettings settings;            // what the workload: and memory: sections set (bind's input)
-  Workload workload;                // the plan bound without a device (weights.precision: auto as bf16)
+  PlanSettings settings;  // what the workload: and memory: sections set (bind's input)
+  Workload workload;      // the plan bound without a device (weights.precision: auto as bf16)
   MemorySettings memory;
   PlanBudget budget;
-  std::vector<std::string> notes;   // settings that do not apply to this workload, and why
+  std::vector<std::string> notes;  // settings that do not apply to this workload, and why
 };
 
 // Parses a plan. `file` names it in errors; relative model paths resolve against
@@ -68,15 +68,15 @@ PlanFile load_plan_file(const std::string& path);
 
 // A plan estimated against a device.
 struct PlanOutcome {
-  Precision precision;                     // precision_mode resolved
-  std::string precision_reason;            // why, for auto
-  std::vector<std::string> warnings;       // resolver fallbacks
+  Precision precision;                // precision_mode resolved
+  std::string precision_reason;       // why, for auto
+  std::vector<std::string> warnings;  // resolver fallbacks
   Breakdown breakdown;
   Bytes total;
-  std::optional<Bytes> budget;             // the budget's bytes, when there is one
-  std::optional<Bytes> limit;              // floor(budget x memory_warning_threshold)
-  std::optional<Verdict> verdict;          // against the budget and memory_warning_threshold
-  std::optional<bool> fits;                // verdict == fits
+  std::optional<Bytes> budget;     // the budget's bytes, when there is one
+  std::optional<Bytes> limit;      // floor(budget x memory_warning_threshold)
+  std::optional<Verdict> verdict;  // against the budget and memory_warning_threshold
+  std::optional<bool> fits;        // verdict == fits
 };
 
 // Resolves precision_mode for `device` (the budget's GPU, or a probed one; without one

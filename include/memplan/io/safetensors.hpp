@@ -21,12 +21,12 @@ inline constexpr std::uint64_t max_safetensors_header_bytes = 100ULL * 1024 * 10
 // One tensor, as its header entry describes it.
 struct SafetensorsTensor {
   std::string name;
-  std::string dtype;                  // as the header spells it: "BF16", "F32", "I32", ...
-  std::vector<std::uint64_t> shape;   // empty for a scalar
-  std::uint64_t elements = 0;         // product of the shape (1 for a scalar)
-  std::uint64_t bytes = 0;            // data_offsets end - begin = elements x the dtype's size
-  std::uint64_t offset = 0;           // data_offsets begin, from the start of the data area
-  std::string file;                   // the .safetensors file holding it
+  std::string dtype;                 // as the header spells it: "BF16", "F32", "I32", ...
+  std::vector<std::uint64_t> shape;  // empty for a scalar
+  std::uint64_t elements = 0;        // product of the shape (1 for a scalar)
+  std::uint64_t bytes = 0;           // data_offsets end - begin = elements x the dtype's size
+  std::uint64_t offset = 0;          // data_offsets begin, from the start of the data area
+  std::string file;                  // the .safetensors file holding it
 };
 
 struct SafetensorsDtypeTotal {
@@ -37,15 +37,15 @@ struct SafetensorsDtypeTotal {
 };
 
 struct SafetensorsInventory {
-  std::string path;                                               // what was read: a .safetensors file or an index
-  std::vector<std::string> files;                                 // the .safetensors files read, in order
-  std::vector<SafetensorsTensor> tensors;                         // sorted by name
-  std::vector<SafetensorsDtypeTotal> dtypes;                      // sorted by bytes, largest first
-  std::vector<std::pair<std::string, std::string>> metadata;      // the first file's __metadata__, sorted
-  std::uint64_t elements = 0;                                     // exact count: every element of every tensor
-  std::uint64_t bytes = 0;                                        // tensor data bytes
-  std::uint64_t file_bytes = 0;                                   // the files' sizes, headers included
-  std::optional<std::uint64_t> index_total_size;                  // an index's metadata.total_size
+  std::string path;                                           // what was read: a .safetensors file or an index
+  std::vector<std::string> files;                             // the .safetensors files read, in order
+  std::vector<SafetensorsTensor> tensors;                     // sorted by name
+  std::vector<SafetensorsDtypeTotal> dtypes;                  // sorted by bytes, largest first
+  std::vector<std::pair<std::string, std::string>> metadata;  // the first file's __metadata__, sorted
+  std::uint64_t elements = 0;                                 // exact count: every element of every tensor
+  std::uint64_t bytes = 0;                                    // tensor data bytes
+  std::uint64_t file_bytes = 0;                               // the files' sizes, headers included
+  std::optional<std::uint64_t> index_total_size;              // an index's metadata.total_size
 };
 
 // Returns the dtypes the safetensors format defines, in its order (BOOL, F4, ..., U64).
@@ -82,9 +82,9 @@ SafetensorsInventory read_checkpoint(const std::string& path);
 // Checkpoint tensors that are not parameters of the architecture, grouped by name pattern
 // (layer numbers replaced by '*').
 struct CheckpointExtra {
-  std::string kind;         // "buffer", "tied copy" or "task head"
-  std::string pattern;      // "model.layers.*.self_attn.rotary_emb.inv_freq"
-  std::string why;          // one line for people
+  std::string kind;     // "buffer", "tied copy" or "task head"
+  std::string pattern;  // "model.layers.*.self_attn.rotary_emb.inv_freq"
+  std::string why;      // one line for people
   std::uint64_t tensors = 0;
   std::uint64_t elements = 0;
 };

@@ -21,8 +21,8 @@ struct AttentionDims {
 
 template <typename T>
 struct AttentionResult {
-  std::vector<T> output;            // B*H*N*D, layout [B][H][N][D]
-  std::vector<float> logsumexp;     // sdpa only: B*H*N row log-sum-exp (what flash attention saves); else empty
+  std::vector<T> output;         // B*H*N*D, layout [B][H][N][D]
+  std::vector<float> logsumexp;  // sdpa only: B*H*N row log-sum-exp (what flash attention saves); else empty
 };
 
 // Runs `variant` on q, k, v, each B*H*N*D elements laid out [B][H][N][D], and returns the

@@ -18,7 +18,6 @@ template <typename T>
 std::vector<T> block_eigenvalues(std::span<const T> blocks, std::uint64_t block_size, std::uint64_t count);
 
 extern template std::vector<float> block_eigenvalues<float>(std::span<const float>, std::uint64_t, std::uint64_t);
-extern template std::vector<double> block_eigenvalues<double>(std::span<const double>, std::uint64_t,
-                                                              std::uint64_t);
+extern template std::vector<double> block_eigenvalues<double>(std::span<const double>, std::uint64_t, std::uint64_t);
 
 }  // namespace memplan

@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "memplan/plan/calibration.hpp"
 #include "memplan/kernels/cuda.hpp"
+#include "memplan/plan/calibration.hpp"
 
 namespace memplan {
 
 struct CalibrationOutcome {
-  CudaDeviceInfo device;                    // status ok when calibration ran
-  std::optional<Calibration> calibration;   // empty when there is no usable device
+  CudaDeviceInfo device;                   // status ok when calibration ran
+  std::optional<Calibration> calibration;  // empty when there is no usable device
 };
 
 // Measures on device 0 (best on an idle GPU: the context figure is the drop in free
@@ -35,7 +35,6 @@ void store_calibration(const std::string& path, const Calibration& calibration);
 
 // Returns the entry for (gpu, driver) in the cache at `path`, or nothing when the file
 // or the entry is absent. Throws Error(invalid_input) on a malformed file.
-std::optional<Calibration> load_calibration(const std::string& path, const std::string& gpu,
-                                            const std::string& driver);
+std::optional<Calibration> load_calibration(const std::string& path, const std::string& gpu, const std::string& driver);
 
 }  // namespace memplan

@@ -14,10 +14,10 @@
 namespace memplan {
 
 struct KernelsBuildInfo {
-  bool cuda_kernels = false;         // the .cu kernels were compiled in (MEMPLAN_CUDA found nvcc)
-  std::string cuda_toolkit;          // nvcc version they were built with, e.g. "13.0.88"; "" without CUDA
-  std::string cuda_architectures;    // e.g. "80,90"; "" without CUDA
-  std::string eigen;                 // Eigen version of the CPU kernels, e.g. "3.4.0"
+  bool cuda_kernels = false;       // the .cu kernels were compiled in (MEMPLAN_CUDA found nvcc)
+  std::string cuda_toolkit;        // nvcc version they were built with, e.g. "13.0.88"; "" without CUDA
+  std::string cuda_architectures;  // e.g. "80,90"; "" without CUDA
+  std::string eigen;               // Eigen version of the CPU kernels, e.g. "3.4.0"
 };
 
 // Returns what memplan::kernels was built with.
@@ -36,13 +36,13 @@ std::string to_string(CudaStatus status);
 
 struct CudaDeviceInfo {
   CudaStatus status = CudaStatus::not_built;
-  std::string reason;                // for anything but ok: one line saying why ("no CUDA device: ...")
-  std::string name;                  // "NVIDIA H100 80GB HBM3"
-  std::uint64_t total_memory = 0;    // bytes, as the driver reports them
-  std::uint32_t cc_major = 0;        // compute capability
+  std::string reason;              // for anything but ok: one line saying why ("no CUDA device: ...")
+  std::string name;                // "NVIDIA H100 80GB HBM3"
+  std::uint64_t total_memory = 0;  // bytes, as the driver reports them
+  std::uint32_t cc_major = 0;      // compute capability
   std::uint32_t cc_minor = 0;
-  std::string driver;                // CUDA version the driver supports, "13.0"
-  std::string runtime;               // CUDA runtime linked into memplan, "13.0"
+  std::string driver;   // CUDA version the driver supports, "13.0"
+  std::string runtime;  // CUDA runtime linked into memplan, "13.0"
 };
 
 // Returns the state of device 0. Never throws.
@@ -54,9 +54,9 @@ CudaDeviceInfo cuda_device_info();
 bool attention_cuda_supports(AttentionVariant variant);
 
 struct CudaMeasurement {
-  std::uint64_t peak_bytes = 0;      // the private memory pool's used-memory high watermark
-                                     // (cudaMemPoolAttrUsedMemHigh) while the kernel ran
-  double seconds_best = 0;           // CUDA-event time of the fastest run
+  std::uint64_t peak_bytes = 0;  // the private memory pool's used-memory high watermark
+                                 // (cudaMemPoolAttrUsedMemHigh) while the kernel ran
+  double seconds_best = 0;       // CUDA-event time of the fastest run
   double seconds_median = 0;
   std::uint32_t repeats = 0;
 };

@@ -10,17 +10,17 @@
 namespace memplan {
 
 struct LanczosOptions {
-  std::uint64_t k = 10;              // eigenvalues wanted: the k largest (algebraic)
-  std::uint64_t iterations = 0;      // Krylov steps m; 0 = min(n, 2k + 40)
-  bool reorthogonalize = true;       // full reorthogonalisation: keeps all m+1 basis vectors (m+1)*n;
-                                     // off: three vectors only, but ghost copies of converged values appear
-  std::uint64_t seed = 42;           // of the random start vector
+  std::uint64_t k = 10;          // eigenvalues wanted: the k largest (algebraic)
+  std::uint64_t iterations = 0;  // Krylov steps m; 0 = min(n, 2k + 40)
+  bool reorthogonalize = true;   // full reorthogonalisation: keeps all m+1 basis vectors (m+1)*n;
+                                 // off: three vectors only, but ghost copies of converged values appear
+  std::uint64_t seed = 42;       // of the random start vector
 };
 
 template <typename T>
 struct LanczosResult {
-  std::vector<T> eigenvalues;        // the k largest Ritz values, largest first (fewer if m < k)
-  std::uint64_t iterations = 0;      // steps taken; fewer than asked when an invariant subspace was found
+  std::vector<T> eigenvalues;    // the k largest Ritz values, largest first (fewer if m < k)
+  std::uint64_t iterations = 0;  // steps taken; fewer than asked when an invariant subspace was found
 };
 
 // y = A x for a symmetric A of dimension n; x and y have n elements and do not overlap.
@@ -37,7 +37,6 @@ template <typename T>
 LanczosResult<T> lanczos_topk(std::uint64_t n, const MatVec<T>& apply, const LanczosOptions& options = {});
 
 extern template LanczosResult<float> lanczos_topk<float>(std::uint64_t, const MatVec<float>&, const LanczosOptions&);
-extern template LanczosResult<double> lanczos_topk<double>(std::uint64_t, const MatVec<double>&,
-                                                           const LanczosOptions&);
+extern template LanczosResult<double> lanczos_topk<double>(std::uint64_t, const MatVec<double>&, const LanczosOptions&);
 
 }  // namespace memplan

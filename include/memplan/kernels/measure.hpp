@@ -27,11 +27,11 @@ class HeapMeter {
 };
 
 struct CpuMeasurement {
-  std::uint64_t peak_bytes = 0;   // max over the runs of (peak - in_use before the run); 0 when the meter is inactive
-  bool heap_counted = false;      // the meter was active
-  double seconds_best = 0;        // fastest run, wall-clock seconds
-  double seconds_median = 0;      // median run
-  std::uint32_t repeats = 0;      // runs timed
+  std::uint64_t peak_bytes = 0;  // max over the runs of (peak - in_use before the run); 0 when the meter is inactive
+  bool heap_counted = false;     // the meter was active
+  double seconds_best = 0;       // fastest run, wall-clock seconds
+  double seconds_median = 0;     // median run
+  std::uint32_t repeats = 0;     // runs timed
 };
 
 // Runs `run` `repeats` times (at least once). Everything `run` allocates and frees in

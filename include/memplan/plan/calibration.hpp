@@ -12,16 +12,16 @@
 namespace memplan {
 
 struct CalibrationFigure {
-  std::string name;            // cuda_context, cublas_workspace, allocator_granularity
+  std::string name;  // cuda_context, cublas_workspace, allocator_granularity
   std::uint64_t bytes = 0;
-  bool measured = false;       // false: the documented default (see `source`)
-  std::string source;          // how it was measured, or where the default comes from
+  bool measured = false;  // false: the documented default (see `source`)
+  std::string source;     // how it was measured, or where the default comes from
 };
 
 struct Calibration {
-  std::string gpu;                          // device name as the driver reports it
-  std::string driver;                       // CUDA version the driver supports, "13.0"
-  std::vector<CalibrationFigure> figures;   // cuda_context, cublas_workspace, allocator_granularity
+  std::string gpu;                         // device name as the driver reports it
+  std::string driver;                      // CUDA version the driver supports, "13.0"
+  std::vector<CalibrationFigure> figures;  // cuda_context, cublas_workspace, allocator_granularity
 };
 
 // Returns the figures estimates use on a machine that was not calibrated, each with the

@@ -51,13 +51,13 @@ std::uint64_t fit_knob_cap(const ModelSpec& spec, const Workload& workload, FitK
 
 struct FitResult {
   FitKnob knob = FitKnob::batch;
-  std::uint64_t value = 0;              // the largest value in [1, cap] that fits; 0 when 1 does not
-  std::uint64_t cap = 0;                // the search's upper end (fit_knob_cap, or the caller's)
-  std::optional<Breakdown> breakdown;   // at value (unset when value is 0)
-  std::optional<Bytes> next_total;      // at value + 1 (at 1 when nothing fits); unset at the cap or on overflow
-  bool next_overflows = false;          // the total at value + 1 does not fit in 64 bits
-  std::string binding;                  // the component that grows the most from value to value + 1
-  Bytes binding_bytes;                  // its bytes at value + 1
+  std::uint64_t value = 0;             // the largest value in [1, cap] that fits; 0 when 1 does not
+  std::uint64_t cap = 0;               // the search's upper end (fit_knob_cap, or the caller's)
+  std::optional<Breakdown> breakdown;  // at value (unset when value is 0)
+  std::optional<Bytes> next_total;     // at value + 1 (at 1 when nothing fits); unset at the cap or on overflow
+  bool next_overflows = false;         // the total at value + 1 does not fit in 64 bits
+  std::string binding;                 // the component that grows the most from value to value + 1
+  Bytes binding_bytes;                 // its bytes at value + 1
 };
 
 // Returns the largest value of `knob` in [1, cap] at which estimate_workload(spec,
@@ -66,6 +66,7 @@ struct FitResult {
 // `cap` 0 means fit_knob_cap. A total that overflows 64 bits counts as not fitting.
 // Throws Error(invalid_input) as estimate_workload for knobs that are wrong whatever the
 // value (and as fit_knob_cap).
-FitResult fit_largest(const ModelSpec& spec, const Workload& workload, FitKnob knob, Bytes limit, std::uint64_t cap = 0);
+FitResult fit_largest(const ModelSpec& spec, const Workload& workload, FitKnob knob, Bytes limit,
+                      std::uint64_t cap = 0);
 
 }  // namespace memplan

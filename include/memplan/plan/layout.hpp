@@ -14,22 +14,23 @@ namespace memplan {
 
 // vLLM's serving knobs (vllm serve / LLM(...)); the tensor-parallel size is LayoutOptions.parallel.tensor.
 struct ServingOptions {
-  double gpu_memory_utilization = 0.9;         // fraction of the GPU vLLM may use (its default)
-  std::uint64_t max_model_len = 0;             // longest sequence; 0 = the model's context
-  std::uint64_t max_num_seqs = 256;            // sequences per batch: the sampler's rows in the profile run
-  std::uint64_t max_num_batched_tokens = 8192; // tokens per forward in the profile run (version- and GPU-dependent default)
-  std::uint64_t block_size = 16;               // tokens per KV cache block
+  double gpu_memory_utilization = 0.9;  // fraction of the GPU vLLM may use (its default)
+  std::uint64_t max_model_len = 0;      // longest sequence; 0 = the model's context
+  std::uint64_t max_num_seqs = 256;     // sequences per batch: the sampler's rows in the profile run
+  std::uint64_t max_num_batched_tokens =
+      8192;                       // tokens per forward in the profile run (version- and GPU-dependent default)
+  std::uint64_t block_size = 16;  // tokens per KV cache block
 };
 
 struct LayoutOptions {
-  ParallelTrainingOptions parallel;            // t (any workload); p, d, sharding, offload (training)
-  std::optional<ServingOptions> vllm;          // set: vLLM tensor-parallel serving of the model
-  std::optional<PlacementPolicy> device_map;   // set: accelerate device_map placement over `gpus`
-  std::vector<GpuSpec> gpus;                   // device_map: the GPUs in order; otherwise at most one, the GPU
-                                               //   every device is (required for vLLM, optional otherwise)
-  std::vector<Bytes> max_memory;               // device_map: per-GPU budgets (accelerate max_memory);
-                                               //   empty = each GPU's memory less the CUDA context
-  std::optional<Bytes> cpu_memory;             // device_map: host RAM for what does not fit; unset = unlimited
+  ParallelTrainingOptions parallel;           // t (any workload); p, d, sharding, offload (training)
+  std::optional<ServingOptions> vllm;         // set: vLLM tensor-parallel serving of the model
+  std::optional<PlacementPolicy> device_map;  // set: accelerate device_map placement over `gpus`
+  std::vector<GpuSpec> gpus;                  // device_map: the GPUs in order; otherwise at most one, the GPU
+                                              //   every device is (required for vLLM, optional otherwise)
+  std::vector<Bytes> max_memory;              // device_map: per-GPU budgets (accelerate max_memory);
+                                              //   empty = each GPU's memory less the CUDA context
+  std::optional<Bytes> cpu_memory;            // device_map: host RAM for what does not fit; unset = unlimited
 };
 
 // Returns the memory each device role holds when `workload` runs on `spec` laid out as

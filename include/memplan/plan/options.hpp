@@ -18,38 +18,38 @@ namespace memplan {
 // The multi-GPU layout knobs as given (plan/plan.hpp turns them into LayoutOptions once the
 // GPUs are known).
 struct LayoutRequest {
-  std::uint64_t tp = 1;                         // tensor-parallel degree
-  std::uint64_t pp = 1;                         // pipeline stages
-  std::uint64_t dp = 1;                         // data-parallel replicas
-  std::string zero;                             // DeepSpeed ZeRO stage "0".."3"; empty = not given
-  std::string fsdp;                             // full, grad_op, hybrid; empty = not given
-  std::uint64_t shard_group = 0;                // fsdp hybrid: GPUs per shard group
-  std::vector<std::string> offload;             // optimizer and/or params
+  std::uint64_t tp = 1;              // tensor-parallel degree
+  std::uint64_t pp = 1;              // pipeline stages
+  std::uint64_t dp = 1;              // data-parallel replicas
+  std::string zero;                  // DeepSpeed ZeRO stage "0".."3"; empty = not given
+  std::string fsdp;                  // full, grad_op, hybrid; empty = not given
+  std::uint64_t shard_group = 0;     // fsdp hybrid: GPUs per shard group
+  std::vector<std::string> offload;  // optimizer and/or params
   bool sequence_parallel = false;
   std::uint64_t micro_batches = 1;
-  std::string schedule = "1f1b";                // 1f1b or gpipe
-  std::vector<std::uint64_t> stage_layers;      // layers per pipeline stage; empty = even
-  std::string serving;                          // "vllm", or empty
+  std::string schedule = "1f1b";            // 1f1b or gpipe
+  std::vector<std::uint64_t> stage_layers;  // layers per pipeline stage; empty = even
+  std::string serving;                      // "vllm", or empty
   double gpu_memory_utilization = 0.9;
-  std::uint64_t max_model_len = 0;              // 0 = the model's context
+  std::uint64_t max_model_len = 0;  // 0 = the model's context
   std::uint64_t max_num_seqs = 256;
   std::uint64_t max_num_batched_tokens = 8192;
   std::uint64_t block_size = 16;
-  std::string device_map;                       // auto, balanced, balanced_low_0, sequential; empty = none
-  std::vector<std::string> gpus;                // device_map: GPU names in order ("3xa100-80gb" is three)
-  std::vector<Bytes> max_memory;                // device_map: one size for all GPUs, or one per GPU
-  std::optional<Bytes> cpu_memory;              // device_map: host RAM for what does not fit
+  std::string device_map;           // auto, balanced, balanced_low_0, sequential; empty = none
+  std::vector<std::string> gpus;    // device_map: GPU names in order ("3xa100-80gb" is three)
+  std::vector<Bytes> max_memory;    // device_map: one size for all GPUs, or one per GPU
+  std::optional<Bytes> cpu_memory;  // device_map: host RAM for what does not fit
 };
 
 // Everything the options set, before the plan is bound to a device (plan/plan.hpp).
 struct PlanSettings {
-  Workload workload;                   // the knobs; weights.precision is resolved by bind
-  std::string precision = "auto";      // the weight precision asked for: auto or a precision name
-  std::string policy = "pytorch";      // whose precision rules resolve it: pytorch or vllm
-  double threshold = 0.85;             // the share of the budget a plan may use before its verdict warns
-  LayoutRequest layout;                // multi-GPU layouts
+  Workload workload;                     // the knobs; weights.precision is resolved by bind
+  std::string precision = "auto";        // the weight precision asked for: auto or a precision name
+  std::string policy = "pytorch";        // whose precision rules resolve it: pytorch or vllm
+  double threshold = 0.85;               // the share of the budget a plan may use before its verdict warns
+  LayoutRequest layout;                  // multi-GPU layouts
   std::uint64_t pos_index_from_end = 0;  // pos_slice given as -k (TransformerLens: one position, k-th from the end)
-  std::vector<std::string> given;      // the keys set, in the order given (defaults, applicability, commands)
+  std::vector<std::string> given;        // the keys set, in the order given (defaults, applicability, commands)
 
   bool was_given(std::string_view key) const;
 };
@@ -76,27 +76,27 @@ constexpr WorkloadMask workload_bit(WorkloadKind kind) { return WorkloadMask{1} 
 inline constexpr WorkloadMask all_workloads = ~WorkloadMask{0};
 
 struct OptionValue {
-  std::string text;                  // as given (text, and the raw word of count and number)
-  std::uint64_t count = 0;           // count
-  double number = 0;                 // number
-  bool flag = false;                 // flag
-  std::vector<std::string> list;     // list
+  std::string text;               // as given (text, and the raw word of count and number)
+  std::uint64_t count = 0;        // count
+  double number = 0;              // number
+  bool flag = false;              // flag
+  std::vector<std::string> list;  // list
 };
 
 struct OptionDef {
-  std::string_view key;              // the plan-file key and the name messages use: "batch_size"
-  std::string_view flag;             // the command-line name in snake_case ("batch"); the CLI writes --batch
-  char short_flag = 0;               // a one-letter alias on the command line ('b'), or 0
+  std::string_view key;   // the plan-file key and the name messages use: "batch_size"
+  std::string_view flag;  // the command-line name in snake_case ("batch"); the CLI writes --batch
+  char short_flag = 0;    // a one-letter alias on the command line ('b'), or 0
   OptionKind kind = OptionKind::text;
-  std::string_view group;            // the help section: "Workload", "Precision", "Training", ...
-  std::string_view help;             // one or two lines for --help, plan-file docs and Python docstrings
-  std::string_view default_text;     // the default as people read it; empty when it depends on the plan
-  WorkloadMask applies = all_workloads;  // the workloads the option means something for
-  bool common = false;               // shown in `memplan estimate --help` (the rest: `memplan help options`)
-  bool negated = false;              // flag kind: presence sets the key false (--no-kv-cache sets kv_cache)
-  std::uint64_t min = 0;             // count kind: the smallest value with a meaning
+  std::string_view group;                      // the help section: "Workload", "Precision", "Training", ...
+  std::string_view help;                       // one or two lines for --help, plan-file docs and Python docstrings
+  std::string_view default_text;               // the default as people read it; empty when it depends on the plan
+  WorkloadMask applies = all_workloads;        // the workloads the option means something for
+  bool common = false;                         // shown in `memplan estimate --help` (the rest: `memplan help options`)
+  bool negated = false;                        // flag kind: presence sets the key false (--no-kv-cache sets kv_cache)
+  std::uint64_t min = 0;                       // count kind: the smallest value with a meaning
   std::uint64_t max = std::uint64_t{1} << 40;  // count kind: the largest
-  double low = 0;                    // number kind: bounds, inclusive
+  double low = 0;                              // number kind: bounds, inclusive
   double high = 1;
   void (*set)(PlanSettings&, const OptionValue&) = nullptr;  // applies the parsed value
 };

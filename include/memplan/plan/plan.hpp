@@ -35,14 +35,14 @@ struct DeviceChoice {
 
 struct Plan {
   ModelSpec model;
-  Workload workload;                       // ready to estimate: precision resolved, overhead for the device
-  std::string precision_requested;         // as asked: auto or a name
-  std::string precision_note;              // why auto chose what it chose (empty for a named precision)
-  std::optional<GpuSpec> device;           // the GPU the verdict and time are for
-  std::optional<LayoutOptions> layout;     // set when a multi-GPU layout was asked for
-  std::optional<Bytes> budget;             // the device's memory (or the budget given): what must hold the plan
-  double threshold = 0.85;                 // the budget share a plan may use before its verdict warns
-  std::vector<std::string> warnings;       // resolver fallbacks, a context overrun, the device choice's
+  Workload workload;                    // ready to estimate: precision resolved, overhead for the device
+  std::string precision_requested;      // as asked: auto or a name
+  std::string precision_note;           // why auto chose what it chose (empty for a named precision)
+  std::optional<GpuSpec> device;        // the GPU the verdict and time are for
+  std::optional<LayoutOptions> layout;  // set when a multi-GPU layout was asked for
+  std::optional<Bytes> budget;          // the device's memory (or the budget given): what must hold the plan
+  double threshold = 0.85;              // the budget share a plan may use before its verdict warns
+  std::vector<std::string> warnings;    // resolver fallbacks, a context overrun, the device choice's
 };
 
 // Returns the plan `settings` describe on `model` for `device`: the defaults that depend on
@@ -55,11 +55,11 @@ struct Plan {
 Plan bind(const ModelSpec& model, const PlanSettings& settings, const DeviceChoice& device, WorkloadMask kinds = 0);
 
 struct PlanEstimate {
-  Breakdown breakdown;                    // one device (empty when the plan has a layout)
-  std::optional<LayoutEstimate> layout;   // per device role, when the plan has a layout
-  Bytes total;                            // what must fit on the most loaded device
-  std::optional<Verdict> verdict;         // when the plan has a budget
-  std::optional<TimeEstimate> time;       // with a GPU that lists its throughput (not for layouts)
+  Breakdown breakdown;                   // one device (empty when the plan has a layout)
+  std::optional<LayoutEstimate> layout;  // per device role, when the plan has a layout
+  Bytes total;                           // what must fit on the most loaded device
+  std::optional<Verdict> verdict;        // when the plan has a budget
+  std::optional<TimeEstimate> time;      // with a GPU that lists its throughput (not for layouts)
 };
 
 // Returns the plan's memory: estimate_workload, or estimate_layout for a layout; the verdict

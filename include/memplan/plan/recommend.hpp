@@ -28,30 +28,30 @@ struct RecommendRequest {
 
 // One change to the plan, estimated.
 struct Mitigation {
-  std::string kind;                  // stable snake_case: precision, kv_cache_precision, no_kv_cache, selective_cache,
-                                     //   cache_on_cpu, streaming, attention, recompute, optimizer_8bit, fused_optimizer,
-                                     //   lora, qlora, gradient_compression, gradients_on_host, tracin_projection,
-                                     //   one_layer_patterns, reduced_patterns, pattern_chunks, lanczos_three_vectors,
-                                     //   fisher_one_block, smaller_batch, combined
-  std::string change;                // what changes, in words: "weights in int4-g128 instead of bf16"
+  std::string kind;    // stable snake_case: precision, kv_cache_precision, no_kv_cache, selective_cache,
+                       //   cache_on_cpu, streaming, attention, recompute, optimizer_8bit, fused_optimizer,
+                       //   lora, qlora, gradient_compression, gradients_on_host, tracin_projection,
+                       //   one_layer_patterns, reduced_patterns, pattern_chunks, lanczos_three_vectors,
+                       //   fisher_one_block, smaller_batch, combined
+  std::string change;  // what changes, in words: "weights in int4-g128 instead of bf16"
   std::vector<OptionSetting> settings;  // the options that make the change: {{"precision", "int4-g128"}}
-  std::string tradeoff;              // what it costs (accuracy, compute, host RAM, a different job)
-  Workload workload;                 // the plan with the change
-  Bytes total;                       // estimate_workload(spec, workload).total()
-  Bytes saved;                       // the plan's total less `total` (always > 0: changes that save nothing are left out)
-  Bytes host;                        // host (CPU) memory the changed plan needs (Breakdown::host_total)
-  bool fits = false;                 // total <= limit
+  std::string tradeoff;                 // what it costs (accuracy, compute, host RAM, a different job)
+  Workload workload;                    // the plan with the change
+  Bytes total;                          // estimate_workload(spec, workload).total()
+  Bytes saved;        // the plan's total less `total` (always > 0: changes that save nothing are left out)
+  Bytes host;         // host (CPU) memory the changed plan needs (Breakdown::host_total)
+  bool fits = false;  // total <= limit
 };
 
 struct Recommendation {
-  Bytes total;                         // the plan as given
+  Bytes total;  // the plan as given
   Bytes limit;
-  bool fits = false;                   // total <= limit
-  std::vector<Mitigation> mitigations; // every change that saves memory, the most saved first (ties by kind)
-  std::optional<Mitigation> combined;  // when no single change fits: greedily, the change that saves the most on the
-                                       //   plan so far (one per knob), until the plan fits; then the largest batch
-                                       //   that fits. Set whether or not it reaches the limit.
-  std::uint64_t min_devices = 1;       // ceil(total / limit): no layout over fewer such devices can hold the plan
+  bool fits = false;                    // total <= limit
+  std::vector<Mitigation> mitigations;  // every change that saves memory, the most saved first (ties by kind)
+  std::optional<Mitigation> combined;   // when no single change fits: greedily, the change that saves the most on the
+                                        //   plan so far (one per knob), until the plan fits; then the largest batch
+                                        //   that fits. Set whether or not it reaches the limit.
+  std::uint64_t min_devices = 1;        // ceil(total / limit): no layout over fewer such devices can hold the plan
 };
 
 // Returns the plan's total against request.limit and, ranked, the changes that apply to

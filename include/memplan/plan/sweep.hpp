@@ -27,7 +27,7 @@ struct SweepAxes {
   std::vector<Precision> precisions = {precisions::bf16};           // weight precisions
   std::vector<std::uint64_t> batches = {1};                         // sequences per pass
   std::vector<std::uint64_t> seqs = {2048};                         // input tokens per sequence (innermost)
-  std::uint64_t new_tokens = 256;                                   // generation points: tokens generated after the prompt
+  std::uint64_t new_tokens = 256;  // generation points: tokens generated after the prompt
   // Per precision: named by the user rather than auto. A named precision replaces a quantised
   // checkpoint's stored weights (ModelSpec::stored_weights_source), as bind() does. Empty: none.
   std::vector<bool> named = {};
@@ -35,12 +35,12 @@ struct SweepAxes {
 
 // One point of the grid.
 struct SweepPoint {
-  std::size_t model = 0;                    // index into the models swept
+  std::size_t model = 0;  // index into the models swept
   WorkloadKind workload = WorkloadKind::inference;
   Precision precision = precisions::bf16;
   std::uint64_t batch = 1;
   std::uint64_t seq = 2048;
-  bool named = false;                       // the precision was named (SweepAxes::named)
+  bool named = false;  // the precision was named (SweepAxes::named)
 };
 
 // Returns every point of `models` x axes.workloads x precisions x batches x seqs, nested
@@ -55,14 +55,14 @@ Workload workload_at(const Workload& base, const SweepPoint& point, const SweepA
 
 struct SweepRow {
   SweepPoint point;
-  std::optional<Bytes> total;       // unset when the point cannot be estimated (`error`)
-  Bytes allocated;                  // the tensors themselves: total less the overhead (Breakdown::allocated)
-  std::string largest;              // the largest component's name
+  std::optional<Bytes> total;  // unset when the point cannot be estimated (`error`)
+  Bytes allocated;             // the tensors themselves: total less the overhead (Breakdown::allocated)
+  std::string largest;         // the largest component's name
   Bytes largest_bytes;
-  std::optional<Verdict> verdict;   // against the budget, when there is one
-  std::optional<bool> fits;         // verdict == fits
-  std::vector<std::string> notes;   // e.g. a sequence longer than the model's context
-  std::string error;                // why there is no estimate (a learned-position table too short, an overflow, ...)
+  std::optional<Verdict> verdict;  // against the budget, when there is one
+  std::optional<bool> fits;        // verdict == fits
+  std::vector<std::string> notes;  // e.g. a sequence longer than the model's context
+  std::string error;               // why there is no estimate (a learned-position table too short, an overflow, ...)
 };
 
 // Returns one row per point of expand_grid(models.size(), axes), in its order, each from

@@ -51,24 +51,24 @@ std::vector<std::string> workload_names();
 
 struct Workload {
   WorkloadKind kind = WorkloadKind::inference;
-  std::uint64_t batch = 1;                      // sequences per forward pass
-  std::uint64_t seq_len = 2048;                 // input (prompt) tokens per sequence
-  std::uint64_t new_tokens = 0;                 // generation: tokens generated after the prompt
-  WeightsOptions weights;                       // weight storage precision
-  std::optional<Precision> compute;             // activation dtype; unset: the weights' float precision,
-                                                //   or weights.unquantized when the weights are quantised
-  bool kv_cache = true;                         // inference and extraction keep keys and values (HF use_cache=True)
-  std::optional<Precision> kv_precision;        // unset: the compute dtype
-  std::uint64_t kv_page_tokens = 0;             // paged KV cache blocks (vLLM: 16); 0 = contiguous
+  std::uint64_t batch = 1;                // sequences per forward pass
+  std::uint64_t seq_len = 2048;           // input (prompt) tokens per sequence
+  std::uint64_t new_tokens = 0;           // generation: tokens generated after the prompt
+  WeightsOptions weights;                 // weight storage precision
+  std::optional<Precision> compute;       // activation dtype; unset: the weights' float precision,
+                                          //   or weights.unquantized when the weights are quantised
+  bool kv_cache = true;                   // inference and extraction keep keys and values (HF use_cache=True)
+  std::optional<Precision> kv_precision;  // unset: the compute dtype
+  std::uint64_t kv_page_tokens = 0;       // paged KV cache blocks (vLLM: 16); 0 = contiguous
   AttentionVariant attention = AttentionVariant::sdpa;
-  std::uint64_t attention_chunk = 512;          // for the chunked variants
-  bool logits_fp32 = false;                     // inference logits upcast to fp32 (transformers < 4.45 did;
-                                                //   since then only the loss upcasts). No copy when compute is fp32
-  ActivationCacheOptions cache;                 // extraction: which hooks and how (batch, seq, dtype come from here)
-  std::uint64_t streaming_chunk = 512;          // streaming_extraction: tokens per chunk
+  std::uint64_t attention_chunk = 512;  // for the chunked variants
+  bool logits_fp32 = false;             // inference logits upcast to fp32 (transformers < 4.45 did;
+                                        //   since then only the loss upcasts). No copy when compute is fp32
+  ActivationCacheOptions cache;         // extraction: which hooks and how (batch, seq, dtype come from here)
+  std::uint64_t streaming_chunk = 512;  // streaming_extraction: tokens per chunk
   OverheadOptions overhead;
   bool include_overhead = true;
-  AnalysisOptions analysis;                     // training and analysis workloads (plan/analysis.hpp)
+  AnalysisOptions analysis;  // training and analysis workloads (plan/analysis.hpp)
 };
 
 // Returns the compute (activation) dtype `workload` runs in.

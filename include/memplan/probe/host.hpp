@@ -11,13 +11,13 @@
 namespace memplan {
 
 struct HostInfo {
-  std::string cpu_model;                 // "Intel(R) Xeon(R) Platinum 8480+", or "" when /proc does not say
-  std::uint32_t logical_cores = 0;       // processors listed in /proc/cpuinfo
-  std::uint32_t physical_cores = 0;      // distinct (physical id, core id) pairs; 0 when not listed
-  std::uint32_t usable_cores = 0;        // CPUs this process may run on (affinity); 0 when unknown
-  std::optional<Bytes> ram_total;        // MemTotal
-  std::optional<Bytes> ram_available;    // MemAvailable: what a new process can take without swapping
-  std::optional<Bytes> memory_limit;     // a cgroup memory limit (containers), when one is set
+  std::string cpu_model;               // "Intel(R) Xeon(R) Platinum 8480+", or "" when /proc does not say
+  std::uint32_t logical_cores = 0;     // processors listed in /proc/cpuinfo
+  std::uint32_t physical_cores = 0;    // distinct (physical id, core id) pairs; 0 when not listed
+  std::uint32_t usable_cores = 0;      // CPUs this process may run on (affinity); 0 when unknown
+  std::optional<Bytes> ram_total;      // MemTotal
+  std::optional<Bytes> ram_available;  // MemAvailable: what a new process can take without swapping
+  std::optional<Bytes> memory_limit;   // a cgroup memory limit (containers), when one is set
 };
 
 // Returns the CPU facts of a /proc/cpuinfo text (model, logical and physical cores).

@@ -18,9 +18,9 @@ namespace memplan::detail {
 
 namespace {
 
-constexpr int kTile = 16;        // GEMM tile
-constexpr int kThreads = 256;    // 1-D kernels
-constexpr int kMaxHeadDim = 256; // sdpa keeps a row of D accumulators per thread
+constexpr int kTile = 16;         // GEMM tile
+constexpr int kThreads = 256;     // 1-D kernels
+constexpr int kMaxHeadDim = 256;  // sdpa keeps a row of D accumulators per thread
 constexpr float kEps = 1e-6f;
 
 void check(cudaError_t status, const char* what) {
@@ -34,9 +34,13 @@ __device__ __forceinline__ float load(__half x) { return __half2float(x); }
 template <typename T>
 __device__ __forceinline__ T store(float x);
 template <>
-__device__ __forceinline__ float store<float>(float x) { return x; }
+__device__ __forceinline__ float store<float>(float x) {
+  return x;
+}
 template <>
-__device__ __forceinline__ __half store<__half>(float x) { return __float2half(x); }
+__device__ __forceinline__ __half store<__half>(float x) {
+  return __float2half(x);
+}
 
 __device__ __forceinline__ float phi(float x) { return x > 0.f ? x + 1.f : __expf(x); }
 
@@ -142,7 +146,8 @@ __global__ void sdpa_rows(const T* q, const T* k, const T* v, T* out, float* lse
 
 template <typename T>
 __global__ void feature_map(const T* x, T* y, long long count) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += (long long)gridDim.x * blockDim.x) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
     y[i] = store<T>(phi(load(x[i])));
   }
 }
@@ -177,7 +182,8 @@ __global__ void normalise(const T* phi_q, const T* k_sum, T* out, T* normaliser,
 template <typename T>
 __global__ void outer_products(const T* phi_k, const T* v, T* outer, long long count, int d) {
   const long long dd = (long long)d * d;
-  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < count; e += (long long)gridDim.x * blockDim.x) {
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < count;
+       e += (long long)gridDim.x * blockDim.x) {
     const long long row = e / dd;  // (bh, n)
     const int i = (int)((e % dd) / d), j = (int)(e % d);
     outer[e] = store<T>(load(phi_k[row * d + i]) * load(v[row * d + j]));
@@ -320,7 +326,8 @@ __global__ void recurrent_tokens(const T* q, const T* k, const T* v, T* states, 
 }
 
 __global__ void fill_uniform(float* x, long long count, unsigned seed) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += (long long)gridDim.x * blockDim.x) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
     unsigned h = (unsigned)i * 2654435761u ^ seed;
     h ^= h >> 16;
     h *= 2246822519u;
@@ -333,14 +340,16 @@ __global__ void fill_uniform(float* x, long long count, unsigned seed) {
 
 template <typename T>
 __global__ void convert(const float* in, T* out, long long count) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += (long long)gridDim.x * blockDim.x) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
     out[i] = store<T>(in[i]);
   }
 }
 
 template <typename T>
 __global__ void widen(const T* in, float* out, long long count) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += (long long)gridDim.x * blockDim.x) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
     out[i] = load(in[i]);
   }
 }
@@ -456,7 +465,8 @@ T* run_once(Session& s, CudaAttentionKind kind, const CudaAttentionDims& d, cons
       feature_map<T><<<blocks_for(bhnd), kThreads, 0, s.stream>>>(k, phi_k, bhnd);
       launch_gemm<true, false>(s.stream, (int)bh, phi_k, v, kv_state, D, D, N, n * hd, n * hd, hd * hd, D, D, D, 1.f);
       column_sums<T><<<blocks_for(bh * hd), kThreads, 0, s.stream>>>(phi_k, k_sum, bh, N, D);
-      launch_gemm<false, false>(s.stream, (int)bh, phi_q, kv_state, out, N, D, D, n * hd, hd * hd, n * hd, D, D, D, 1.f);
+      launch_gemm<false, false>(s.stream, (int)bh, phi_q, kv_state, out, N, D, D, n * hd, hd * hd, n * hd, D, D, D,
+                                1.f);
       normalise<T><<<blocks_for(rows), kThreads, 0, s.stream>>>(phi_q, k_sum, out, normaliser, rows, N, D, false);
       for (void* p : {(void*)phi_q, (void*)phi_k, (void*)kv_state, (void*)k_sum, (void*)normaliser}) s.give(p);
       break;
@@ -476,8 +486,8 @@ T* run_once(Session& s, CudaAttentionKind kind, const CudaAttentionDims& d, cons
       cumsum_over_n<T><<<blocks_for(bh * hd), kThreads, 0, s.stream>>>(phi_k, k_cumsum, bh, N, hd);
       read_states<T><<<blocks_for(bhnd), kThreads, 0, s.stream>>>(phi_q, kv_cumsum, out, bhnd, D);
       normalise<T><<<blocks_for(rows), kThreads, 0, s.stream>>>(phi_q, k_cumsum, out, normaliser, rows, N, D, true);
-      for (void* p : {(void*)phi_q, (void*)phi_k, (void*)kv_outer, (void*)kv_cumsum, (void*)k_cumsum,
-                      (void*)normaliser}) {
+      for (void* p :
+           {(void*)phi_q, (void*)phi_k, (void*)kv_outer, (void*)kv_cumsum, (void*)k_cumsum, (void*)normaliser}) {
         s.give(p);
       }
       break;
@@ -492,10 +502,10 @@ T* run_once(Session& s, CudaAttentionKind kind, const CudaAttentionDims& d, cons
       T* k_sum = s.take<T>(bh * hd);
       feature_map<T><<<blocks_for(bhnd), kThreads, 0, s.stream>>>(q, phi_q, bhnd);
       feature_map<T><<<blocks_for(bhnd), kThreads, 0, s.stream>>>(k, phi_k, bhnd);
-      causal_linear_chunks<T><<<(unsigned)bh, kThreads, 0, s.stream>>>(
-          phi_q, phi_k, v, carried_state, chunk_state, intra_chunk_scores, k_sum, out, N, D, (int)c);
-      for (void* p : {(void*)phi_q, (void*)phi_k, (void*)carried_state, (void*)chunk_state,
-                      (void*)intra_chunk_scores, (void*)k_sum}) {
+      causal_linear_chunks<T><<<(unsigned)bh, kThreads, 0, s.stream>>>(phi_q, phi_k, v, carried_state, chunk_state,
+                                                                       intra_chunk_scores, k_sum, out, N, D, (int)c);
+      for (void* p : {(void*)phi_q, (void*)phi_k, (void*)carried_state, (void*)chunk_state, (void*)intra_chunk_scores,
+                      (void*)k_sum}) {
         s.give(p);
       }
       break;
@@ -562,9 +572,8 @@ CudaRunStats run_typed(CudaAttentionKind kind, const CudaAttentionDims& d, std::
 
 }  // namespace
 
-CudaRunStats run_attention_cuda(CudaAttentionKind kind, const CudaAttentionDims& dims, bool half,
-                                std::uint32_t repeats, const float* q, const float* k, const float* v,
-                                float* output) {
+CudaRunStats run_attention_cuda(CudaAttentionKind kind, const CudaAttentionDims& dims, bool half, std::uint32_t repeats,
+                                const float* q, const float* k, const float* v, float* output) {
   return half ? run_typed<__half>(kind, dims, repeats, q, k, v, output)
               : run_typed<float>(kind, dims, repeats, q, k, v, output);
 }

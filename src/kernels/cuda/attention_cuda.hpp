@@ -17,7 +17,7 @@ struct CudaAttentionDims {
 };
 
 struct CudaRunStats {
-  std::uint64_t peak_bytes = 0;   // max over runs of the private pool's cudaMemPoolAttrUsedMemHigh
+  std::uint64_t peak_bytes = 0;     // max over runs of the private pool's cudaMemPoolAttrUsedMemHigh
   std::vector<float> milliseconds;  // CUDA-event time of each run
 };
 
@@ -26,8 +26,7 @@ struct CudaRunStats {
 // uniform values in [-1, 1) on the device; either way before the measurement, with
 // cudaMalloc (not from the pool). When `output` is given, the first run's output is
 // copied into it as fp32. Throws memplan::Error(internal) on any CUDA failure, naming the call.
-CudaRunStats run_attention_cuda(CudaAttentionKind kind, const CudaAttentionDims& dims, bool half,
-                                std::uint32_t repeats, const float* q, const float* k, const float* v,
-                                float* output);
+CudaRunStats run_attention_cuda(CudaAttentionKind kind, const CudaAttentionDims& dims, bool half, std::uint32_t repeats,
+                                const float* q, const float* k, const float* v, float* output);
 
 }  // namespace memplan::detail

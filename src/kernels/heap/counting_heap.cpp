@@ -21,8 +21,8 @@
 // memplan::kernels itself: a consumer of the library keeps its allocator. It is replaced
 // by counting_heap_unavailable.cpp where glibc's entry points are missing or a sanitizer
 // owns malloc.
-#include <cerrno>
 #include <malloc.h>
+#include <cerrno>
 
 #include <atomic>
 #include <cstddef>

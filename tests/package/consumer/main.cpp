@@ -14,8 +14,8 @@
 int main() {
   try {
     // The headers' version (macros) and the linked library's (functions).
-    std::cout << "memplan " << memplan::version() << " (headers " << MEMPLAN_VERSION_STRING
-              << ", commit " << memplan::build_info().commit << ")\n";
+    std::cout << "memplan " << memplan::version() << " (headers " << MEMPLAN_VERSION_STRING << ", commit "
+              << memplan::build_info().commit << ")\n";
 
     // Model: a built-in name; memplan::load_model_file("my.yaml") reads a file instead.
     const memplan::ModelEntry model = memplan::load_builtin_model("llama-2-7b");
@@ -54,8 +54,8 @@ int main() {
     // Check: does it fit?
     for (const std::string name : {"rtx-4090", "rtx-3060"}) {
       const memplan::GpuSpec device = memplan::find_gpu(name, gpus);
-      std::cout << device.name << " (" << device.memory.count() << " bytes): "
-                << (total <= device.memory ? "fits" : "does not fit") << '\n';
+      std::cout << device.name << " (" << device.memory.count()
+                << " bytes): " << (total <= device.memory ? "fits" : "does not fit") << '\n';
     }
 
     // Bad input is a memplan::Error whose kind says whose fault it is.

@@ -44,10 +44,10 @@ TEST(CheckedArithmetic, OverflowIsAnErrorNamingTheQuantity) {
 }
 
 TEST(ParseSize, BinaryAndDecimalUnits) {
-  EXPECT_EQ(parse_size("24GiB").count(), 24ULL * 1073741824ULL);              // 25,769,803,776
+  EXPECT_EQ(parse_size("24GiB").count(), 24ULL * 1073741824ULL);  // 25,769,803,776
   EXPECT_EQ(parse_size("80GB").count(), 80000000000ULL);
-  EXPECT_EQ(parse_size("81559MiB").count(), 85520809984ULL);                  // 81559 * 1048576
-  EXPECT_EQ(parse_size("1.5TiB").count(), 1649267441664ULL);                  // 1.5 * 2^40
+  EXPECT_EQ(parse_size("81559MiB").count(), 85520809984ULL);  // 81559 * 1048576
+  EXPECT_EQ(parse_size("1.5TiB").count(), 1649267441664ULL);  // 1.5 * 2^40
   EXPECT_EQ(parse_size("1.5TB").count(), 1500000000000ULL);
   EXPECT_EQ(parse_size("80 gb").count(), 80000000000ULL);
   EXPECT_EQ(parse_size("4096").count(), 4096ULL);

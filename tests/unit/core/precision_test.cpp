@@ -17,11 +17,11 @@ TEST(Precision, ElementSizes) {
 }
 
 TEST(Precision, QuantisedBitsPerWeightIncludeScales) {
-  EXPECT_DOUBLE_EQ(bits_per_weight(parse_precision("int4")), 4.125);           // 4 + 16/128
-  EXPECT_DOUBLE_EQ(bits_per_weight(parse_precision("int4-g64")), 4.25);        // 4 + 16/64
-  EXPECT_DOUBLE_EQ(bits_per_weight(parse_precision("int4-g128-zp")), 4.15625); // 4 + (16 + 4)/128
-  EXPECT_DOUBLE_EQ(bits_per_weight(parse_precision("nf4")), 4.5);              // 4 + 32/64
-  EXPECT_DOUBLE_EQ(bits_per_weight(parse_precision("nf4-dq")), 4.126953125);   // 4 + 8/64 + 32/(64*256)
+  EXPECT_DOUBLE_EQ(bits_per_weight(parse_precision("int4")), 4.125);            // 4 + 16/128
+  EXPECT_DOUBLE_EQ(bits_per_weight(parse_precision("int4-g64")), 4.25);         // 4 + 16/64
+  EXPECT_DOUBLE_EQ(bits_per_weight(parse_precision("int4-g128-zp")), 4.15625);  // 4 + (16 + 4)/128
+  EXPECT_DOUBLE_EQ(bits_per_weight(parse_precision("nf4")), 4.5);               // 4 + 32/64
+  EXPECT_DOUBLE_EQ(bits_per_weight(parse_precision("nf4-dq")), 4.126953125);    // 4 + 8/64 + 32/(64*256)
   EXPECT_DOUBLE_EQ(bits_per_weight(parse_precision("bf16")), 16.0);
 }
 
@@ -38,8 +38,8 @@ TEST(Precision, MatrixBitsAreExact) {
 }
 
 TEST(Precision, CanonicalNamesRoundTrip) {
-  for (const char* name : {"fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8", "int8-g128",
-                                  "int4-g128", "int4-g32", "int4-g128-zp", "nf4", "nf4-dq", "fp4", "fp4-dq"}) {
+  for (const char* name : {"fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8", "int8-g128", "int4-g128",
+                           "int4-g32", "int4-g128-zp", "nf4", "nf4-dq", "fp4", "fp4-dq"}) {
     EXPECT_EQ(to_string(parse_precision(name)), name);
   }
   EXPECT_EQ(to_string(parse_precision("int4")), "int4-g128");

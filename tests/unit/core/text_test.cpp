@@ -26,7 +26,8 @@ TEST(Text, SuggestsTheClosestName) {
 TEST(Text, LongNamesAreRuledOutByLength) {
   const std::string huge(1 << 22, 'n');
   EXPECT_EQ(did_you_mean(huge, {"n_heads", "d_model"}), "");
-  EXPECT_EQ(closest_names(huge + "_heads", {"n_heads", "d_model"}), std::vector<std::string>{"n_heads"});  // contains it
+  EXPECT_EQ(closest_names(huge + "_heads", {"n_heads", "d_model"}),
+            std::vector<std::string>{"n_heads"});                                           // contains it
   EXPECT_EQ(closest_names("n_headsss", {"n_heads"}), std::vector<std::string>{"n_heads"});  // 2 apart, 2 allowed
   EXPECT_TRUE(closest_names("n_headssss", {"d_mod"}).empty());  // 5 apart by length alone, 3 allowed
 }

@@ -42,7 +42,7 @@ TEST(ComputeTime, FlopsOverPeakTimesEfficiency) {
 TEST(ComputeTime, MemoryBoundAndHostParts) {
   Work w;
   w.name = "copy";
-  w.flops = 1e9;  // negligible next to the traffic
+  w.flops = 1e9;             // negligible next to the traffic
   w.bytes_moved = 2.039e12;  // one second at 2,039 GB/s
   w.host_bytes = 1e8;
   w.host_bytes_per_second = 5e7;  // two seconds of zlib

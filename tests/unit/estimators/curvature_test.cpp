@@ -56,8 +56,7 @@ TEST(Curvature, FullHessianSaysWhereItStopsFitting) {
   // n <= floor(sqrt(37,688,705,024)) = 194,135 (194,135^2 = 37,688,398,225; 194,136^2 =
   // 37,688,786,496 is over).
   const DeviceLimit h200{"h200-sxm-141gb", Bytes(150754820096ULL)};
-  const FullCurvatureSize size =
-      full_curvature_size(6738415616ULL, precisions::fp32, "Hessian", "llama-2-7b", h200);
+  const FullCurvatureSize size = full_curvature_size(6738415616ULL, precisions::fp32, "Hessian", "llama-2-7b", h200);
   EXPECT_FALSE(size.exact);  // 1.816e20 B does not fit in 64 bits
   EXPECT_EQ(size.max_params, 194135ULL);
   EXPECT_NE(size.message.find("would need 181.6 EB"), std::string::npos) << size.message;

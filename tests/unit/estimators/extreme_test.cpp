@@ -377,7 +377,8 @@ TEST(Extreme, SelectionsAndPatternsHaveLimits) {
     ADD_FAILURE() << "expected Error(invalid_input)";
   } catch (const Error& e) {
     EXPECT_EQ(e.key(), "activation_cache_filter");
-    EXPECT_NE(std::string(e.what()).find("more than 100 globs and ranges in the filter"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("more than 100 globs and ranges in the filter"), std::string::npos)
+        << e.what();
   }
   o.filter.resize(100);  // 100 globs are accepted: gpt2's 12 resid_post hooks
   EXPECT_EQ(selected_hooks(testing::gpt2(), o).size(), 12U);

@@ -17,8 +17,8 @@ using testing::expect_all_consistent;
 using testing::expect_invalid;
 using testing::llama2_70b;
 using testing::llama2_7b;
-using testing::states_of;
 using testing::StateBytes;
+using testing::states_of;
 
 // A GPT-3-style layer small enough to write out (Korthikanti et al.'s setting: LayerNorm,
 // 4h GeLU MLP, dropout, 16-bit eager softmax): h = 1024, a = 16, s = 512, b = 2.
@@ -225,8 +225,10 @@ TEST(Combined, MoreMicroBatchesNeverCostLess) {
   std::uint64_t previous = 0;
   for (std::uint64_t m = 1; m <= 6; ++m) {
     par.micro_batches = m;
-    const std::uint64_t total =
-        estimate_parallel_training(llama2_7b(), bf16_shape(), {}, par, std::nullopt).devices[0].breakdown.total().count();
+    const std::uint64_t total = estimate_parallel_training(llama2_7b(), bf16_shape(), {}, par, std::nullopt)
+                                    .devices[0]
+                                    .breakdown.total()
+                                    .count();
     EXPECT_GE(total, previous) << m;
     previous = total;
   }

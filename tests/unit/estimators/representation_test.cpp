@@ -65,8 +65,9 @@ TEST(Representation, MoreSamplesNeverCostLess) {
   std::uint64_t previous[4] = {0, 0, 0, 0};
   for (std::uint64_t n = 16; n <= 8192; n *= 2) {
     o.samples = n;
-    const std::uint64_t now[4] = {total(estimate_embedding_singularities(wide(), o)), total(estimate_fiber_bundle(wide(), o)),
-                                  total(estimate_superposition(wide(), o)), total(estimate_cka(wide(), o))};
+    const std::uint64_t now[4] = {total(estimate_embedding_singularities(wide(), o)),
+                                  total(estimate_fiber_bundle(wide(), o)), total(estimate_superposition(wide(), o)),
+                                  total(estimate_cka(wide(), o))};
     for (int i = 0; i < 4; ++i) {
       EXPECT_GE(now[i], previous[i]);
       previous[i] = now[i];

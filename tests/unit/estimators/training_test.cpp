@@ -153,7 +153,8 @@ TEST(Training, HuggingFaceRmsNormKeepsAnFp32Copy) {
 }
 
 std::uint64_t model_states(const TrainingPhase& p) {
-  return bytes_of(p, "weights") + bytes_of(p, "master_weights") + bytes_of(p, "optimizer_states") + bytes_of(p, "gradients");
+  return bytes_of(p, "weights") + bytes_of(p, "master_weights") + bytes_of(p, "optimizer_states") +
+         bytes_of(p, "gradients");
 }
 
 TEST(Training, MixedPrecisionAdamIs16Or18BytesPerParameter) {

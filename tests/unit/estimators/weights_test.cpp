@@ -72,10 +72,9 @@ TEST(Weights, TiedHeadShowsAsAZeroRow) {
 
 TEST(Weights, LowerPrecisionNeverCostsMore) {
   // Chains ordered by bits per weight, scales included.
-  for (const auto& chain : std::vector<std::vector<std::string>>{
-           {"fp32", "bf16", "fp8", "int4-g128-zp", "int4"},
-           {"fp32", "fp16", "int8", "nf4", "nf4-dq"},
-           {"int4-g32", "int4-g64", "int4-g128"}}) {
+  for (const auto& chain : std::vector<std::vector<std::string>>{{"fp32", "bf16", "fp8", "int4-g128-zp", "int4"},
+                                                                 {"fp32", "fp16", "int8", "nf4", "nf4-dq"},
+                                                                 {"int4-g32", "int4-g64", "int4-g128"}}) {
     Bytes previous(UINT64_MAX);
     for (const std::string& p : chain) {
       const Bytes now = weights_of(llama2_7b(), p);

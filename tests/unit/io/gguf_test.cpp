@@ -20,11 +20,11 @@ namespace memplan {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::gguf_string;
 using testing::GgufData;
 using testing::GgufWriter;
 using testing::le32;
 using testing::le64;
-using testing::gguf_string;
 
 // ---------------------------------------------------------------------------------------
 // The type table: each type's bytes, derived by hand from its ggml block struct.
@@ -32,8 +32,8 @@ using testing::gguf_string;
 struct HandDerived {
   const char* type;
   std::uint32_t id;
-  std::uint64_t block;     // elements per block
-  std::uint64_t per_block; // bytes per block, summed from the struct's fields below
+  std::uint64_t block;      // elements per block
+  std::uint64_t per_block;  // bytes per block, summed from the struct's fields below
 };
 
 // ggml/src/ggml-common.h (QK_K = 256; a half is 2 bytes): the fields of each block_* struct.
@@ -46,15 +46,15 @@ const HandDerived kHand[] = {
     {"I16", 25, 1, 2},
     {"I32", 26, 1, 4},
     {"I64", 27, 1, 8},
-    {"Q4_0", 2, 32, 2 + 16},            // d; 32 x 4 bits
-    {"Q4_1", 3, 32, 2 + 2 + 16},        // d, m; 32 x 4 bits
-    {"Q5_0", 6, 32, 2 + 4 + 16},        // d; 32 fifth bits; 32 x 4 bits
-    {"Q5_1", 7, 32, 2 + 2 + 4 + 16},    // d, m; 32 fifth bits; 32 x 4 bits
-    {"Q8_0", 8, 32, 2 + 32},            // d; 32 x int8
-    {"Q8_1", 9, 32, 2 + 2 + 32},        // d, s; 32 x int8
-    {"Q2_K", 10, 256, 2 + 2 + 16 + 64}, // d, dmin; 16 x 4+4-bit scales; 256 x 2 bits = 84
-    {"Q3_K", 11, 256, 2 + 64 + 32 + 12},// d; 256 x 2 bits; 256 high bits; 12 scale bytes = 110
-    {"Q4_K", 12, 256, 2 + 2 + 12 + 128},// d, dmin; 12 scale bytes; 256 x 4 bits = 144
+    {"Q4_0", 2, 32, 2 + 16},                   // d; 32 x 4 bits
+    {"Q4_1", 3, 32, 2 + 2 + 16},               // d, m; 32 x 4 bits
+    {"Q5_0", 6, 32, 2 + 4 + 16},               // d; 32 fifth bits; 32 x 4 bits
+    {"Q5_1", 7, 32, 2 + 2 + 4 + 16},           // d, m; 32 fifth bits; 32 x 4 bits
+    {"Q8_0", 8, 32, 2 + 32},                   // d; 32 x int8
+    {"Q8_1", 9, 32, 2 + 2 + 32},               // d, s; 32 x int8
+    {"Q2_K", 10, 256, 2 + 2 + 16 + 64},        // d, dmin; 16 x 4+4-bit scales; 256 x 2 bits = 84
+    {"Q3_K", 11, 256, 2 + 64 + 32 + 12},       // d; 256 x 2 bits; 256 high bits; 12 scale bytes = 110
+    {"Q4_K", 12, 256, 2 + 2 + 12 + 128},       // d, dmin; 12 scale bytes; 256 x 4 bits = 144
     {"Q5_K", 13, 256, 2 + 2 + 12 + 128 + 32},  // + 256 fifth bits = 176
     {"Q6_K", 14, 256, 128 + 64 + 16 + 2},      // 256 x 4 low bits; 256 x 2 high bits; 16 int8 scales; d = 210
     {"Q8_K", 15, 256, 4 + 256 + 32},           // float d; 256 x int8; 16 x int16 block sums = 292
@@ -293,23 +293,26 @@ TEST_F(Gguf, HostileCountsAreRefusedBeforeAnythingIsAllocated) {
 TEST_F(Gguf, StringLengthsPastTheEndAreRefused) {
   GgufWriter w;
   w.raw_kv("general.name", le32(testing::kString) + le64(1ULL << 40) + "abc");
-  expect_refused(w, "general.name", "the string value of 'general.name' needs 1,099,511,627,776 bytes but the file has 3 left");
+  expect_refused(w, "general.name",
+                 "the string value of 'general.name' needs 1,099,511,627,776 bytes but the file has 3 left");
 
   // A key's length over the spec's 65,535.
-  const std::string file =
-      write_raw("key.gguf", "GGUF" + le32(3) + le64(0) + le64(1) + le64(1ULL << 33) + std::string(32, 'x'));
+  const std::string file = write_raw("key.gguf",
+                                     "GGUF" + le32(3) + le64(0) + le64(1) + le64(1ULL << 33) + std::string(32, 'x'));
   expect_error(file, "", "metadata key 1 of 1 is 8,589,934,592 bytes long; the most a GGUF file may use is 65,535");
 
   GgufWriter array;
   array.raw_kv("tokenizer.ggml.tokens", le32(testing::kArray) + le32(testing::kString) + le64(1ULL << 61));
   expect_refused(array, "tokenizer.ggml.tokens", "needs at least 2^64 bytes but the file has 0 left");
   GgufWriter strings;
-  strings.raw_kv("tokenizer.ggml.tokens", le32(testing::kArray) + le32(testing::kString) + le64(2) + gguf_string("a") +
-                                              le64(1000) + "short");
-  expect_refused(strings, "tokenizer.ggml.tokens", "string 1 of array 'tokenizer.ggml.tokens' (2 strings) needs 1,000 bytes");
+  strings.raw_kv("tokenizer.ggml.tokens",
+                 le32(testing::kArray) + le32(testing::kString) + le64(2) + gguf_string("a") + le64(1000) + "short");
+  expect_refused(strings, "tokenizer.ggml.tokens",
+                 "string 1 of array 'tokenizer.ggml.tokens' (2 strings) needs 1,000 bytes");
   GgufWriter numbers;
   numbers.raw_kv("x.scores", le32(testing::kArray) + le32(testing::kF32) + le64(1000) + le32(0));
-  expect_refused(numbers, "x.scores", "array 'x.scores' (1,000 float32s) needs at least 4,000 bytes but the file has 4 left");
+  expect_refused(numbers, "x.scores",
+                 "array 'x.scores' (1,000 float32s) needs at least 4,000 bytes but the file has 4 left");
 }
 
 TEST_F(Gguf, AHeaderOver256MiBIsRefused) {
@@ -329,7 +332,8 @@ TEST_F(Gguf, HostileOffsetsAreRefused) {
 
   GgufWriter overlap;
   overlap.str("general.architecture", "llama").tensor("a", {64}, "F32").tensor("b", {64}, "F32", 128);
-  expect_refused(overlap, "b", "data offset 128, but the tensors before it end at 256 (after 'a', each padded to 32 bytes)");
+  expect_refused(overlap, "b",
+                 "data offset 128, but the tensors before it end at 256 (after 'a', each padded to 32 bytes)");
 
   GgufWriter gap;
   gap.tensor("a", {8}, "F32", 64);
@@ -398,8 +402,10 @@ TEST_F(Gguf, NotAGgufFileIsNamed) {
   expect_error(write_raw("short.gguf", "GGU"), "", "is 3 bytes: too short for a GGUF file");
   expect_error(write_raw("magic.gguf", "GGML" + le32(3) + le64(0) + le64(0)), "magic",
                "does not start with the GGUF magic: its first bytes are 'GGML'");
-  expect_error(write_raw("v1.gguf", "GGUF" + le32(1) + le64(0) + le64(0)), "version", "GGUF version 1 is no longer read");
-  expect_error(write_raw("v4.gguf", "GGUF" + le32(4) + le64(0) + le64(0)), "version", "GGUF version 4: memplan reads versions 2 and 3");
+  expect_error(write_raw("v1.gguf", "GGUF" + le32(1) + le64(0) + le64(0)), "version",
+               "GGUF version 1 is no longer read");
+  expect_error(write_raw("v4.gguf", "GGUF" + le32(4) + le64(0) + le64(0)), "version",
+               "GGUF version 4: memplan reads versions 2 and 3");
   expect_error(write_raw("be.gguf", "GGUF" + le32(3U << 24) + le64(0) + le64(0)), "version", "big-endian");
   expect_error(write_raw("cut.gguf", "GGUF" + le32(3) + le64(0)), "metadata_kv_count",
                "at byte 16: metadata_kv_count needs 8 bytes but the file has 0 left");
@@ -453,11 +459,16 @@ TEST_F(Gguf, LlamaMapsToTheSpecAndCountsExactly) {
 TEST_F(Gguf, TensorsDecideBiasesHeadTyingPositionsAndExperts) {
   GgufWriter qwen;
   qwen.str("general.architecture", "qwen2")
-      .u32("qwen2.context_length", 64).u32("qwen2.embedding_length", 32).u32("qwen2.block_count", 1)
-      .u32("qwen2.feed_forward_length", 64).u32("qwen2.attention.head_count", 2).u32("qwen2.attention.head_count_kv", 2)
+      .u32("qwen2.context_length", 64)
+      .u32("qwen2.embedding_length", 32)
+      .u32("qwen2.block_count", 1)
+      .u32("qwen2.feed_forward_length", 64)
+      .u32("qwen2.attention.head_count", 2)
+      .u32("qwen2.attention.head_count_kv", 2)
       .tokens("tokenizer.ggml.tokens", 8);
   qwen.tensor("token_embd.weight", {32, 8}, "F32")
-      .tensor("blk.0.attn_q.weight", {32, 32}, "F32").tensor("blk.0.attn_q.bias", {32}, "F32")
+      .tensor("blk.0.attn_q.weight", {32, 32}, "F32")
+      .tensor("blk.0.attn_q.bias", {32}, "F32")
       .tensor("blk.0.attn_norm.weight", {32}, "F32");
   GgufImport m = load_gguf_model(qwen.write(path("qwen.gguf")));
   EXPECT_EQ(m.entry.spec.family, Family::qwen2);
@@ -473,10 +484,16 @@ TEST_F(Gguf, TensorsDecideBiasesHeadTyingPositionsAndExperts) {
 
   GgufWriter gpt2;
   gpt2.str("general.architecture", "gpt2")
-      .u32("gpt2.context_length", 16).u32("gpt2.embedding_length", 32).u32("gpt2.block_count", 1)
-      .u32("gpt2.feed_forward_length", 128).u32("gpt2.attention.head_count", 4).tokens("tokenizer.ggml.tokens", 8);
-  gpt2.tensor("token_embd.weight", {32, 8}, "F32").tensor("position_embd.weight", {32, 16}, "F32")
-      .tensor("blk.0.attn_norm.weight", {32}, "F32").tensor("blk.0.attn_norm.bias", {32}, "F32")
+      .u32("gpt2.context_length", 16)
+      .u32("gpt2.embedding_length", 32)
+      .u32("gpt2.block_count", 1)
+      .u32("gpt2.feed_forward_length", 128)
+      .u32("gpt2.attention.head_count", 4)
+      .tokens("tokenizer.ggml.tokens", 8);
+  gpt2.tensor("token_embd.weight", {32, 8}, "F32")
+      .tensor("position_embd.weight", {32, 16}, "F32")
+      .tensor("blk.0.attn_norm.weight", {32}, "F32")
+      .tensor("blk.0.attn_norm.bias", {32}, "F32")
       .tensor("blk.0.ffn_up.weight", {32, 128}, "F32");
   m = load_gguf_model(gpt2.write(path("gpt2.gguf")));
   EXPECT_EQ(m.entry.spec.family, Family::gpt2);
@@ -503,7 +520,8 @@ TEST_F(Gguf, UnmappedArchitecturesAndBadKeysAreNamed) {
     EXPECT_EQ(e.file(), file);
     EXPECT_EQ(e.key(), "general.architecture");
     EXPECT_NE(e.message().find("unsupported architecture 'mamba'"), std::string::npos) << e.what();
-    EXPECT_NE(e.message().find("memplan maps 'falcon', 'gemma', 'gpt2', 'gptneox', 'llama', 'phi2', 'phi3' and 'qwen2'"),
+    EXPECT_NE(e.message().find(
+                  "memplan maps 'falcon', 'gemma', 'gpt2', 'gptneox', 'llama', 'phi2', 'phi3' and 'qwen2'"),
               std::string::npos)
         << e.what();
   }
@@ -524,7 +542,8 @@ TEST_F(Gguf, UnmappedArchitecturesAndBadKeysAreNamed) {
   GgufWriter missing;
   missing.str("general.architecture", "llama").u32("llama.embedding_length", 32);
   refused(missing, "llama.block_count", "missing 'llama.block_count', which llama.cpp writes for every llama model");
-  refused(testing::tiny_llama().u32("llama.expert_count", 4), "llama.expert_used_count", "missing 'llama.expert_used_count'");
+  refused(testing::tiny_llama().u32("llama.expert_count", 4), "llama.expert_used_count",
+          "missing 'llama.expert_used_count'");
   GgufWriter arrays;
   arrays.str("general.architecture", "llama").u32_array("llama.embedding_length", {32, 32});
   refused(arrays, "llama.embedding_length", "is a per-layer array of 2 uint32s");
@@ -543,11 +562,12 @@ TEST_F(Gguf, UnmappedArchitecturesAndBadKeysAreNamed) {
   // Each size within 2^40, their products past 2^64 (found by fuzz_gguf): located, kind overflow.
   GgufWriter giant;
   giant.str("general.architecture", "llama").u64("llama.vocab_size", 1ULL << 40).u64("llama.context_length", 1);
-  for (const char* key : {"llama.embedding_length", "llama.block_count", "llama.feed_forward_length",
-                          "llama.attention.head_count"}) {
+  for (const char* key :
+       {"llama.embedding_length", "llama.block_count", "llama.feed_forward_length", "llama.attention.head_count"}) {
     giant.u64(key, 1ULL << 40);
   }
-  refused(giant, "llama.embedding_length", "the architecture's sizes overflow: the model's parameter count does not fit in 64 bits");
+  refused(giant, "llama.embedding_length",
+          "the architecture's sizes overflow: the model's parameter count does not fit in 64 bits");
   try {
     load_gguf_model(giant.write(path("giant.gguf")));
   } catch (const ConfigError& e) {

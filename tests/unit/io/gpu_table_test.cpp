@@ -13,8 +13,8 @@ TEST(GpuTable, ShipsTheSeedsGpusWithDriverReportedMemory) {
   // nvidia-smi prints the H100 80GB as 81559 MiB (DESIGN.md).
   EXPECT_EQ(find_gpu("h100", gpus).memory.count(), 81559ULL * 1024 * 1024);
   EXPECT_EQ(find_gpu("H100-SXM-80GB", gpus).compute_capability, (ComputeCapability{9, 0}));
-  for (const char* name : {"rtx-3060-ti", "rtx-3090", "rtx-4090", "gtx-1080-ti", "rtx-2080-ti", "t4", "v100",
-                           "a10", "a100-40gb", "a100-80gb", "l4", "l40s", "h200"}) {
+  for (const char* name : {"rtx-3060-ti", "rtx-3090", "rtx-4090", "gtx-1080-ti", "rtx-2080-ti", "t4", "v100", "a10",
+                           "a100-40gb", "a100-80gb", "l4", "l40s", "h200"}) {
     SCOPED_TRACE(name);
     const GpuSpec g = find_gpu(name, gpus);
     EXPECT_GT(g.memory.count(), 4ULL << 30);

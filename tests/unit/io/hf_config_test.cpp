@@ -91,8 +91,8 @@ TEST(HfConfig, EveryShippedModelImportsToItsPublishedCount) {
     ++checked;
   }
   EXPECT_EQ(checked, builtin_model_names().size()) << "every shipped model has a config.json fixture";
-  for (const char* required : {"llama-2-7b", "mistral-7b-v0.1", "mixtral-8x7b-v0.1", "gpt2", "pythia-70m", "qwen2.5-0.5b",
-                               "gemma-2b", "phi-2", "falcon-7b", "bert-base-uncased"}) {
+  for (const char* required : {"llama-2-7b", "mistral-7b-v0.1", "mixtral-8x7b-v0.1", "gpt2", "pythia-70m",
+                               "qwen2.5-0.5b", "gemma-2b", "phi-2", "falcon-7b", "bert-base-uncased"}) {
     EXPECT_TRUE(fs::exists(kHf / required / "config.json")) << required;
   }
 }
@@ -143,39 +143,47 @@ TEST(HfConfig, ClassDefaultsApplyToKeysLeftOut) {
   // GPT2Config: n_inner null -> 4 x n_embd, tie_word_embeddings true; GPT-2 names or the
   // common names both work.
   const ModelSpec gpt2 = parse_hf_config(
-      R"({"model_type": "gpt2", "hidden_size": 768, "n_layer": 12, "n_head": 12, "n_inner": null,
+                             R"({"model_type": "gpt2", "hidden_size": 768, "n_layer": 12, "n_head": 12, "n_inner": null,
           "vocab_size": 50257, "n_positions": 1024})",
-      "config.json", "g").entry.spec;
+                             "config.json", "g")
+                             .entry.spec;
   EXPECT_EQ(gpt2.d_mlp, 3072U);
   EXPECT_EQ(gpt2.lm_head, LmHead::tied);
   EXPECT_EQ(count_parameters(gpt2), 124439808ULL);
   // Llama with attention and MLP biases, a tied head and an explicit head_dim.
   const ModelSpec llama = parse_hf_config(llama_config("  \"attention_bias\": true,\n  \"mlp_bias\": true,\n"
                                                        "  \"tie_word_embeddings\": true,\n  \"head_dim\": 64,\n"),
-                                          "config.json", "l").entry.spec;
+                                          "config.json", "l")
+                              .entry.spec;
   EXPECT_TRUE(llama.attn_qkv_bias && llama.attn_out_bias && llama.mlp_bias);
   EXPECT_EQ(llama.lm_head, LmHead::tied);
   EXPECT_EQ(llama.d_head, 64U);
   // Qwen2 with the window switched on.
-  const ModelSpec qwen = parse_hf_config(
-      R"({"model_type": "qwen2", "hidden_size": 896, "num_hidden_layers": 24, "num_attention_heads": 14,
+  const ModelSpec qwen =
+      parse_hf_config(
+          R"({"model_type": "qwen2", "hidden_size": 896, "num_hidden_layers": 24, "num_attention_heads": 14,
           "num_key_value_heads": 2, "intermediate_size": 4864, "vocab_size": 151936, "max_position_embeddings": 32768,
           "use_sliding_window": true, "sliding_window": 4096, "max_window_layers": 24})",
-      "config.json", "q").entry.spec;
+          "config.json", "q")
+          .entry.spec;
   EXPECT_EQ(qwen.sliding_window, 4096U);
   // Falcon-40B style: new decoder architecture, 8 K/V heads, two norms per parallel block.
-  const ModelSpec falcon = parse_hf_config(
-      R"({"model_type": "falcon", "hidden_size": 8192, "num_hidden_layers": 60, "num_attention_heads": 128,
+  const ModelSpec falcon =
+      parse_hf_config(
+          R"({"model_type": "falcon", "hidden_size": 8192, "num_hidden_layers": 60, "num_attention_heads": 128,
           "num_kv_heads": 8, "new_decoder_architecture": true, "vocab_size": 65024})",
-      "config.json", "f").entry.spec;
+          "config.json", "f")
+          .entry.spec;
   EXPECT_EQ(falcon.n_kv_heads, 8U);
   EXPECT_EQ(falcon.norms_per_layer, 2U);
   EXPECT_EQ(falcon.d_mlp, 4U * 8192U);
   // OPT-350m-like: post-LN (no final norm)... but its projection is refused below.
-  const ModelSpec opt = parse_hf_config(
-      R"({"model_type": "opt", "hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16,
+  const ModelSpec opt =
+      parse_hf_config(
+          R"({"model_type": "opt", "hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16,
           "ffn_dim": 4096, "vocab_size": 50272, "max_position_embeddings": 2048, "do_layer_norm_before": false})",
-      "config.json", "o").entry.spec;
+          "config.json", "o")
+          .entry.spec;
   EXPECT_FALSE(opt.final_norm);
   EXPECT_EQ(opt.n_positions, 2050U);
 }
@@ -216,8 +224,9 @@ TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {
   EXPECT_EQ(e.key(), "hidden_size");
   EXPECT_NE(e.message().find("'hidden_size' must be a whole number, got a string \"4096\""), std::string::npos)
       << e.what();
-  EXPECT_NE(import_error(R"({"model_type": "llama", "hidden_size": 4096.5})").message().find("whole number, got 4096.5"),
-            std::string::npos);
+  EXPECT_NE(
+      import_error(R"({"model_type": "llama", "hidden_size": 4096.5})").message().find("whole number, got 4096.5"),
+      std::string::npos);
   EXPECT_NE(import_error(R"({"model_type": "llama", "hidden_size": -1})").message().find("must be an integer from 1"),
             std::string::npos);
   EXPECT_NE(import_error(R"({"model_type": "llama", "hidden_size": 1e30})").message().find("too large"),
@@ -229,7 +238,8 @@ TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {
             std::string::npos);
   EXPECT_NE(import_error(R"({"hidden_size": 4096})").message().find("missing required key 'model_type'"),
             std::string::npos);
-  EXPECT_NE(import_error("[1, 2]").message().find("expected a Hugging Face config as a JSON object"), std::string::npos);
+  EXPECT_NE(import_error("[1, 2]").message().find("expected a Hugging Face config as a JSON object"),
+            std::string::npos);
   EXPECT_NE(import_error("").message().find("JSON syntax error"), std::string::npos);
   EXPECT_NE(import_error(std::string(100, '[')).message().find("nested more than 64 levels"), std::string::npos);
 
@@ -243,11 +253,13 @@ TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {
                        "ffn_dim": 4096, "vocab_size": 50272, "word_embed_proj_dim": 512})");
   EXPECT_EQ(e.key(), "word_embed_proj_dim");
   EXPECT_NE(e.message().find("word_embed_proj_dim 512 differs from hidden_size 1024"), std::string::npos) << e.what();
-  EXPECT_EQ(import_error(R"({"model_type": "phi", "hidden_size": 2560, "num_hidden_layers": 32, "num_attention_heads": 32,
+  EXPECT_EQ(import_error(
+                R"({"model_type": "phi", "hidden_size": 2560, "num_hidden_layers": 32, "num_attention_heads": 32,
                              "intermediate_size": 10240, "vocab_size": 51200, "qk_layernorm": true})")
                 .key(),
             "qk_layernorm");
-  EXPECT_EQ(import_error(R"({"model_type": "bert", "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
+  EXPECT_EQ(import_error(
+                R"({"model_type": "bert", "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
                              "intermediate_size": 3072, "vocab_size": 30522, "position_embedding_type": "relative_key"})")
                 .key(),
             "position_embedding_type");

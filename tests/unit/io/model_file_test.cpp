@@ -25,8 +25,8 @@ ConfigError config_error(const std::string& file) {
 TEST(ModelFile, FamilyDefaultsFillTheRest) {
   const ModelEntry e = load_model_file(kData + "/tiny-gpt2.yaml");
   EXPECT_EQ(e.spec.name, "tiny-gpt2");
-  EXPECT_EQ(e.spec.d_head, 64U);      // 768 / 12
-  EXPECT_EQ(e.spec.n_kv_heads, 12U);  // = n_heads
+  EXPECT_EQ(e.spec.d_head, 64U);                      // 768 / 12
+  EXPECT_EQ(e.spec.n_kv_heads, 12U);                  // = n_heads
   EXPECT_EQ(count_parameters(e.spec), 124439808ULL);  // GPT-2 small, published
 }
 
@@ -84,11 +84,12 @@ TEST(BuiltinModels, EveryCountMatchesItsPublishedTotal) {
 
 TEST(BuiltinModels, CoverTheModelsTheSeedsName) {
   const std::vector<std::string> names = builtin_model_names();
-  for (const char* wanted : {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "pythia-70m", "pythia-160m",
-                             "pythia-410m", "pythia-1b", "pythia-2.8b", "pythia-6.9b", "pythia-12b", "llama-2-7b",
-                             "llama-2-13b", "llama-2-70b", "mistral-7b-v0.1", "llama-3-8b", "llama-3.1-70b",
-                             "mixtral-8x7b-v0.1", "qwen2.5-0.5b", "qwen2.5-7b", "gemma-2b", "gemma-7b", "phi-2",
-                             "phi-3-mini-4k", "tinyllama-1.1b", "opt-125m", "falcon-7b", "bert-base-uncased"}) {
+  for (const char* wanted :
+       {"gpt2",           "gpt2-medium", "gpt2-large",      "gpt2-xl",          "pythia-70m",    "pythia-160m",
+        "pythia-410m",    "pythia-1b",   "pythia-2.8b",     "pythia-6.9b",      "pythia-12b",    "llama-2-7b",
+        "llama-2-13b",    "llama-2-70b", "mistral-7b-v0.1", "llama-3-8b",       "llama-3.1-70b", "mixtral-8x7b-v0.1",
+        "qwen2.5-0.5b",   "qwen2.5-7b",  "gemma-2b",        "gemma-7b",         "phi-2",         "phi-3-mini-4k",
+        "tinyllama-1.1b", "opt-125m",    "falcon-7b",       "bert-base-uncased"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), wanted), names.end()) << wanted;
   }
 }

@@ -47,7 +47,7 @@ TEST(PlanFile, DefaultsFollowTheSeedsMemorySection) {
 }
 
 TEST(PlanFile, SeqDefaultsToTheModelsContextWhenShorter) {
-  EXPECT_EQ(parse("model: gpt2\nworkload: inference\n").workload.seq_len, 1024U);  // gpt2: 1024 positions
+  EXPECT_EQ(parse("model: gpt2\nworkload: inference\n").workload.seq_len, 1024U);           // gpt2: 1024 positions
   EXPECT_EQ(parse("model: llama-2-7b\nworkload: generation\n").workload.new_tokens, 256U);  // as memplan estimate
   // gpt2 generation: 1024 prompt tokens + 256 new ones pass its 1024 learned positions.
   EXPECT_THROW(parse("model: gpt2\nworkload: generation\n"), ConfigError);
@@ -100,11 +100,11 @@ TEST(PlanFile, BudgetsAreGpusSizesOrProbe) {
   EXPECT_EQ(gpu.kind, BudgetKind::gpu);
   ASSERT_TRUE(gpu.gpu.has_value());
   EXPECT_EQ(gpu.gpu->name, "a100-sxm4-80gb");
-  EXPECT_EQ(gpu.bytes.count(), 81920ULL << 20);  // memory_mib 81920
+  EXPECT_EQ(gpu.bytes.count(), 81920ULL << 20);           // memory_mib 81920
   EXPECT_EQ(parse_budget("3060").kind, BudgetKind::gpu);  // an alias that looks like a number
   EXPECT_EQ(parse_budget("80GB").bytes.count(), 80'000'000'000ULL);
   EXPECT_EQ(parse_budget("probe").kind, BudgetKind::probe);
-  EXPECT_THROW(parse_budget("80G"), Error);   // ambiguous
+  EXPECT_THROW(parse_budget("80G"), Error);  // ambiguous
   EXPECT_THROW(parse_budget("0GiB"), Error);
   EXPECT_THROW(parse_budget("a100-81"), Error);
 }

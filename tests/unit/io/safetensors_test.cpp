@@ -146,18 +146,22 @@ TEST_F(Safetensors, HostileLengthsAreRefusedBeforeAnythingIsRead) {
 
 TEST_F(Safetensors, HostileHeadersNameTheFileAndTheTensor) {
   // Offsets.
-  expect_refused(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
-                 12, "b", "data_offsets [4, 12] overlap tensor 'a' [0, 8]");
+  expect_refused(
+      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+      12, "b", "data_offsets [4, 12] overlap tensor 'a' [0, 8]");
   expect_refused(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 4, "a",
                  "data_offsets [0, 8] run past the end of the data area (4 bytes)");
-  expect_refused(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
-                 12, "b", "leave bytes [4, 8] of the data area to no tensor (after tensor 'a')");
+  expect_refused(
+      R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
+      12, "b", "leave bytes [4, 8] of the data area to no tensor (after tensor 'a')");
   expect_refused(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8, "a", "leave bytes [0, 4]");
   expect_refused(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 8, "a",
                  "the data area has 8 bytes but the tensors cover 4: bytes [4, 8] belong to no tensor");
   expect_refused(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[8,4]}})", 8, "a", "end before they begin");
-  expect_refused(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0]}})", 4, "a", "data_offsets must be [begin, end]");
-  expect_refused(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,-4]}})", 4, "a", "data_offsets must be [begin, end]");
+  expect_refused(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0]}})", 4, "a",
+                 "data_offsets must be [begin, end]");
+  expect_refused(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,-4]}})", 4, "a",
+                 "data_offsets must be [begin, end]");
   expect_refused("{}", 16, "", "the data area has 16 bytes but the tensors cover 0");
   // Dtypes and shapes.
   expect_refused(R"({"a":{"dtype":"Q7","shape":[1],"data_offsets":[0,4]}})", 4, "a", "unknown dtype 'Q7'");
@@ -166,7 +170,8 @@ TEST_F(Safetensors, HostileHeadersNameTheFileAndTheTensor) {
   expect_refused(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8, "a",
                  "shape [3] of F32 needs 12 bytes but data_offsets [0, 8] hold 8");
   expect_refused(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4, "a", "shape must be a list of sizes");
-  expect_refused(R"({"a":{"dtype":"F32","shape":[1.5],"data_offsets":[0,4]}})", 4, "a", "shape must be a list of sizes");
+  expect_refused(R"({"a":{"dtype":"F32","shape":[1.5],"data_offsets":[0,4]}})", 4, "a",
+                 "shape must be a list of sizes");
   expect_refused(R"({"a":{"dtype":"U8","shape":[4294967296,4294967296,2],"data_offsets":[0,4]}})", 4, "a",
                  "holds more than 2^64 bits");
   expect_refused(R"({"a":{"dtype":"F32","data_offsets":[0,4]}})", 4, "a", "missing \"shape\"");
@@ -174,8 +179,9 @@ TEST_F(Safetensors, HostileHeadersNameTheFileAndTheTensor) {
   // Names and structure.
   expect_refused("{\"w\xff\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, "w\xff",
                  "(in the string 'w\\xff')");
-  expect_refused(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
-                 4, "a", "appears twice in the header");
+  expect_refused(
+      R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+      4, "a", "appears twice in the header");
   expect_refused("[1, 2]", 0, "", "the header must be a JSON object of tensor names, got an array");
   expect_refused(R"({"a":{"dtype":"F32",)", 0, "", ": at byte 2");  // "at byte 2N: JSON syntax error: ..."
   expect_refused(R"({"__metadata__":{"format":1}})", 0, "__metadata__", "'__metadata__' must map strings to strings");
@@ -221,12 +227,12 @@ TEST_F(Safetensors, ShardedCheckpointsReadEveryShardHeader) {
   ASSERT_EQ(inv.metadata.size(), 1U);
 
   // Index and shards must agree.
-  const auto index_error = [&](const std::string& text) {
-    return error(write("bad.index.json", text));
-  };
-  ConfigError e = index_error(R"({"weight_map": {"a": "model-00001-of-00002.safetensors", "c": "model-00001-of-00002.safetensors"}})");
+  const auto index_error = [&](const std::string& text) { return error(write("bad.index.json", text)); };
+  ConfigError e = index_error(
+      R"({"weight_map": {"a": "model-00001-of-00002.safetensors", "c": "model-00001-of-00002.safetensors"}})");
   EXPECT_EQ(e.key(), "c");
-  EXPECT_NE(e.message().find("weight_map puts tensor 'c' in 'model-00001-of-00002.safetensors', which holds no such tensor"),
+  EXPECT_NE(e.message().find(
+                "weight_map puts tensor 'c' in 'model-00001-of-00002.safetensors', which holds no such tensor"),
             std::string::npos)
       << e.what();
   EXPECT_EQ(e.line(), 1U);
@@ -267,16 +273,15 @@ struct FakeCheckpoint {
       dims += (dims.empty() ? "" : ",") + std::to_string(d);
     }
     const std::uint64_t size = n * safetensors_dtype_bits(dtype) / 8;
-    header += (header.size() > 1 ? "," : "") + std::string("\"") + name + "\":{\"dtype\":\"" + dtype + "\",\"shape\":[" +
-              dims + "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + size) + "]}";
+    header += (header.size() > 1 ? "," : "") + std::string("\"") + name + "\":{\"dtype\":\"" + dtype +
+              "\",\"shape\":[" + dims + "],\"data_offsets\":[" + std::to_string(offset) + "," +
+              std::to_string(offset + size) + "]}";
     offset += size;
   }
   SafetensorsInventory parse() const { return parse_safetensors_header(header + "}", offset, "model.safetensors"); }
 };
 
-ModelSpec fixture_spec(const char* name) {
-  return load_hf_config((kHf / name / "config.json").string()).entry.spec;
-}
+ModelSpec fixture_spec(const char* name) { return load_hf_config((kHf / name / "config.json").string()).entry.spec; }
 
 TEST(CompareCheckpoint, Llama2StoresRotaryBuffers) {
   // meta-llama/Llama-2-7b-hf: safetensors.total 6,738,417,664 (configs/models/llama-2-7b.yaml).
@@ -284,7 +289,8 @@ TEST(CompareCheckpoint, Llama2StoresRotaryBuffers) {
   c.add("model.embed_tokens.weight", "BF16", {32000, 4096});
   for (int i = 0; i < 32; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
-    for (const char* proj : {"q_proj", "k_proj", "v_proj", "o_proj"}) c.add(p + "self_attn." + proj + ".weight", "BF16", {4096, 4096});
+    for (const char* proj : {"q_proj", "k_proj", "v_proj", "o_proj"})
+      c.add(p + "self_attn." + proj + ".weight", "BF16", {4096, 4096});
     c.add(p + "self_attn.rotary_emb.inv_freq", "F32", {64});
     c.add(p + "mlp.gate_proj.weight", "BF16", {11008, 4096});
     c.add(p + "mlp.up_proj.weight", "BF16", {11008, 4096});
@@ -367,7 +373,8 @@ TEST(CompareCheckpoint, Gpt2MaskBuffersAndBertTaskHeads) {
   const ModelSpec bert = fixture_spec("bert-base-uncased");
   for (const TensorGroup& t : model_tensors(bert)) {
     for (std::uint64_t i = 0; i < t.copies; ++i) {
-      b.add("bert." + std::string(t.component) + "." + std::to_string(i) + "." + std::string(t.name), "F32", {t.rows, t.cols});
+      b.add("bert." + std::string(t.component) + "." + std::to_string(i) + "." + std::string(t.name), "F32",
+            {t.rows, t.cols});
     }
   }
   b.add("bert.embeddings.position_ids", "I64", {1, 512});

@@ -33,9 +33,11 @@ TEST(BlockEigKernel, MatchesTheFullSolverOnTheBlockDiagonalMatrix) {
                                values.begin() + static_cast<std::ptrdiff_t>((c + 1) * b)));
   }
   std::sort(values.begin(), values.end());
-  const Eigen::VectorXd expected = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(full, Eigen::EigenvaluesOnly).eigenvalues();
+  const Eigen::VectorXd expected =
+      Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(full, Eigen::EigenvaluesOnly).eigenvalues();
   for (std::size_t i = 0; i < values.size(); ++i) {
-    EXPECT_NEAR(values[i], expected(static_cast<Eigen::Index>(i)), 1e-10 * (1 + std::abs(expected(static_cast<Eigen::Index>(i)))));
+    EXPECT_NEAR(values[i], expected(static_cast<Eigen::Index>(i)),
+                1e-10 * (1 + std::abs(expected(static_cast<Eigen::Index>(i)))));
   }
   // Rank 8 per block: 9 of each block's 17 eigenvalues are zero.
   EXPECT_EQ(std::count_if(values.begin(), values.end(), [](double x) { return std::abs(x) < 1e-10; }),

@@ -38,8 +38,8 @@ Eigen::VectorXd known_spectrum() {
 
 MatVec<double> dense(const Eigen::MatrixXd& a) {
   return [&a](std::span<const double> x, std::span<double> y) {
-    Eigen::Map<Eigen::VectorXd>(y.data(), a.rows()).noalias() =
-        a * Eigen::Map<const Eigen::VectorXd>(x.data(), a.cols());
+    Eigen::Map<Eigen::VectorXd>(y.data(), a.rows()).noalias() = a *
+                                                                Eigen::Map<const Eigen::VectorXd>(x.data(), a.cols());
   };
 }
 
@@ -135,7 +135,8 @@ TEST(LanczosKernel, FloatVersionAgreesToSinglePrecision) {
   const Eigen::MatrixXd a = with_spectrum(known_spectrum(), 6);
   const Eigen::MatrixXf af = a.cast<float>();
   const MatVec<float> apply = [&af](std::span<const float> x, std::span<float> y) {
-    Eigen::Map<Eigen::VectorXf>(y.data(), af.rows()).noalias() = af * Eigen::Map<const Eigen::VectorXf>(x.data(), af.cols());
+    Eigen::Map<Eigen::VectorXf>(y.data(), af.rows()).noalias() = af *
+                                                                 Eigen::Map<const Eigen::VectorXf>(x.data(), af.cols());
   };
   LanczosOptions options;
   options.k = 5;

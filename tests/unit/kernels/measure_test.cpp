@@ -33,11 +33,13 @@ HeapMeter& meter() {
 }
 
 TEST(Measure, CountsOperatorNewAndMalloc) {
-  const CpuMeasurement m = measure_cpu([] {
-    auto block = std::make_unique<char[]>(1 << 20);
-    block[0] = 1;
-    g_sink = g_sink + block[0];
-  }, meter(), 2);
+  const CpuMeasurement m = measure_cpu(
+      [] {
+        auto block = std::make_unique<char[]>(1 << 20);
+        block[0] = 1;
+        g_sink = g_sink + block[0];
+      },
+      meter(), 2);
   EXPECT_TRUE(m.heap_counted);
   EXPECT_GE(m.peak_bytes, 1u << 20);
   EXPECT_LE(m.peak_bytes, (1u << 20) + 8192);  // malloc_usable_size rounds a mmap'd block to its page
@@ -49,17 +51,29 @@ TEST(Measure, CountsOperatorNewAndMalloc) {
 // Eigen allocates with aligned_malloc -> std::malloc, never operator new: this is why the
 // counter replaces the malloc family.
 TEST(Measure, CountsEigenAllocations) {
-  const CpuMeasurement m = measure_cpu([] {
-    Eigen::MatrixXf a = Eigen::MatrixXf::Ones(300, 300);
-    Eigen::MatrixXf b = a * a;  // a product into a new matrix
-    g_sink = g_sink + b(0, 0);
-  }, meter(), 1);
+  const CpuMeasurement m = measure_cpu(
+      [] {
+        Eigen::MatrixXf a = Eigen::MatrixXf::Ones(300, 300);
+        Eigen::MatrixXf b = a * a;  // a product into a new matrix
+        g_sink = g_sink + b(0, 0);
+      },
+      meter(), 1);
   EXPECT_GE(m.peak_bytes, 2u * 300 * 300 * 4);
 }
 
 TEST(Measure, FreedMemoryDoesNotAccumulateAcrossRuns) {
-  const CpuMeasurement once = measure_cpu([] { std::vector<double> v(100000, 1.0); g_sink = g_sink + static_cast<float>(v[5]); }, meter(), 1);
-  const CpuMeasurement many = measure_cpu([] { std::vector<double> v(100000, 1.0); g_sink = g_sink + static_cast<float>(v[5]); }, meter(), 5);
+  const CpuMeasurement once = measure_cpu(
+      [] {
+        std::vector<double> v(100000, 1.0);
+        g_sink = g_sink + static_cast<float>(v[5]);
+      },
+      meter(), 1);
+  const CpuMeasurement many = measure_cpu(
+      [] {
+        std::vector<double> v(100000, 1.0);
+        g_sink = g_sink + static_cast<float>(v[5]);
+      },
+      meter(), 5);
   // Not always equal: glibc raises its mmap threshold after the first large free, so a
   // later run's block may come from the heap (usable size +8 B) instead of an mmap (+page).
   EXPECT_LE(many.peak_bytes, once.peak_bytes + 4096);
@@ -77,10 +91,12 @@ std::vector<float> random_values(std::size_t count, unsigned seed) {
 std::uint64_t measured_attention(AttentionVariant variant, const AttentionDims& dims) {
   const std::size_t count = dims.batch * dims.heads * dims.seq * dims.head_dim;
   const std::vector<float> q = random_values(count, 1), k = random_values(count, 2), v = random_values(count, 3);
-  const CpuMeasurement m = measure_cpu([&] {
-    const AttentionResult<float> r = attention_cpu<float>(variant, dims, q, k, v);
-    g_sink = g_sink + r.output[0];
-  }, meter(), 1);
+  const CpuMeasurement m = measure_cpu(
+      [&] {
+        const AttentionResult<float> r = attention_cpu<float>(variant, dims, q, k, v);
+        g_sink = g_sink + r.output[0];
+      },
+      meter(), 1);
   return m.peak_bytes;
 }
 
@@ -137,8 +153,9 @@ TEST(MeasureAttention, PeakDoesNotDependOnTheCpuCacheSizes) {
         const std::uint64_t measured = measured_attention(variant, dims);
         const std::uint64_t estimated = estimated_attention(variant, dims);
         EXPECT_GE(measured, estimated) << cpu.cpu << ": " << to_string(variant) << " seq " << dims.seq;
-        EXPECT_LT(measured, estimated + kRounding) << cpu.cpu << ": " << to_string(variant) << " seq " << dims.seq
-                                                   << ", measured " << measured << " B, estimated " << estimated << " B";
+        EXPECT_LT(measured, estimated + kRounding)
+            << cpu.cpu << ": " << to_string(variant) << " seq " << dims.seq << ", measured " << measured
+            << " B, estimated " << estimated << " B";
       }
     }
   }
@@ -179,9 +196,8 @@ TEST(MeasureLanczos, PeakWithinTheBoundBothWays) {
     options.k = 5;
     options.iterations = m;
     options.reorthogonalize = reorth;
-    const CpuMeasurement measured = measure_cpu([&] {
-      g_sink = g_sink + lanczos_topk<float>(n, apply, options).eigenvalues[0];
-    }, meter(), 1);
+    const CpuMeasurement measured = measure_cpu(
+        [&] { g_sink = g_sink + lanczos_topk<float>(n, apply, options).eigenvalues[0]; }, meter(), 1);
     const auto estimate = estimate_lanczos({n, m, 5, reorth, precisions::fp32}).total().count();
     const double ratio = static_cast<double>(measured.peak_bytes) / static_cast<double>(estimate);
     EXPECT_GE(ratio, kLow) << (reorth ? "reorth" : "plain");
@@ -197,9 +213,8 @@ TEST(MeasureBlockEig, PeakWithinTheBound) {
       for (std::uint64_t j = 0; j < i; ++j) blocks[c * b * b + i * b + j] = blocks[c * b * b + j * b + i];
     }
   }
-  const CpuMeasurement measured = measure_cpu([&] {
-    g_sink = g_sink + block_eigenvalues<float>(blocks, b, count)[0];
-  }, meter(), 1);
+  const CpuMeasurement measured = measure_cpu([&] { g_sink = g_sink + block_eigenvalues<float>(blocks, b, count)[0]; },
+                                              meter(), 1);
   const auto estimate = estimate_block_eig({count, b, precisions::fp32, false}).total().count();
   const double ratio = static_cast<double>(measured.peak_bytes) / static_cast<double>(estimate);
   EXPECT_GE(ratio, kLow);

@@ -32,12 +32,21 @@ Workload of(WorkloadKind kind, std::uint64_t batch, std::uint64_t seq) {
   return w;
 }
 
-const std::vector<WorkloadKind> kAnalyses = {
-    WorkloadKind::training,         WorkloadKind::sae,          WorkloadKind::fisher_spectrum,
-    WorkloadKind::grouped_fisher,   WorkloadKind::lanczos,      WorkloadKind::sample_gradients,
-    WorkloadKind::tracin,           WorkloadKind::attention_patterns, WorkloadKind::qkov,
-    WorkloadKind::embedding_singularities, WorkloadKind::fiber_bundle, WorkloadKind::superposition,
-    WorkloadKind::cka,              WorkloadKind::hessian,      WorkloadKind::full_fisher};
+const std::vector<WorkloadKind> kAnalyses = {WorkloadKind::training,
+                                             WorkloadKind::sae,
+                                             WorkloadKind::fisher_spectrum,
+                                             WorkloadKind::grouped_fisher,
+                                             WorkloadKind::lanczos,
+                                             WorkloadKind::sample_gradients,
+                                             WorkloadKind::tracin,
+                                             WorkloadKind::attention_patterns,
+                                             WorkloadKind::qkov,
+                                             WorkloadKind::embedding_singularities,
+                                             WorkloadKind::fiber_bundle,
+                                             WorkloadKind::superposition,
+                                             WorkloadKind::cka,
+                                             WorkloadKind::hessian,
+                                             WorkloadKind::full_fisher};
 
 TEST(AnalysisWorkload, EveryKindComposesConsistentlyWithATime) {
   for (const WorkloadKind kind : kAnalyses) {
@@ -87,7 +96,8 @@ TEST(AnalysisWorkload, TheHessianOfA7bModelSaysWhatFits) {
     FAIL() << "expected the Hessian to be refused";
   } catch (const Error& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("the Hessian of llama-2-7b (6,738,415,616 parameters) would need 181.6 EB"), std::string::npos) << what;
+    EXPECT_NE(what.find("the Hessian of llama-2-7b (6,738,415,616 parameters) would need 181.6 EB"), std::string::npos)
+        << what;
     EXPECT_NE(what.find("at most 194,135 parameters fit"), std::string::npos) << what;
   }
   // Restricted to 100,000 parameters: 100,000^2 x 4 x 2 (matrix and solver copy) + vectors.

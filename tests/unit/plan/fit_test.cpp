@@ -41,7 +41,8 @@ TEST(Fit, LargestBatchByHand) {
   // peak phase is the MLP: block input 2 x 512 x 4096 x 2 = 8,388,608 + 3 x 512 x 11008 x 2 =
   // 33,816,576. Total(B) = 13,476,831,232 + 310,640,640 B. Under 20 GiB (21,474,836,480):
   // (21,474,836,480 - 13,476,831,232) / 310,640,640 = 25.7, so 25 fits and 26 does not.
-  const FitResult r = fit_largest(llama2_7b(), llama(WorkloadKind::inference, 1, 512), FitKnob::batch, Bytes{20ULL << 30});
+  const FitResult r = fit_largest(llama2_7b(), llama(WorkloadKind::inference, 1, 512), FitKnob::batch,
+                                  Bytes{20ULL << 30});
   EXPECT_EQ(r.value, 25U);
   ASSERT_TRUE(r.breakdown.has_value());
   EXPECT_EQ(r.breakdown->total().count(), kLlamaWeightsBf16 + 25ULL * 310640640ULL);
@@ -56,7 +57,8 @@ TEST(Fit, LargestBatchByHand) {
 TEST(Fit, LargestSequenceByHand) {
   // Per token: KV 2 x 32 x 4096 x 2 = 524,288 + MLP phase 2 x 4096 x 2 + 3 x 11008 x 2 =
   // 82,432 = 606,720. Under 14 GiB (15,032,385,536): 1,555,554,304 / 606,720 = 2563.9.
-  const FitResult r = fit_largest(llama2_7b(), llama(WorkloadKind::inference, 1, 2048), FitKnob::seq, Bytes{14ULL << 30});
+  const FitResult r = fit_largest(llama2_7b(), llama(WorkloadKind::inference, 1, 2048), FitKnob::seq,
+                                  Bytes{14ULL << 30});
   EXPECT_EQ(r.value, 2563U);
   EXPECT_EQ(r.breakdown->total().count(), kLlamaWeightsBf16 + 2563ULL * 606720ULL);
   EXPECT_EQ(r.next_total->count(), kLlamaWeightsBf16 + 2564ULL * 606720ULL);

@@ -92,7 +92,8 @@ TEST(Layout, VllmFillsWhatUtilizationLeavesWithKvBlocks) {
   testing::expect_consistent(b);
   // Per rank: q 8192x2048, k and v 8192x256, o 2048x8192, gate/up/down 8192x7168 per layer
   // x 80; 161 norms of 8192; token table and LM head 8000x8192; bf16.
-  const std::uint64_t params = 80ULL * (2 * 8192 * 2048 + 2 * 8192 * 256 + 3 * 8192 * 7168) + 161 * 8192 + 2 * 8000 * 8192;
+  const std::uint64_t params = 80ULL * (2 * 8192 * 2048 + 2 * 8192 * 256 + 3 * 8192 * 7168) + 161 * 8192 +
+                               2 * 8000 * 8192;
   EXPECT_EQ(bytes_of(b, "weights"), 2 * params);
   EXPECT_EQ(2 * params, 34490302464ULL);
   // One block: 16 tokens x keys and values x 80 layers x 2 KV heads x 128 x 2 B.

@@ -75,7 +75,7 @@ TEST(OptionTable, NumbersRefuseInfinityNanAndOutOfRange) {
 }
 
 TEST(OptionTable, NegatedFlagsSetTheirKeyFalseOnTheCommandLineAndAsGivenInAFile) {
-  EXPECT_FALSE(with({{"no_kv_cache", {}}}).workload.kv_cache);     // --no-kv-cache
+  EXPECT_FALSE(with({{"no_kv_cache", {}}}).workload.kv_cache);      // --no-kv-cache
   EXPECT_FALSE(with({{"kv_cache", {"false"}}}).workload.kv_cache);  // kv_cache: false
   EXPECT_TRUE(with({{"kv_cache", {"true"}}}).workload.kv_cache);
   EXPECT_EQ(error_of({{"kv_cache", {"maybe"}}}), "`kv_cache` is true or false, got 'maybe'");

@@ -47,7 +47,7 @@ const Mitigation* find(const Recommendation& r, const std::string& kind, const s
   for (const Mitigation& m : r.mitigations) {
     if (m.kind == kind &&
         (option_value.empty() || std::any_of(m.settings.begin(), m.settings.end(),
-                                            [&](const OptionSetting& o) { return o.value == option_value; }))) {
+                                             [&](const OptionSetting& o) { return o.value == option_value; }))) {
       return &m;
     }
   }

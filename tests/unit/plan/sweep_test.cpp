@@ -20,7 +20,7 @@ TEST(Sweep, GridNestsModelsWorkloadsPrecisionsBatchesSequences) {
   const std::vector<SweepPoint> g = expand_grid(2, a);
   ASSERT_EQ(g.size(), 2U * 2 * 2 * 4 * 2);  // 64
   EXPECT_EQ(g[0].seq, 512U);
-  EXPECT_EQ(g[1].seq, 2048U);                // sequences vary fastest
+  EXPECT_EQ(g[1].seq, 2048U);  // sequences vary fastest
   EXPECT_EQ(g[2].batch, 2U);
   EXPECT_EQ(g[8].precision, parse_precision("int4"));
   EXPECT_EQ(g[16].workload, WorkloadKind::training);

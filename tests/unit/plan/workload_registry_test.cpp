@@ -113,7 +113,8 @@ TEST(WorkloadRegistry, AnalysesHoldTheForwardPassOfInference) {
     const Workload analysis = of(kind, 2, 64);
     Workload inference = analysis;
     inference.kind = WorkloadKind::inference;
-    if (kind == WorkloadKind::attention_patterns || kind == WorkloadKind::qkov) inference.attention = AttentionVariant::eager;
+    if (kind == WorkloadKind::attention_patterns || kind == WorkloadKind::qkov)
+      inference.attention = AttentionVariant::eager;
     const Breakdown a = estimate_workload(tiny(), analysis);
     const Breakdown f = estimate_workload(tiny(), inference);
     for (const char* row : {"kv_cache", "forward_workspace"}) {

@@ -103,9 +103,9 @@ TEST(Workload, StreamingKeepsTheWholeKvCacheButOneChunksHooks) {
   w.streaming_chunk = 512;
   w.cache.filter = {"blocks.*.hook_resid_post"};
   const Breakdown b = checked(llama2_7b(), w);
-  EXPECT_EQ(component(b, "kv_cache").bytes.count(), 4ULL << 30);            // 8192 tokens: 4 GiB
+  EXPECT_EQ(component(b, "kv_cache").bytes.count(), 4ULL << 30);                 // 8192 tokens: 4 GiB
   EXPECT_EQ(component(b, "activations").bytes.count(), 32ULL * 512 * 4096 * 2);  // one chunk's 32 hooks
-  EXPECT_EQ(b.host_total().count(), 32ULL * 8192 * 4096 * 2);               // all chunks, collected on the host
+  EXPECT_EQ(b.host_total().count(), 32ULL * 8192 * 4096 * 2);                    // all chunks, collected on the host
 }
 
 TEST(Workload, OverheadIsItsOwnComponent) {
@@ -118,8 +118,10 @@ TEST(Workload, OverheadIsItsOwnComponent) {
   EXPECT_GT(*overhead.high, overhead.bytes);
   // allocated: the tensors; reserved adds the allocator's rounding and fragmentation rows.
   EXPECT_EQ(b.allocated().count(), kLlamaWeightsBf16 + 1073741824ULL + 168820736ULL);
-  EXPECT_EQ(b.reserved().count(), b.allocated().count() + overhead.detail[2].bytes.count() + overhead.detail[3].bytes.count());
-  EXPECT_EQ(b.total().count(), b.reserved().count() + overhead.detail[0].bytes.count() + overhead.detail[1].bytes.count());
+  EXPECT_EQ(b.reserved().count(),
+            b.allocated().count() + overhead.detail[2].bytes.count() + overhead.detail[3].bytes.count());
+  EXPECT_EQ(b.total().count(),
+            b.reserved().count() + overhead.detail[0].bytes.count() + overhead.detail[1].bytes.count());
 }
 
 TEST(WorkloadBytes, HandDerivedFiguresWithoutTheBreakdown) {
@@ -132,9 +134,9 @@ TEST(WorkloadBytes, HandDerivedFiguresWithoutTheBreakdown) {
   EXPECT_EQ(inference.reserved, inference.total);
   Workload eager = bare(WorkloadKind::inference, 2048, "bf16");
   eager.attention = AttentionVariant::eager;
-  EXPECT_EQ(estimate_workload_bytes(llama2_7b(), eager).total.count(),
-            kLlamaWeightsBf16 + 1073741824ULL + 33554432ULL + 50331648ULL + 268435456ULL + 536870912ULL +
-                16777216ULL + 16777216ULL);
+  EXPECT_EQ(estimate_workload_bytes(llama2_7b(), eager).total.count(), kLlamaWeightsBf16 + 1073741824ULL + 33554432ULL +
+                                                                           50331648ULL + 268435456ULL + 536870912ULL +
+                                                                           16777216ULL + 16777216ULL);
   Workload generation = bare(WorkloadKind::generation, 2048, "bf16");
   generation.new_tokens = 256;
   EXPECT_EQ(estimate_workload_bytes(llama2_7b(), generation).total.count(), kLlamaWeightsBf16 + 1242562560ULL);
@@ -172,7 +174,8 @@ TEST(WorkloadBytes, AgreesWithTheBreakdownAcrossModelsAndKnobs) {
   for (const ModelSpec& model : {llama2_7b(), gpt2(), moe}) {
     for (const WorkloadKind kind : {WorkloadKind::weights, WorkloadKind::inference, WorkloadKind::generation}) {
       for (const char* precision : {"fp32", "bf16", "int4-g128", "fp8"}) {
-        for (const AttentionVariant attention : {AttentionVariant::sdpa, AttentionVariant::eager, AttentionVariant::chunked}) {
+        for (const AttentionVariant attention :
+             {AttentionVariant::sdpa, AttentionVariant::eager, AttentionVariant::chunked}) {
           for (const std::uint64_t seq : {1ULL, 333ULL, 1000ULL}) {
             for (const bool overhead : {false, true}) {
               Workload w = bare(kind, seq, precision);

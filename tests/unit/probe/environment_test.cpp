@@ -35,8 +35,7 @@ TEST(Environment, NoSignalMeansLocal) {
 }
 
 TEST(Environment, TheMostSpecificWinsAndTheRestAreKept) {
-  const EnvironmentInfo info =
-      with({{"SLURM_JOB_ID", "123"}, {"SSH_CONNECTION", "a b c d"}}, {"/.dockerenv"});
+  const EnvironmentInfo info = with({{"SLURM_JOB_ID", "123"}, {"SSH_CONNECTION", "a b c d"}}, {"/.dockerenv"});
   EXPECT_EQ(info.kind, Environment::slurm);
   EXPECT_EQ(info.evidence, "SLURM_JOB_ID is set");
   EXPECT_EQ(info.detail, "123");

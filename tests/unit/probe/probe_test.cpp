@@ -59,7 +59,7 @@ ProbeOptions devices_only() {
 }
 
 constexpr std::uint64_t kMiB = 1024ULL * 1024ULL;
-constexpr std::uint64_t kA100Total = 81920 * kMiB;                 // 85,899,345,920
+constexpr std::uint64_t kA100Total = 81920 * kMiB;                  // 85,899,345,920
 constexpr std::uint64_t kA100Used = 20 * 1024 * kMiB + 512 * kMiB;  // pid 4242's 20 GiB + 512 MiB
 constexpr std::uint64_t kRtx2080Total = 8192 * kMiB;
 constexpr std::uint64_t kRtx2080Used = 256 * kMiB;
@@ -138,9 +138,9 @@ TEST(Probe, CanAllocateUsesFreeMemory) {
   EXPECT_TRUE(ten.fits) << ten.reason;
   ASSERT_TRUE(ten.free_memory);
   EXPECT_EQ(ten.free_memory->count(), kA100Total - kA100Used);
-  EXPECT_FALSE(can_allocate(r, Bytes(60ULL << 30), 0).fits);  // 60 GiB > 59.5 GiB free
+  EXPECT_FALSE(can_allocate(r, Bytes(60ULL << 30), 0).fits);            // 60 GiB > 59.5 GiB free
   EXPECT_TRUE(can_allocate(r, Bytes(kA100Total - kA100Used), 0).fits);  // exactly the free memory
-  EXPECT_FALSE(can_allocate(r, Bytes(8ULL << 30), 1).fits);  // 8 GiB > 7.75 GiB free on the RTX 2080
+  EXPECT_FALSE(can_allocate(r, Bytes(8ULL << 30), 1).fits);             // 8 GiB > 7.75 GiB free on the RTX 2080
   const AllocationCheck missing = can_allocate(r, Bytes(1), 7);
   EXPECT_FALSE(missing.fits);
   EXPECT_NE(missing.reason.find("no GPU 7"), std::string::npos) << missing.reason;

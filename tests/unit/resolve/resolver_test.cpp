@@ -196,7 +196,7 @@ TEST(Resolver, VllmAutoOnCpuIsBf16) {
 }
 
 TEST(Resolver, NewerGpusNeverResolveAutoToAWiderFormat) {
-  const std::vector<ComputeCapability> ladder = {{3, 5}, {5, 0}, {5, 2}, {5, 3}, {6, 0}, {6, 1}, {7, 0},
+  const std::vector<ComputeCapability> ladder = {{3, 5}, {5, 0}, {5, 2}, {5, 3}, {6, 0}, {6, 1},  {7, 0},
                                                  {7, 5}, {8, 0}, {8, 6}, {8, 9}, {9, 0}, {10, 0}, {12, 0}};
   for (const PrecisionPolicy& policy : precision_policies()) {
     std::uint32_t previous = 32;
