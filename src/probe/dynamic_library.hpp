@@ -1,4 +1,4 @@
-// A shared library opened with dlopen; private to memplan::probe.
+// A shared library opened with dlopen; private to memplan (the probe's CUDA driver and NVML, io's libcurl).
 #pragma once
 
 #include <dlfcn.h>
