@@ -81,7 +81,7 @@ std::uint64_t quantized_linear_bytes(const CheckpointQuantization& q, std::uint6
     }
     case QuantLayout::bnb_4bit: {
       const std::uint64_t blocks = ceil_div(n, 64);
-      std::uint64_t bytes = add(ceil_div(n, 2), 16 * 4);  // packed weight + the 16-entry fp32 code
+      std::uint64_t bytes = add(ceil_div(n, 2), 16ULL * 4);  // packed weight + the 16-entry fp32 code
       if (q.double_quant) {
         // absmax as uint8, its own fp32 absmax per 256 blocks, the 256-entry fp32 code and the fp32 offset
         bytes = add(bytes, add(blocks, add(mul(ceil_div(blocks, 256), 4), 256 * 4 + 4)));
@@ -98,7 +98,7 @@ std::uint64_t quantized_linear_bytes(const CheckpointQuantization& q, std::uint6
       const std::uint64_t per_word = 32 / q.bits;
       if (q.layout == QuantLayout::packed) {
         // weight_packed int32 [rows, ceil(cols / per_word)], the last word padded; weight_shape int64 [2]
-        weight = add(mul(mul(rows, ceil_div(cols, per_word)), 4), 2 * 8);
+        weight = add(mul(mul(rows, ceil_div(cols, per_word)), 4), 2ULL * 8);
       }
       const std::uint64_t scales = scale_count(q, rows, cols);
       std::uint64_t bytes = add(weight, mul(scales, q.scale_bytes));

@@ -197,7 +197,7 @@ std::uint64_t group_size(const JsonMap& q, const std::string& key, std::uint64_t
 
 std::string choice(const JsonMap& q, const std::string& key, const std::vector<std::string>& accepted,
                    const std::string& fallback) {
-  const std::string v = q.optional_string(key).value_or(fallback);
+  std::string v = q.optional_string(key).value_or(fallback);
   if (std::find(accepted.begin(), accepted.end(), v) == accepted.end()) {
     q.fail(key, "'" + key + "' is '" + printable(v) + "'" + did_you_mean(v, accepted) + "; memplan reads " +
                     quoted_list(accepted, "or"));

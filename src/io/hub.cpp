@@ -162,7 +162,9 @@ fs::path fetch(const HubId& id, const std::string& cache, const std::function<vo
     }
     settings.timeout_seconds = t;
   }
-  const auto get = [&](std::vector<detail::HttpRequest> requests) { return detail::http_get_all(requests, settings); };
+  const auto get = [&](const std::vector<detail::HttpRequest>& requests) {
+    return detail::http_get_all(requests, settings);
+  };
 
   if (progress) progress("fetching " + base + "config.json");
   auto first = get({{base + "config.json", {}, 16ULL << 20}, {base + std::string(kIndex), {}, 64ULL << 20}});
@@ -176,7 +178,7 @@ fs::path fetch(const HubId& id, const std::string& cache, const std::function<vo
                            "' is not a branch, tag or commit memplan can keep in its cache without a commit header");
   }
   const fs::path repo = fs::path(cache) / repo_folder(id);
-  const fs::path snapshot = repo / "snapshots" / key;
+  fs::path snapshot = repo / "snapshots" / key;
   std::error_code ec;
   fs::create_directories(snapshot, ec);
   if (ec) fail(snapshot.string(), "cannot create memplan's Hub cache: " + ec.message());
@@ -207,6 +209,7 @@ fs::path fetch(const HubId& id, const std::string& cache, const std::function<vo
   // Each shard's 8-byte header length, then each header: two rounds of concurrent requests.
   if (progress) progress("reading " + std::to_string(shards.size()) + " safetensors header(s) from " + base);
   std::vector<detail::HttpRequest> lengths;
+  lengths.reserve(shards.size());
   for (const std::string& s : shards) lengths.push_back({base + s, std::make_pair(0ULL, 7ULL), 8});
   const auto got_lengths = get(lengths);
   std::vector<detail::HttpRequest> headers;

@@ -260,14 +260,10 @@ JsonMap JsonMap::object(const std::string& key, std::string what) const {
   const nlohmann::json& v = value(key);
   if (!v.is_object())
     fail(key, "'" + key + "' must be an object {...}, got " + json_type_name(v) + " " + short_dump(v));
-  std::size_t offset = base_;
-  for (auto it = members_.rbegin(); it != members_.rend(); ++it) {
-    if (it->key == key) {
-      offset = it->value_offset;
-      break;
-    }
-  }
-  return JsonMap(v, text_, file_, std::move(what), offset);
+  // The last of duplicates wins, as in nlohmann.
+  const auto member = std::find_if(members_.rbegin(), members_.rend(),
+                                   [&](const JsonMember& m) { return m.key == key; });
+  return JsonMap(v, text_, file_, std::move(what), member != members_.rend() ? member->value_offset : base_);
 }
 
 bool JsonMap::has(const std::string& key) const {
