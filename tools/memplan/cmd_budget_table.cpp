@@ -199,7 +199,8 @@ void define_budget_table(CLI::App& self, int& exit_code) {
       "Examples:\n"
       "  memplan budget-table --model llama-2-7b --gpu a100-80gb\n"
       "  memplan budget-table --model llama-2-70b --gpu h100 --format json");
-  cmd->add_option("-m,--model", args->model, "Built-in model name or path to a .yaml model file")
+  cmd->add_option("-m,--model", args->model,
+                  "Built-in name, .yaml, config.json, snapshot dir, .safetensors, .gguf or Hub id ORG/NAME[@REV]")
       ->capture_default_str();
   cmd->add_option("-g,--gpu", args->gpu, "GPU to plan for (see 'memplan gpus')")->capture_default_str();
   cmd->add_option("--table", args->table, "Which of TensorScope's tables: 7b, 70b or auto (by parameter count)")

@@ -36,7 +36,9 @@ void define_estimate(CLI::App& cmd, int& exit_code) {
   auto args = std::make_shared<EstimateArgs>();
   cmd.description(
       "Estimate the memory a workload needs on a model, and where it goes.\n"
-      "MODEL is a built-in name (see 'memplan models') or a path to a model .yaml file.\n"
+      "MODEL is a built-in name (see 'memplan models'), a model .yaml, a Hugging Face config.json,\n"
+      "a snapshot directory or .safetensors file (weights priced from their headers), a .gguf, or\n"
+      "a Hub id ORG/NAME[@REV] (the HF cache first, then config and headers only; docs/hub.md).\n"
       "Workloads: weights (parameters only), inference (one forward pass, KV cache kept),\n"
       "generation (prefill + --new-tokens decode steps), extraction (inference that caches\n"
       "TransformerLens hooks: --filter, --layers, --pos-slice ...), streaming_extraction\n"
@@ -47,13 +49,16 @@ void define_estimate(CLI::App& cmd, int& exit_code) {
       "With --gpu the verdict is one of: fits; fits, but above --threshold (default 0.85) of\n"
       "the GPU's memory; does not fit.\n"
       "Examples:\n"
+      "  memplan estimate Qwen/Qwen2.5-7B-Instruct --gpu rtx-4090\n"
       "  memplan estimate llama-2-7b --workload extraction --seq 2048 --precision fp16\n"
       "  memplan estimate gpt2 -w extraction --filter 'blocks.*.hook_resid_post' --layers 0,5,11\n"
       "  memplan estimate mistral-7b-v0.1 -w generation --seq 4096 --new-tokens 512 --gpu a10\n"
       "  memplan estimate llama-2-70b -w training --tp 8 --pp 2 --dp 4 --zero 1 --gpu h100");
   cmd.footer("Only the common options are listed: 'memplan help options [WORKLOAD]' lists all " +
              std::to_string(plan_options().size()) + " plan options and the workloads each applies to.");
-  cmd.add_option("MODEL", args->model, "Built-in model name or path to a .yaml model file")->capture_default_str();
+  cmd.add_option("MODEL", args->model,
+                 "Built-in name, .yaml, config.json, snapshot dir, .safetensors, .gguf or Hub id ORG/NAME[@REV]")
+      ->capture_default_str();
   add_device_options(cmd, args->device, /*gpu_required=*/false, /*probe=*/true);
   add_plan_options(cmd, args->options);
   add_output_options(cmd, args->output);

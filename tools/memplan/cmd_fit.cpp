@@ -57,7 +57,9 @@ void define_fit(CLI::App& self, int& exit_code) {
       "  memplan fit llama-2-7b --gpu rtx-4090 --vary chunk -w streaming_extraction --seq 4096\n"
       "  memplan fit llama-2-7b --gpu a10 --vary chunk --attention chunked --seq 4096 --batch 2");
   cmd->footer("Only the common options are listed: 'memplan help options [WORKLOAD]' lists them all.");
-  cmd->add_option("MODEL", args->model, "Built-in model name or path to a .yaml model file")->required();
+  cmd->add_option("MODEL", args->model,
+                  "Built-in name, .yaml, config.json, snapshot dir, .safetensors, .gguf or Hub id ORG/NAME[@REV]")
+      ->required();
   add_device_options(*cmd, args->device, /*gpu_required=*/true, /*probe=*/false);
   cmd->add_option("--vary", args->vary,
                   "batch, seq, or chunk: --streaming-chunk for -w streaming_extraction, else --attention-chunk\n"

@@ -73,7 +73,9 @@ void define_hooks(CLI::App& self, int& exit_code) {
       "Examples:\n"
       "  memplan hooks gpt2 --seq 1024 --precision fp32\n"
       "  memplan hooks llama-2-7b --filter 'blocks.*.hook_resid_post' --layers 0-3");
-  cmd->add_option("MODEL", args->model, "Built-in model name or path to a .yaml model file")->capture_default_str();
+  cmd->add_option("MODEL", args->model,
+                  "Built-in name, .yaml, config.json, snapshot dir, .safetensors, .gguf or Hub id ORG/NAME[@REV]")
+      ->capture_default_str();
   cmd->add_option("-b,--batch", args->batch, "Batch size")->capture_default_str()->check(count_range());
   cmd->add_option("-s,--seq", args->seq, "Tokens per sequence (default: 2048, or the model's context if shorter)")
       ->check(count_range());

@@ -81,7 +81,9 @@ void define_recommend(CLI::App& self, int& exit_code) {
       "  memplan recommend llama-2-7b --gpu a10 -w extraction --seq 2048\n"
       "  memplan recommend llama-2-7b --gpu a100-80gb -w training --batch 8 --format json");
   cmd->footer("Only the common options are listed: 'memplan help options [WORKLOAD]' lists them all.");
-  cmd->add_option("MODEL", args->model, "Built-in model name or path to a .yaml model file")->required();
+  cmd->add_option("MODEL", args->model,
+                  "Built-in name, .yaml, config.json, snapshot dir, .safetensors, .gguf or Hub id ORG/NAME[@REV]")
+      ->required();
   add_device_options(*cmd, args->device, /*gpu_required=*/true, /*probe=*/false);
   add_plan_options(*cmd, args->options);
   add_output_options(*cmd, args->output);

@@ -171,7 +171,9 @@ void define_sweep(CLI::App& self, int& exit_code) {
       "  memplan sweep gpt2 gpt2-xl pythia-6.9b -w extraction --seq 1024 -p fp32,bf16 --smallest-gpu  (the "
       "interpretability compute guide)\n"
       "  memplan sweep gpt2 --batch 1,8,64 --seq 256,1024 --format csv > sweep.csv");
-  cmd->add_option("MODEL", args->models, "Built-in model names or paths to .yaml model files")->required();
+  cmd->add_option("MODEL", args->models,
+                  "Models, each as estimate takes one: a built-in name, a file, a snapshot directory or a Hub id")
+      ->required();
   cmd->add_option("-w,--workload", args->workloads, "Workloads: inference, generation, extraction, training, ...")
       ->delimiter(',')
       ->capture_default_str();
