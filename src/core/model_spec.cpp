@@ -1,5 +1,6 @@
 #include "memplan/core/model_spec.hpp"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -14,7 +15,7 @@ namespace {
 template <typename Enum, std::size_t N>
 using Names = std::array<std::pair<Enum, std::string_view>, N>;
 
-constexpr Names<Family, 12> kFamilies{{{Family::gpt2, "gpt2"},
+constexpr Names<Family, 31> kFamilies{{{Family::gpt2, "gpt2"},
                                        {Family::gpt_neox, "gpt-neox"},
                                        {Family::llama, "llama"},
                                        {Family::mistral, "mistral"},
@@ -25,7 +26,26 @@ constexpr Names<Family, 12> kFamilies{{{Family::gpt2, "gpt2"},
                                        {Family::phi3, "phi3"},
                                        {Family::opt, "opt"},
                                        {Family::falcon, "falcon"},
-                                       {Family::bert, "bert"}}};
+                                       {Family::bert, "bert"},
+                                       {Family::qwen3, "qwen3"},
+                                       {Family::qwen3_moe, "qwen3-moe"},
+                                       {Family::gemma2, "gemma2"},
+                                       {Family::gemma3, "gemma3"},
+                                       {Family::deepseek, "deepseek"},
+                                       {Family::gpt_oss, "gpt-oss"},
+                                       {Family::llama4, "llama4"},
+                                       {Family::olmo2, "olmo2"},
+                                       {Family::olmoe, "olmoe"},
+                                       {Family::phimoe, "phimoe"},
+                                       {Family::granite, "granite"},
+                                       {Family::granitemoe, "granitemoe"},
+                                       {Family::cohere, "cohere"},
+                                       {Family::starcoder2, "starcoder2"},
+                                       {Family::gpt_bigcode, "gpt-bigcode"},
+                                       {Family::gptj, "gptj"},
+                                       {Family::gpt_neo, "gpt-neo"},
+                                       {Family::bloom, "bloom"},
+                                       {Family::stablelm, "stablelm"}}};
 constexpr Names<MlpKind, 2> kMlpKinds{{{MlpKind::plain, "plain"}, {MlpKind::gated, "gated"}}};
 constexpr Names<Positional, 4> kPositionals{{{Positional::learned, "learned"},
                                              {Positional::rotary, "rotary"},
@@ -33,6 +53,12 @@ constexpr Names<Positional, 4> kPositionals{{{Positional::learned, "learned"},
                                              {Positional::none, "none"}}};
 constexpr Names<NormKind, 2> kNormKinds{{{NormKind::layernorm, "layernorm"}, {NormKind::rmsnorm, "rmsnorm"}}};
 constexpr Names<LmHead, 3> kLmHeads{{{LmHead::tied, "tied"}, {LmHead::untied, "untied"}, {LmHead::none, "none"}}};
+constexpr Names<AttentionKind, 5> kAttentionKinds{{{AttentionKind::full, "full"},
+                                                   {AttentionKind::sliding, "sliding"},
+                                                   {AttentionKind::chunked, "chunked"},
+                                                   {AttentionKind::nope, "nope"},
+                                                   {AttentionKind::mla, "mla"}}};
+constexpr Names<QkNorm, 3> kQkNorms{{{QkNorm::none, "none"}, {QkNorm::head, "head"}, {QkNorm::width, "width"}}};
 
 template <typename Enum, std::size_t N>
 std::string name_of(const Names<Enum, N>& names, Enum value) {
@@ -63,6 +89,73 @@ void require_positive(const char* key, std::uint64_t value) {
   if (value == 0) invalid(key, std::string(key) + " must be at least 1");
 }
 
+void check_experts(const ModelSpec& s) {
+  if (s.experts != 0) {
+    if (s.moe_every == 0) invalid("moe_every", "moe_every must be at least 1");
+    if (s.first_dense_layers >= s.n_layers) {
+      invalid("first_dense_layers", "first_dense_layers " + std::to_string(s.first_dense_layers) +
+                                        " leaves none of the " + std::to_string(s.n_layers) + " layers with experts");
+    }
+    return;
+  }
+  for (const auto& [key, value] : {std::pair<const char*, std::uint64_t>{"d_expert", s.d_expert},
+                                   {"d_shared_expert", s.d_shared_expert},
+                                   {"first_dense_layers", s.first_dense_layers}}) {
+    if (value != 0) invalid(key, std::string(key) + " is set but the model has no experts (experts: 0)");
+  }
+  if (s.router_bias) invalid("router_bias", "router_bias is set but the model has no experts (experts: 0)");
+}
+
+void check_attention(const ModelSpec& s) {
+  const MlaSizes& m = s.mla;
+  const bool mla = m.kv_lora_rank != 0;
+  if (mla) {
+    require_positive("qk_rope_head_dim", m.qk_rope_head_dim);
+    require_positive("v_head_dim", m.v_head_dim);
+    if (m.qk_nope_head_dim + m.qk_rope_head_dim != s.d_head) {
+      invalid("d_head", "d_head " + std::to_string(s.d_head) + " must be qk_nope_head_dim + qk_rope_head_dim (" +
+                            std::to_string(m.qk_nope_head_dim) + " + " + std::to_string(m.qk_rope_head_dim) +
+                            ") for latent attention");
+    }
+    if (s.n_kv_heads != s.n_heads) {
+      invalid("n_kv_heads",
+              "latent attention decompresses keys and values for every head: n_kv_heads must equal "
+              "n_heads (" +
+                  std::to_string(s.n_heads) + ")");
+    }
+  } else if (m.q_lora_rank != 0 || m.qk_nope_head_dim != 0 || m.qk_rope_head_dim != 0 || m.v_head_dim != 0) {
+    invalid("kv_lora_rank", "latent attention sizes are set but kv_lora_rank is 0");
+  }
+  if (s.global_attention != AttentionKind::full && s.global_attention != AttentionKind::nope) {
+    invalid("global_attention",
+            "global_attention must be 'full' or 'nope', not '" + to_string(s.global_attention) + "'");
+  }
+  if (s.global_every != 0 && s.sliding_window == 0 && s.attention_chunk == 0) {
+    invalid("global_every", "global_every makes every " + std::to_string(s.global_every) +
+                                "th layer global, but the others need a sliding_window or an attention_chunk");
+  }
+  if (s.sliding_window != 0 && s.attention_chunk != 0 && s.layer_types.empty()) {
+    invalid("attention_chunk",
+            "a model has sliding or chunked local layers, not both, unless layer_types says "
+            "which layer is which");
+  }
+  if (!s.layer_types.empty()) {
+    if (s.layer_types.size() != s.n_layers) {
+      invalid("layer_types", "layer_types lists " + std::to_string(s.layer_types.size()) + " layers but n_layers is " +
+                                 std::to_string(s.n_layers));
+    }
+    for (const AttentionKind k : s.layer_types) {
+      if (k == AttentionKind::sliding && s.sliding_window == 0)
+        invalid("layer_types", "layer_types has sliding layers but sliding_window is 0");
+      if (k == AttentionKind::chunked && s.attention_chunk == 0)
+        invalid("layer_types", "layer_types has chunked layers but attention_chunk is 0");
+      if ((k == AttentionKind::mla) != mla)
+        invalid("layer_types", mla ? "a latent-attention model's layers are all 'mla'"
+                                   : "layer_types has 'mla' layers but kv_lora_rank is 0");
+    }
+  }
+}
+
 }  // namespace
 
 std::string to_string(Family value) { return name_of(kFamilies, value); }
@@ -76,6 +169,86 @@ MlpKind parse_mlp_kind(std::string_view text) { return parse_name(kMlpKinds, tex
 Positional parse_positional(std::string_view text) { return parse_name(kPositionals, text, "positional"); }
 NormKind parse_norm_kind(std::string_view text) { return parse_name(kNormKinds, text, "norm"); }
 LmHead parse_lm_head(std::string_view text) { return parse_name(kLmHeads, text, "lm_head"); }
+std::string to_string(AttentionKind value) { return name_of(kAttentionKinds, value); }
+std::string to_string(QkNorm value) { return name_of(kQkNorms, value); }
+AttentionKind parse_attention_kind(std::string_view text, const char* key) {
+  return parse_name(kAttentionKinds, text, key);
+}
+QkNorm parse_qk_norm(std::string_view text) { return parse_name(kQkNorms, text, "qk_norm"); }
+
+namespace {
+// The kind of the layers outside the pattern's global ones.
+AttentionKind local_attention(const ModelSpec& s) {
+  if (s.mla.kv_lora_rank != 0) return AttentionKind::mla;
+  if (s.attention_chunk != 0) return AttentionKind::chunked;
+  return s.sliding_window != 0 ? AttentionKind::sliding : AttentionKind::full;
+}
+
+// How many of the layers numbered [0, end) (counting from 1: layers 1..end) are multiples of `every`.
+std::uint64_t multiples_below(std::uint64_t end, std::uint64_t every) { return every == 0 ? 0 : end / every; }
+}  // namespace
+
+AttentionKind attention_kind(const ModelSpec& s, std::uint64_t layer) {
+  if (!s.layer_types.empty()) return s.layer_types.at(layer);
+  if (s.global_every != 0 && s.mla.kv_lora_rank == 0 && (layer + 1) % s.global_every == 0) return s.global_attention;
+  return local_attention(s);
+}
+
+std::vector<std::pair<AttentionKind, std::uint64_t>> attention_layer_counts(const ModelSpec& s) {
+  std::vector<std::pair<AttentionKind, std::uint64_t>> out;
+  const auto add = [&out](AttentionKind kind, std::uint64_t layers) {
+    if (layers == 0) return;
+    const auto same = std::find_if(out.begin(), out.end(), [kind](const auto& c) { return c.first == kind; });
+    if (same != out.end()) {
+      same->second += layers;
+    } else {
+      out.emplace_back(kind, layers);
+    }
+  };
+  if (!s.layer_types.empty()) {
+    for (const AttentionKind kind : s.layer_types) add(kind, 1);
+    return out;
+  }
+  const std::uint64_t global = s.mla.kv_lora_rank == 0 ? multiples_below(s.n_layers, s.global_every) : 0;
+  if (s.global_every == 1) add(s.global_attention, global);  // layer 0 is global: it comes first
+  add(local_attention(s), s.n_layers - global);
+  add(s.global_attention, s.global_every == 1 ? 0 : global);
+  return out;
+}
+
+bool is_moe_layer(const ModelSpec& s, std::uint64_t layer) {
+  return s.experts > 0 && layer >= s.first_dense_layers && s.moe_every != 0 && (layer + 1) % s.moe_every == 0;
+}
+
+bool layer_holds(const ModelSpec& s, LayerSet set, std::uint64_t layer) {
+  switch (set) {
+    case LayerSet::none: return false;
+    case LayerSet::all: return true;
+    case LayerSet::dense_mlp: return !is_moe_layer(s, layer);
+    case LayerSet::moe_mlp: return is_moe_layer(s, layer);
+  }
+  return false;
+}
+
+std::uint64_t layers_in(const ModelSpec& s, LayerSet set, std::uint64_t first, std::uint64_t count) {
+  const std::uint64_t end = count > s.n_layers - std::min(first, s.n_layers) ? s.n_layers : first + count;
+  const std::uint64_t begin = std::min(first, end);
+  const std::uint64_t in_range = end - begin;
+  if (set == LayerSet::none) return 0;
+  if (set == LayerSet::all) return in_range;
+  // MoE layers: from max(begin, first_dense_layers), those whose number (from 1) is a multiple of moe_every.
+  std::uint64_t moe = 0;
+  if (s.experts > 0 && s.moe_every != 0) {
+    const std::uint64_t from = std::max(begin, std::min(s.first_dense_layers, end));
+    moe = multiples_below(end, s.moe_every) - multiples_below(from, s.moe_every);
+  }
+  return set == LayerSet::moe_mlp ? moe : in_range - moe;
+}
+
+bool uniform_layers(const ModelSpec& s) {
+  const std::uint64_t moe = layers_in(s, LayerSet::moe_mlp, 0, s.n_layers);
+  return attention_layer_counts(s).size() <= 1 && (moe == 0 || moe == s.n_layers);
+}
 
 ModelSpec family_defaults(Family family) {
   ModelSpec s;
@@ -132,6 +305,82 @@ ModelSpec family_defaults(Family family) {
       s.parallel_block = true;
       s.lm_head = LmHead::tied;
       break;
+    case Family::qwen3:  // Qwen2's block without q/k/v biases, with per-head RMSNorms on q and k
+    case Family::qwen3_moe: s.qk_norm = QkNorm::head; break;
+    case Family::gemma2:  // Gemma with sandwich norms: before and after attention and the MLP
+      s.activation = "gelu_tanh";
+      s.lm_head = LmHead::tied;
+      s.norms_per_layer = 4;
+      break;
+    case Family::gemma3:  // Gemma 2 with per-head q/k RMSNorms
+      s.activation = "gelu_tanh";
+      s.lm_head = LmHead::tied;
+      s.norms_per_layer = 4;
+      s.qk_norm = QkNorm::head;
+      break;
+    case Family::deepseek:
+    case Family::llama4:
+    case Family::granite:
+    case Family::granitemoe: break;  // Llama's block; their configs add experts and attention
+    case Family::gpt_oss:            // biases on attention, experts and router; a sink logit per head
+      s.attn_qkv_bias = s.attn_out_bias = s.mlp_bias = true;
+      s.router_bias = true;
+      s.attention_sinks = true;
+      break;
+    case Family::olmo2:  // norms after attention and the MLP (not before), q/k norms over the width
+    case Family::olmoe: s.qk_norm = QkNorm::width; break;
+    case Family::phimoe:  // LayerNorms with biases
+      s.norm = NormKind::layernorm;
+      break;
+    case Family::cohere:  // parallel block with one weight-only LayerNorm, tied head
+      s.norms_per_layer = 1;
+      s.parallel_block = true;
+      s.lm_head = LmHead::tied;
+      break;
+    case Family::starcoder2:  // LayerNorms, plain GELU MLP, biases (use_bias), tied
+      s.mlp = MlpKind::plain;
+      s.activation = "gelu_pytorch_tanh";
+      s.norm = NormKind::layernorm;
+      s.attn_qkv_bias = s.attn_out_bias = s.mlp_bias = true;
+      s.lm_head = LmHead::tied;
+      break;
+    case Family::gpt_bigcode:  // GPT-2 with multi-query attention
+      s.mlp = MlpKind::plain;
+      s.activation = "gelu_pytorch_tanh";
+      s.positional = Positional::learned;
+      s.norm = NormKind::layernorm;
+      s.attn_qkv_bias = s.attn_out_bias = s.mlp_bias = true;
+      s.lm_head = LmHead::tied;
+      break;
+    case Family::gptj:  // parallel block with one LayerNorm, unbiased attention, biased untied head
+      s.mlp = MlpKind::plain;
+      s.activation = "gelu_new";
+      s.norm = NormKind::layernorm;
+      s.norms_per_layer = 1;
+      s.parallel_block = true;
+      s.mlp_bias = true;
+      s.lm_head_bias = true;
+      break;
+    case Family::gpt_neo:  // GPT-2 with unbiased q, k, v
+      s.mlp = MlpKind::plain;
+      s.activation = "gelu_new";
+      s.positional = Positional::learned;
+      s.norm = NormKind::layernorm;
+      s.attn_out_bias = s.mlp_bias = true;
+      s.lm_head = LmHead::tied;
+      break;
+    case Family::bloom:  // ALiBi, a LayerNorm after the embeddings, biases everywhere, tied
+      s.mlp = MlpKind::plain;
+      s.activation = "gelu";
+      s.positional = Positional::alibi;
+      s.norm = NormKind::layernorm;
+      s.embedding_norm = true;
+      s.attn_qkv_bias = s.attn_out_bias = s.mlp_bias = true;
+      s.lm_head = LmHead::tied;
+      break;
+    case Family::stablelm:  // gated MLP with LayerNorms
+      s.norm = NormKind::layernorm;
+      break;
     case Family::bert:  // post-LN encoder: embedding LayerNorm, token types, pooler, no LM head
       s.mlp = MlpKind::plain;
       s.activation = "gelu";
@@ -171,6 +420,8 @@ void validate(const ModelSpec& s) {
   if (s.experts > 0 && (s.experts_per_token == 0 || s.experts_per_token > s.experts)) {
     invalid("experts_per_token", "experts_per_token must be between 1 and experts (" + std::to_string(s.experts) + ")");
   }
+  check_experts(s);
+  check_attention(s);
   if (s.n_positions != 0 && s.positional != Positional::learned) {
     invalid("n_positions",
             "n_positions sizes a learned position table, but positional is '" + to_string(s.positional) + "'");

@@ -6,28 +6,79 @@ namespace memplan {
 
 namespace {
 
-void add_norm(std::vector<TensorGroup>& out, const ModelSpec& s, const char* component, const char* weight,
-              const char* bias, std::uint64_t copies) {
+void add_norm(std::vector<TensorGroup>& out, const ModelSpec& s, const char* weight, const char* bias,
+              std::uint64_t width, std::uint64_t copies, LayerSet layers) {
   if (copies == 0) return;
-  out.push_back({component, weight, s.d_model, 1, copies, TensorRole::norm});
-  if (s.norm == NormKind::layernorm) out.push_back({component, bias, s.d_model, 1, copies, TensorRole::norm});
+  out.push_back({"norms", weight, width, 1, copies, TensorRole::norm, layers});
+  if (s.norm == NormKind::layernorm) out.push_back({"norms", bias, width, 1, copies, TensorRole::norm, layers});
 }
 
 // A linear layer in -> out, `copies` times, with an optional bias.
-void add_linear(std::vector<TensorGroup>& out, const char* component, const char* name, const char* bias_name,
-                std::uint64_t in, std::uint64_t out_features, std::uint64_t copies, bool bias) {
-  out.push_back({component, name, out_features, in, copies, TensorRole::linear});
-  if (bias) out.push_back({component, bias_name, out_features, 1, copies, TensorRole::bias});
+void add_linear(std::vector<TensorGroup>& out, std::string_view component, const char* name, const char* bias_name,
+                std::uint64_t in, std::uint64_t out_features, std::uint64_t copies, bool bias, LayerSet layers) {
+  if (copies == 0) return;
+  out.push_back({component, name, out_features, in, copies, TensorRole::linear, layers});
+  if (bias) out.push_back({component, bias_name, out_features, 1, copies, TensorRole::bias, layers});
+}
+
+void add_attention(std::vector<TensorGroup>& out, const ModelSpec& s) {
+  const std::uint64_t layers = s.n_layers;
+  const LayerSet all = LayerSet::all;
+  const MlaSizes& m = s.mla;
+  const std::uint64_t q_width = checked_mul(s.n_heads, s.d_head, "n_heads * d_head");
+  if (m.kv_lora_rank != 0) {
+    // DeepSeek-V2's attention: queries through an optional low-rank pair, keys and values
+    // decompressed from a latent of kv_lora_rank plus one rotary key part shared by the heads.
+    if (m.q_lora_rank != 0) {
+      add_linear(out, "attention", "q_a", "q_a.bias", s.d_model, m.q_lora_rank, layers, s.attn_qkv_bias, all);
+      add_linear(out, "attention", "q_b", "q_b.bias", m.q_lora_rank, q_width, layers, false, all);
+    } else {
+      add_linear(out, "attention", "q", "q.bias", s.d_model, q_width, layers, false, all);
+    }
+    const std::uint64_t kv_a = checked_add(m.kv_lora_rank, m.qk_rope_head_dim, "kv_lora_rank + qk_rope_head_dim");
+    add_linear(out, "attention", "kv_a", "kv_a.bias", s.d_model, kv_a, layers, s.attn_qkv_bias, all);
+    const std::uint64_t kv_b = checked_mul(s.n_heads, checked_add(m.qk_nope_head_dim, m.v_head_dim, "head widths"),
+                                           "n_heads * (qk_nope_head_dim + v_head_dim)");
+    add_linear(out, "attention", "kv_b", "kv_b.bias", m.kv_lora_rank, kv_b, layers, false, all);
+    add_linear(out, "attention", "o", "o.bias", checked_mul(s.n_heads, m.v_head_dim, "n_heads * v_head_dim"), s.d_model,
+               layers, s.attn_out_bias, all);
+    return;
+  }
+  const std::uint64_t kv_width = checked_mul(s.n_kv_heads, s.d_head, "n_kv_heads * d_head");
+  add_linear(out, "attention", "q", "q.bias", s.d_model, q_width, layers, s.attn_qkv_bias, all);
+  add_linear(out, "attention", "k", "k.bias", s.d_model, kv_width, layers, s.attn_qkv_bias, all);
+  add_linear(out, "attention", "v", "v.bias", s.d_model, kv_width, layers, s.attn_qkv_bias, all);
+  add_linear(out, "attention", "o", "o.bias", q_width, s.d_model, layers, s.attn_out_bias, all);
+  if (s.attention_sinks) out.push_back({"attention", "sinks", s.n_heads, 1, layers, TensorRole::bias, all});
+}
+
+// A gated or plain MLP of `width`, `copies` times.
+void add_mlp(std::vector<TensorGroup>& out, const ModelSpec& s, std::string_view component, const char* prefix,
+             std::uint64_t width, std::uint64_t copies, LayerSet layers) {
+  struct Names {
+    const char *gate, *gate_bias, *up, *up_bias, *down, *down_bias;
+  };
+  static constexpr Names kPlain{"gate", "gate.bias", "up", "up.bias", "down", "down.bias"};
+  static constexpr Names kShared{"shared_gate",    "shared_gate.bias", "shared_up",
+                                 "shared_up.bias", "shared_down",      "shared_down.bias"};
+  const Names& n = std::string_view(prefix) == "shared" ? kShared : kPlain;
+  if (s.mlp == MlpKind::gated)
+    add_linear(out, component, n.gate, n.gate_bias, s.d_model, width, copies, s.mlp_bias, layers);
+  add_linear(out, component, n.up, n.up_bias, s.d_model, width, copies, s.mlp_bias, layers);
+  add_linear(out, component, n.down, n.down_bias, width, s.d_model, copies, s.mlp_bias, layers);
 }
 
 }  // namespace
 
+std::uint64_t copies_per_layer(const ModelSpec& spec, const TensorGroup& g) {
+  const std::uint64_t layers = layers_in(spec, g.layers, 0, spec.n_layers);
+  return layers == 0 ? g.copies : g.copies / layers;
+}
+
 std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
   std::vector<TensorGroup> out;
-  out.reserve(32);  // the most groups a model has (a biased MoE with every norm is under 30): one allocation
+  out.reserve(40);  // the most groups a model has (latent attention with shared experts and every norm): one allocation
   const std::uint64_t layers = s.n_layers;
-  const std::uint64_t q_width = checked_mul(s.n_heads, s.d_head, "n_heads * d_head");
-  const std::uint64_t kv_width = checked_mul(s.n_kv_heads, s.d_head, "n_kv_heads * d_head");
 
   out.push_back({"embeddings", "token_embedding", s.vocab_size, s.d_model, 1, TensorRole::embedding});
   if (s.positional == Positional::learned) {
@@ -37,25 +88,42 @@ std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
   if (s.type_vocab_size > 0) {
     out.push_back({"embeddings", "token_type_embedding", s.type_vocab_size, s.d_model, 1, TensorRole::embedding});
   }
-  if (s.embedding_norm) add_norm(out, s, "embeddings", "embedding_norm.weight", "embedding_norm.bias", 1);
+  if (s.embedding_norm) {
+    out.push_back({"embeddings", "embedding_norm.weight", s.d_model, 1, 1, TensorRole::norm});
+    if (s.norm == NormKind::layernorm)
+      out.push_back({"embeddings", "embedding_norm.bias", s.d_model, 1, 1, TensorRole::norm});
+  }
 
-  add_linear(out, "attention", "q", "q.bias", s.d_model, q_width, layers, s.attn_qkv_bias);
-  add_linear(out, "attention", "k", "k.bias", s.d_model, kv_width, layers, s.attn_qkv_bias);
-  add_linear(out, "attention", "v", "v.bias", s.d_model, kv_width, layers, s.attn_qkv_bias);
-  add_linear(out, "attention", "o", "o.bias", q_width, s.d_model, layers, s.attn_out_bias);
+  add_attention(out, s);
 
-  const bool moe = s.experts > 0;
-  const char* mlp_component = moe ? "experts" : "mlp";
-  const std::uint64_t mlp_copies = moe ? checked_mul(layers, s.experts, "n_layers * experts") : layers;
-  if (s.mlp == MlpKind::gated)
-    add_linear(out, mlp_component, "gate", "gate.bias", s.d_model, s.d_mlp, mlp_copies, s.mlp_bias);
-  add_linear(out, mlp_component, "up", "up.bias", s.d_model, s.d_mlp, mlp_copies, s.mlp_bias);
-  add_linear(out, mlp_component, "down", "down.bias", s.d_mlp, s.d_model, mlp_copies, s.mlp_bias);
-  if (moe) out.push_back({"router", "router", s.experts, s.d_model, layers, TensorRole::router});
+  const std::uint64_t moe_layers = layers_in(s, LayerSet::moe_mlp, 0, layers);
+  const std::uint64_t dense_layers = layers - moe_layers;
+  add_mlp(out, s, "mlp", "", s.d_mlp, dense_layers, LayerSet::dense_mlp);
+  if (moe_layers > 0) {
+    add_mlp(out, s, "mlp", "shared", s.d_shared_expert, s.d_shared_expert != 0 ? moe_layers : 0, LayerSet::moe_mlp);
+    add_mlp(out, s, "experts", "", expert_width(s), checked_mul(moe_layers, s.experts, "MoE layers * experts"),
+            LayerSet::moe_mlp);
+    out.push_back({"router", "router", s.experts, s.d_model, moe_layers, TensorRole::router, LayerSet::moe_mlp});
+    if (s.router_bias) {
+      out.push_back({"router", "router.bias", s.experts, 1, moe_layers, TensorRole::bias, LayerSet::moe_mlp});
+    }
+  }
 
-  add_norm(out, s, "norms", "layer_norm.weight", "layer_norm.bias",
-           checked_mul(layers, s.norms_per_layer, "n_layers * norms_per_layer"));
-  if (s.final_norm) add_norm(out, s, "norms", "final_norm.weight", "final_norm.bias", 1);
+  add_norm(out, s, "layer_norm.weight", "layer_norm.bias", s.d_model,
+           checked_mul(layers, s.norms_per_layer, "n_layers * norms_per_layer"), LayerSet::all);
+  if (s.qk_norm != QkNorm::none) {
+    const bool head = s.qk_norm == QkNorm::head;
+    add_norm(out, s, "q_norm.weight", "q_norm.bias", head ? s.d_head : checked_mul(s.n_heads, s.d_head, "q width"),
+             layers, LayerSet::all);
+    add_norm(out, s, "k_norm.weight", "k_norm.bias", head ? s.d_head : checked_mul(s.n_kv_heads, s.d_head, "k width"),
+             layers, LayerSet::all);
+  }
+  if (s.mla.q_lora_rank != 0)
+    add_norm(out, s, "q_a_norm.weight", "q_a_norm.bias", s.mla.q_lora_rank, layers, LayerSet::all);
+  if (s.mla.kv_lora_rank != 0) {
+    add_norm(out, s, "kv_a_norm.weight", "kv_a_norm.bias", s.mla.kv_lora_rank, layers, LayerSet::all);
+  }
+  if (s.final_norm) add_norm(out, s, "final_norm.weight", "final_norm.bias", s.d_model, 1, LayerSet::none);
 
   if (s.lm_head == LmHead::untied) {
     out.push_back({"lm_head", "lm_head", s.vocab_size, s.d_model, 1, TensorRole::lm_head});
@@ -63,7 +131,10 @@ std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
   if (s.lm_head != LmHead::none && s.lm_head_bias) {
     out.push_back({"lm_head", "lm_head.bias", s.vocab_size, 1, 1, TensorRole::bias});
   }
-  if (s.pooler) add_linear(out, "pooler", "pooler", "pooler.bias", s.d_model, s.d_model, 1, true);
+  if (s.pooler) {
+    out.push_back({"pooler", "pooler", s.d_model, s.d_model, 1, TensorRole::linear});
+    out.push_back({"pooler", "pooler.bias", s.d_model, 1, 1, TensorRole::bias});
+  }
   return out;
 }
 

@@ -261,18 +261,19 @@ std::vector<Hook> model_hooks(const ModelSpec& s, std::uint64_t batch, std::uint
       h.add(l, "ln2.hook_scale", {b, p, one});
       h.add(l, "ln2.hook_normalized", {b, p, d});
     }
-    if (s.experts > 0) {
+    if (is_moe_layer(s, l)) {
       // Per-expert hooks see the tokens routed to that expert: batch*pos*k/E of them
       // when routing is balanced (the real split depends on the data).
       const std::uint64_t tokens = checked_mul(batch, seq, "batch * seq");
       const Dim routed{"routed_tokens", ceil_div(checked_mul(tokens, s.experts_per_token, "routed tokens"), s.experts)};
       h.add(l, "mlp.hook_expert_weights", {b, p, {"experts", s.experts}});
       h.add(l, "mlp.hook_expert_indices", {b, p, {"top_k", s.experts_per_token}}, 64);
+      const Dim width{"d_mlp", expert_width(s)};
       for (std::uint64_t e = 0; e < s.experts; ++e) {
         const std::string expert = "mlp.experts." + std::to_string(e) + ".";
-        h.add(l, expert + "hook_pre", {routed, mlp});
-        if (s.mlp == MlpKind::gated) h.add(l, expert + "hook_pre_linear", {routed, mlp});
-        h.add(l, expert + "hook_post", {routed, mlp});
+        h.add(l, expert + "hook_pre", {routed, width});
+        if (s.mlp == MlpKind::gated) h.add(l, expert + "hook_pre_linear", {routed, width});
+        h.add(l, expert + "hook_post", {routed, width});
       }
     } else {
       h.add(l, "mlp.hook_pre", {b, p, mlp});

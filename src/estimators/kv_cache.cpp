@@ -1,61 +1,189 @@
 #include "memplan/estimators/kv_cache.hpp"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 
 #include "memplan/core/error.hpp"
+#include "memplan/core/text.hpp"
 
 namespace memplan {
 
 namespace {
 
-// Tokens one sequence holds: capped by a sliding window, then rounded up to whole pages.
-std::uint64_t windowed_tokens(const ModelSpec& spec, const KvCacheOptions& o) {
+constexpr std::array<std::pair<MlaCache, std::string_view>, 2> kMlaCaches{
+    {{MlaCache::latent, "latent"}, {MlaCache::decompressed, "decompressed"}}};
+
+void check_shape(const KvCacheOptions& o) {
   if (o.batch == 0) throw Error(ErrorKind::invalid_input, "batch must be at least 1", "batch");
   if (o.tokens == 0) throw Error(ErrorKind::invalid_input, "the sequence must hold at least 1 token", "seq_len");
-  const bool capped = o.honor_sliding_window && spec.sliding_window > 0 && o.tokens > spec.sliding_window;
-  return capped ? spec.sliding_window : o.tokens;
+}
+
+// The tokens a layer of `kind` holds per sequence before paging, and the window capping them (0: none).
+std::pair<std::uint64_t, std::uint64_t> held_tokens(const ModelSpec& s, AttentionKind kind, const KvCacheOptions& o) {
+  std::uint64_t window = 0;
+  if (kind == AttentionKind::sliding) window = s.sliding_window;
+  if (kind == AttentionKind::chunked) window = s.attention_chunk;
+  if (o.honor_sliding_window && window != 0 && o.tokens > window) return {window, window};
+  return {o.tokens, 0};
 }
 
 std::uint64_t paged_tokens(std::uint64_t tokens, const KvCacheOptions& o) {
   return o.page_tokens > 0 ? checked_mul(ceil_div(tokens, o.page_tokens), o.page_tokens, "paged tokens") : tokens;
 }
 
-// One layer's keys: a (batch * tokens * kv_heads) x d_head matrix; values the same.
-std::uint64_t layer_bytes(const ModelSpec& spec, const KvCacheOptions& o, std::uint64_t tokens) {
-  const std::uint64_t rows = checked_mul(checked_mul(o.batch, tokens, "batch * tokens"), spec.n_kv_heads,
-                                         "batch * tokens * kv_heads");
-  return ceil_div(matrix_bits(o.precision, rows, spec.d_head), 8);
+// A (batch * tokens * heads) x width matrix at the cache precision (one scale per row when quantised).
+std::uint64_t matrix_bytes(const KvCacheOptions& o, std::uint64_t tokens, std::uint64_t heads, std::uint64_t width) {
+  const std::uint64_t rows = checked_mul(checked_mul(o.batch, tokens, "batch * tokens"), heads,
+                                         "batch * tokens * heads");
+  return ceil_div(matrix_bits(o.precision, rows, width), 8);
+}
+
+// What one layer keeps: one or two tensors (keys and values, or the latent) of these shapes.
+struct LayerCache {
+  std::string kind;          // detail row: "full_layers", "sliding_layers", ...
+  std::uint64_t tokens = 0;  // per sequence, paged
+  std::uint64_t window = 0;  // the cap applied, 0 for none
+  struct Tensor {
+    std::string_view name;
+    std::uint64_t heads, width, bytes;
+  };
+  std::vector<Tensor> tensors;
+  bool operator==(const LayerCache& o) const {
+    return kind == o.kind && tokens == o.tokens && tensors.size() == o.tensors.size() &&
+           std::equal(tensors.begin(), tensors.end(), o.tensors.begin(),
+                      [](const Tensor& a, const Tensor& b) { return a.name == b.name && a.bytes == b.bytes; });
+  }
+};
+
+LayerCache layer_cache(const ModelSpec& s, AttentionKind kind, const KvCacheOptions& o) {
+  const auto [held, window] = held_tokens(s, kind, o);
+  LayerCache c{to_string(kind) + "_layers", paged_tokens(held, o), window, {}};
+  const auto add = [&](std::string_view name, std::uint64_t heads, std::uint64_t width) {
+    c.tensors.push_back({name, heads, width, matrix_bytes(o, c.tokens, heads, width)});
+  };
+  if (kind == AttentionKind::mla && o.mla_cache == MlaCache::latent) {
+    add("latent", 1, checked_add(s.mla.kv_lora_rank, s.mla.qk_rope_head_dim, "kv_lora_rank + qk_rope_head_dim"));
+  } else if (kind == AttentionKind::mla) {
+    add("keys", s.n_heads, s.d_head);
+    add("values", s.n_heads, s.mla.v_head_dim);
+  } else {
+    add("keys", s.n_kv_heads, s.d_head);
+    add("values", s.n_kv_heads, s.d_head);
+  }
+  return c;
+}
+
+std::string tokens_text(const LayerCache& c, const KvCacheOptions& o) {
+  std::string how = std::to_string(c.tokens) + " tokens";
+  const std::uint64_t unpaged = c.window != 0 ? c.window : o.tokens;
+  if (c.window != 0)
+    how = std::to_string(c.window) + " tokens (" + (c.kind == "chunked_layers" ? "chunk" : "sliding window") + ")";
+  if (c.tokens != unpaged)
+    how += " rounded up to " + std::to_string(c.tokens) + " (pages of " + std::to_string(o.page_tokens) + ")";
+  return how;
+}
+
+std::string tensor_formula(std::uint64_t layers, const LayerCache::Tensor& t, const std::string& how,
+                           const KvCacheOptions& o, bool latent) {
+  const std::string shape = latent ? std::to_string(t.width) + " (kv_lora_rank + qk_rope_head_dim)"
+                                   : std::to_string(t.heads) + " kv_heads x " + std::to_string(t.width) + " d_head";
+  return std::to_string(layers) + " layers x " + shape + " x " + how + " x " + std::to_string(o.batch) + " batch at " +
+         describe(o.precision);
+}
+
+// One run of layers keeping the same: its row, detailed by tensor.
+Item group_item(const LayerCache& c, std::uint64_t layers, const KvCacheOptions& o, const std::string& name) {
+  const std::string how = tokens_text(c, o);
+  const bool latent = c.tensors.size() == 1;
+  std::vector<Item> detail;
+  Bytes total(0);
+  for (const LayerCache::Tensor& t : c.tensors) {
+    const Bytes b = Bytes(t.bytes).times(layers, "KV cache bytes");
+    total = total.plus(b, "KV cache bytes");
+    detail.push_back({std::string(t.name), b, tensor_formula(layers, t, how, o, latent), std::nullopt, "", {}});
+  }
+  std::string formula;
+  if (latent) {
+    formula = detail.front().formula;
+  } else if (c.tensors[0].width == c.tensors[1].width) {
+    formula = "2 (keys, values) x " + detail.front().formula;
+  } else {
+    formula = "keys + values: " + std::to_string(layers) + " layers x " + std::to_string(c.tensors[0].heads) +
+              " heads x (" + std::to_string(c.tensors[0].width) + " + " + std::to_string(c.tensors[1].width) + ") x " +
+              how + " x " + std::to_string(o.batch) + " batch at " + describe(o.precision);
+  }
+  std::string note;
+  if (c.window != 0) {
+    note = "capped at the model's " + std::to_string(c.window) + "-token " +
+           (c.kind == "chunked_layers" ? "attention chunk" : "sliding window");
+  }
+  return Item{name, total, formula, std::nullopt, note, std::move(detail)};
+}
+
+// Runs of layers keeping the same, in layer order, merged by kind.
+std::vector<std::pair<LayerCache, std::uint64_t>> layer_groups(const ModelSpec& s, const KvCacheOptions& o) {
+  check_shape(o);
+  std::vector<std::pair<LayerCache, std::uint64_t>> out;
+  for (const auto& [kind, layers] : attention_layer_counts(s)) {
+    LayerCache c = layer_cache(s, kind, o);
+    const auto same = std::find_if(out.begin(), out.end(), [&](const auto& g) { return g.first == c; });
+    if (same != out.end()) {
+      same->second += layers;
+    } else {
+      out.emplace_back(std::move(c), layers);
+    }
+  }
+  return out;
 }
 
 }  // namespace
 
-TensorRun kv_cache_allocations(const ModelSpec& spec, const KvCacheOptions& options) {
-  const std::uint64_t tokens = paged_tokens(windowed_tokens(spec, options), options);
-  return {layer_bytes(spec, options, tokens), checked_mul(2, spec.n_layers, "KV cache tensors")};
+std::string to_string(MlaCache value) {
+  for (const auto& [v, name] : kMlaCaches) {
+    if (v == value) return std::string(name);
+  }
+  return "?";
+}
+
+MlaCache parse_mla_cache(std::string_view text) {
+  std::vector<std::string> names;
+  for (const auto& [v, name] : kMlaCaches) {
+    if (name == text) return v;
+    names.emplace_back(name);
+  }
+  throw Error(ErrorKind::invalid_input,
+              "unknown MLA cache convention '" + printable(text) + "'" + did_you_mean(text, names) +
+                  "; accepted: " + quoted_list(names),
+              "mla_cache");
+}
+
+std::vector<TensorRun> kv_cache_allocations(const ModelSpec& spec, const KvCacheOptions& options) {
+  std::vector<TensorRun> out;
+  for (const auto& [c, layers] : layer_groups(spec, options)) {
+    for (const LayerCache::Tensor& t : c.tensors) out.push_back({t.bytes, layers});
+  }
+  return out;
 }
 
 Breakdown estimate_kv_cache(const ModelSpec& spec, const KvCacheOptions& o) {
-  const std::uint64_t windowed = windowed_tokens(spec, o);
-  const std::uint64_t tokens = paged_tokens(windowed, o);
-  std::string how = std::to_string(windowed) + " tokens";
-  std::string note;
-  if (windowed != o.tokens) {
-    how += " (sliding window)";
-    note = "capped at the model's " + std::to_string(spec.sliding_window) + "-token sliding window";
+  const std::vector<std::pair<LayerCache, std::uint64_t>> groups = layer_groups(spec, o);
+  if (groups.size() == 1) {
+    Item one = group_item(groups.front().first, groups.front().second, o, "kv_cache");
+    return Breakdown{{std::move(one)}};
   }
-  if (tokens != windowed)
-    how += " rounded up to " + std::to_string(tokens) + " (pages of " + std::to_string(o.page_tokens) + ")";
-  const Bytes one_side = Bytes(layer_bytes(spec, o, tokens)).times(spec.n_layers, "KV cache bytes");
-
-  const std::string formula = std::to_string(spec.n_layers) + " layers x " + std::to_string(spec.n_kv_heads) +
-                              " kv_heads x " + std::to_string(spec.d_head) + " d_head x " + how + " x " +
-                              std::to_string(o.batch) + " batch at " + describe(o.precision);
-  Item keys{"keys", one_side, formula, std::nullopt, "", {}};
-  Item values{"values", one_side, formula, std::nullopt, "", {}};
-  Item cache{
-      "kv_cache",    one_side.plus(one_side, "KV cache bytes"), "2 (keys, values) x " + formula, std::nullopt, note,
-      {keys, values}};
-  return Breakdown{{cache}};
+  std::vector<Item> detail;
+  Bytes total(0);
+  std::vector<std::string> parts;
+  for (const auto& [c, layers] : groups) {
+    detail.push_back(group_item(c, layers, o, c.kind));
+    total = total.plus(detail.back().bytes, "KV cache bytes");
+    parts.push_back(std::to_string(layers) + " " + c.kind.substr(0, c.kind.size() - 7) + " at " +
+                    std::to_string(c.tokens) + " tokens");
+  }
+  std::string formula = "per layer: ";
+  for (std::size_t i = 0; i < parts.size(); ++i) formula += (i == 0 ? "" : ", ") + parts[i];
+  return Breakdown{{Item{"kv_cache", total, formula, std::nullopt, "", std::move(detail)}}};
 }
 
 }  // namespace memplan

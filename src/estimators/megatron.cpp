@@ -498,7 +498,9 @@ std::vector<std::pair<TensorGroup, std::uint64_t>> slice_groups(const ModelSpec&
     } else if (is_head_group(g)) {
       if (slice.head) out.emplace_back(g, g.copies);
     } else {
-      const std::uint64_t copies = checked_mul(g.copies / spec.n_layers, slice.layers, "copies on a slice");
+      const std::uint64_t copies = checked_mul(copies_per_layer(spec, g),
+                                               layers_in(spec, g.layers, slice.first_layer, slice.layers),
+                                               "copies on a slice");
       if (copies > 0) out.emplace_back(g, copies);
     }
   }

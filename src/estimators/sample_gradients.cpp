@@ -21,11 +21,6 @@ std::string decimal(double v) {
   return std::string(buffer.data(), r.ptr);
 }
 
-bool is_layer_tensor(const TensorGroup& g) {
-  return g.component != "embeddings" && g.component != "lm_head" && g.component != "pooler" &&
-         g.name.rfind("final_norm", 0) != 0;
-}
-
 void check_layers(const ModelSpec& spec, const std::vector<std::uint64_t>& layers) {
   for (const std::uint64_t l : layers) {
     if (l >= spec.n_layers) {
@@ -42,7 +37,9 @@ void check_layers(const ModelSpec& spec, const std::vector<std::uint64_t>& layer
 std::uint64_t selected_parameters(const ModelSpec& spec, const std::vector<std::uint64_t>& layers) {
   if (layers.empty()) return count_parameters(spec);
   check_layers(spec, layers);
-  return checked_mul(layers.size(), layer_parameters(spec), "selected parameters");
+  std::uint64_t total = 0;
+  for (const std::uint64_t l : layers) total = checked_add(total, layer_parameters(spec, l), "selected parameters");
+  return total;
 }
 
 std::uint64_t selected_tensors(const ModelSpec& spec, const std::vector<std::uint64_t>& layers) {
@@ -51,8 +48,10 @@ std::uint64_t selected_tensors(const ModelSpec& spec, const std::vector<std::uin
   for (const TensorGroup& g : model_tensors(spec)) {
     if (layers.empty()) {
       tensors = checked_add(tensors, g.copies, "tensors");
-    } else if (is_layer_tensor(g)) {
-      tensors = checked_add(tensors, checked_mul(g.copies / spec.n_layers, layers.size(), "tensors"), "tensors");
+    } else {
+      for (const std::uint64_t l : layers) {
+        if (layer_holds(spec, g.layers, l)) tensors = checked_add(tensors, copies_per_layer(spec, g), "tensors");
+      }
     }
   }
   return tensors;

@@ -49,10 +49,7 @@ bool is_attention_core(const std::string& name) {
          name == "probabilities_16bit";
 }
 
-bool is_layer_group(const TensorGroup& g) {
-  return g.component != "embeddings" && g.component != "lm_head" && g.component != "pooler" &&
-         g.name.rfind("final_norm", 0) != 0;
-}
+bool is_layer_group(const TensorGroup& g) { return g.layers != LayerSet::none; }
 
 bool is_adaptable(const TensorGroup& g) {
   return g.role == TensorRole::linear &&
@@ -207,12 +204,14 @@ Recompute parse_recompute(std::string_view text) {
 
 Bytes TrainingPhase::total() const { return sum_bytes(components, "the phase total"); }
 
-std::uint64_t layer_parameters(const ModelSpec& spec) {
+std::uint64_t layer_parameters(const ModelSpec& spec, std::uint64_t layer) {
   std::uint64_t total = 0;
   for (const TensorGroup& g : model_tensors(spec)) {
-    if (is_layer_group(g)) total = checked_add(total, group_parameters(g), "layer parameters");
+    if (!layer_holds(spec, g.layers, layer)) continue;
+    const std::uint64_t each = checked_mul(g.rows, g.cols, "tensor elements");
+    total = checked_add(total, checked_mul(copies_per_layer(spec, g), each, "layer parameters"), "layer parameters");
   }
-  return spec.n_layers == 0 ? 0 : total / spec.n_layers;
+  return total;
 }
 
 std::uint64_t trainable_parameters(const ModelSpec& spec, const LoraOptions& lora) {
@@ -267,9 +266,14 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape) {
     rows.push_back(tensor_row("router_probs", {{"s", seq}, {"b", b}, {"experts", s.experts}}, precisions::fp32));
     rows.push_back(tensor_row("expert_inputs", {{"k", k}, {"s", seq}, {"b", b}, {"h", h}}, e));
     const std::uint64_t n = s.mlp == MlpKind::gated ? 4 : 2;
-    rows.push_back(
-        tensor_row("expert_intermediates", {{std::to_string(n), n}, {"k", k}, {"s", seq}, {"b", b}, {"f", f}}, e));
+    rows.push_back(tensor_row("expert_intermediates",
+                              {{std::to_string(n), n}, {"k", k}, {"s", seq}, {"b", b}, {"f_expert", expert_width(s)}},
+                              e));
     rows.push_back(tensor_row("expert_outputs", {{"k", k}, {"s", seq}, {"b", b}, {"h", h}}, e));
+    if (s.d_shared_expert != 0) {
+      rows.push_back(tensor_row("shared_expert_intermediates",
+                                {{std::to_string(n), n}, {"s", seq}, {"b", b}, {"f_shared", s.d_shared_expert}}, e));
+    }
   } else if (s.mlp == MlpKind::gated) {
     const TensorDims sbf{{"s", seq}, {"b", b}, {"f", f}};
     rows.push_back(tensor_row("gate_output", sbf, e));
@@ -484,8 +488,9 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
   {
     const std::uint64_t k = s.experts > 0 ? s.experts_per_token : 1;
     const std::uint64_t n = s.mlp == MlpKind::gated ? 3 : 2;
-    mlp_ws.push_back(tensor_row("mlp_intermediate_grads",
-                                {{std::to_string(n), n}, {"k", k}, {"s", seq}, {"b", b}, {"f", s.d_mlp}}, e));
+    mlp_ws.push_back(tensor_row(
+        "mlp_intermediate_grads",
+        {{std::to_string(n), n}, {"k", k}, {"s", seq}, {"b", b}, {"f", s.experts > 0 ? expert_width(s) : s.d_mlp}}, e));
     if (shape.flash_attention) {
       const std::uint64_t qkv = checked_mul(checked_add(s.n_heads, checked_mul(2, s.n_kv_heads, "kv"), "qkv heads"),
                                             s.d_head, "qkv");

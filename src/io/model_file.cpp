@@ -51,6 +51,23 @@ const std::vector<std::string> kModelKeys = {"family",
                                              "experts",
                                              "experts_per_token",
                                              "sliding_window",
+                                             "qk_norm",
+                                             "d_expert",
+                                             "d_shared_expert",
+                                             "first_dense_layers",
+                                             "moe_every",
+                                             "router_bias",
+                                             "attention_chunk",
+                                             "global_every",
+                                             "global_attention",
+                                             "layer_types",
+                                             "q_lora_rank",
+                                             "kv_lora_rank",
+                                             "qk_nope_head_dim",
+                                             "qk_rope_head_dim",
+                                             "v_head_dim",
+                                             "attention_sinks",
+                                             "mtp_layers",
                                              "source",
                                              "published_params",
                                              "published_params_source"};
@@ -79,8 +96,15 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   s.n_layers = map.integer("n_layers", 1, kMaxSize);
   s.n_heads = map.integer("n_heads", 1, kMaxSize);
   s.n_kv_heads = map.optional_integer("n_kv_heads", 1, kMaxSize).value_or(s.n_heads);
+  read_count(map, "q_lora_rank", s.mla.q_lora_rank, 0);
+  read_count(map, "kv_lora_rank", s.mla.kv_lora_rank, 0);
+  read_count(map, "qk_nope_head_dim", s.mla.qk_nope_head_dim, 0);
+  read_count(map, "qk_rope_head_dim", s.mla.qk_rope_head_dim, 0);
+  read_count(map, "v_head_dim", s.mla.v_head_dim, 0);
   if (map.has("d_head")) {
     s.d_head = map.integer("d_head", 1, kMaxSize);
+  } else if (s.mla.kv_lora_rank != 0) {
+    s.d_head = s.mla.qk_nope_head_dim + s.mla.qk_rope_head_dim;  // the query/key head of latent attention
   } else if (s.d_model % s.n_heads != 0) {
     map.fail("d_head", "d_model " + std::to_string(s.d_model) + " is not divisible by n_heads " +
                            std::to_string(s.n_heads) + ": set d_head explicitly");
@@ -109,6 +133,29 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   read_count(map, "experts", s.experts, 0);
   read_count(map, "experts_per_token", s.experts_per_token, 0);
   read_count(map, "sliding_window", s.sliding_window, 0);
+  if (map.has("qk_norm")) s.qk_norm = map.parsed("qk_norm", parse_qk_norm);
+  read_count(map, "d_expert", s.d_expert, 0);
+  read_count(map, "d_shared_expert", s.d_shared_expert, 0);
+  read_count(map, "first_dense_layers", s.first_dense_layers, 0);
+  read_count(map, "moe_every", s.moe_every, 1);
+  read_flag(map, "router_bias", s.router_bias);
+  read_count(map, "attention_chunk", s.attention_chunk, 0);
+  read_count(map, "global_every", s.global_every, 0);
+  if (map.has("global_attention")) {
+    s.global_attention = map.parsed("global_attention",
+                                    [](std::string_view t) { return parse_attention_kind(t, "global_attention"); });
+  }
+  if (map.has("layer_types")) {
+    for (const std::string& t : map.string_list("layer_types")) {
+      try {
+        s.layer_types.push_back(parse_attention_kind(t));
+      } catch (const Error& e) {
+        map.fail("layer_types", "layer " + std::to_string(s.layer_types.size()) + ": " + e.what());
+      }
+    }
+  }
+  read_flag(map, "attention_sinks", s.attention_sinks);
+  read_count(map, "mtp_layers", s.mtp_layers, 0);
   if (map.has("source")) entry.source = map.string("source");
   entry.published_params = map.optional_integer("published_params", 1, UINT64_MAX);
   if (map.has("published_params_source")) entry.published_params_source = map.string("published_params_source");

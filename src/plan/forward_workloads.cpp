@@ -93,7 +93,11 @@ bool forward_tensors(const ModelSpec& s, const Workload& w, std::uint64_t querie
 
   t.add(kAttention, "q", {{"B", B}, {"S", S}, {"H", H}, {"d_head", dh}}, c);
   t.add(kAttention, "k_new", {{"B", B}, {"S", S}, {"H_kv", Hkv}, {"d_head", dh}}, c);
-  t.add(kAttention, "v_new", {{"B", B}, {"S", S}, {"H_kv", Hkv}, {"d_head", dh}}, c);
+  if (s.mla.kv_lora_rank != 0) {  // latent attention decompresses values narrower than keys
+    t.add(kAttention, "v_new", {{"B", B}, {"S", S}, {"H_kv", Hkv}, {"d_v", s.mla.v_head_dim}}, c);
+  } else {
+    t.add(kAttention, "v_new", {{"B", B}, {"S", S}, {"H_kv", Hkv}, {"d_head", dh}}, c);
+  }
   if (Hkv < H) {  // Hugging Face's repeat_kv expands keys and values to every query head
     t.add(kAttention, "kv_repeated", {{"2", 2}, {"B", B}, {"H", H}, {"M", keys}, {"d_head", dh}}, c);
   }
@@ -110,13 +114,24 @@ bool forward_tensors(const ModelSpec& s, const Workload& w, std::uint64_t querie
   t.add_attention(w.attention, shape);
   t.add(kAttention, "o_proj_out", {{"B", B}, {"S", S}, {"d", d}}, c);
 
-  if (s.experts > 0) {
-    const std::uint64_t routed = ceil_div(checked_mul(checked_mul(B, S, "tokens"), s.experts_per_token, "routed"),
-                                          s.experts);
+  // A MoE layer's MLP phase: the busiest expert's tokens (routed evenly) and the shared experts
+  // on every token. The model's dense layers (DeepSeek's first k) are the phase when wider.
+  const std::uint64_t n = s.mlp == MlpKind::gated ? 3 : 2;
+  const std::uint64_t tokens = checked_mul(B, S, "tokens");
+  const std::uint64_t routed = s.experts > 0 ? ceil_div(checked_mul(tokens, s.experts_per_token, "routed"), s.experts)
+                                             : 0;
+  const bool has_dense = layers_in(s, LayerSet::dense_mlp, 0, s.n_layers) > 0;
+  const bool moe_wider = s.experts > 0 &&
+                         (!has_dense || checked_add(checked_mul(routed, expert_width(s), "expert elements"),
+                                                    checked_mul(tokens, s.d_shared_expert, "shared elements"),
+                                                    "MoE elements") >= checked_mul(tokens, s.d_mlp, "MLP elements"));
+  if (moe_wider) {
     t.add(kMlp, "router_probs", {{"B", B}, {"S", S}, {"E", s.experts}}, precisions::fp32);
     t.add(kMlp, "moe_output", {{"B", B}, {"S", S}, {"d", d}}, c);
-    const std::uint64_t n = s.mlp == MlpKind::gated ? 3 : 2;
-    t.add(kMlp, "expert_intermediate", {{"tensors", n}, {"routed_tokens", routed}, {"d_mlp", s.d_mlp}}, c);
+    t.add(kMlp, "expert_intermediate", {{"tensors", n}, {"routed_tokens", routed}, {"d_expert", expert_width(s)}}, c);
+    if (s.d_shared_expert != 0) {
+      t.add(kMlp, "shared_intermediate", {{"tensors", n}, {"B", B}, {"S", S}, {"d_shared", s.d_shared_expert}}, c);
+    }
   } else if (s.mlp == MlpKind::gated) {
     // act(gate(x)), up(x) and their product are alive together: 3 x B x S x d_mlp.
     t.add(kMlp, "mlp_intermediate", {{"3", 3}, {"B", B}, {"S", S}, {"d_mlp", s.d_mlp}}, c);
@@ -187,6 +202,7 @@ KvCacheOptions kv_options(const Workload& w, std::uint64_t tokens) {
   o.tokens = tokens;
   o.precision = w.kv_precision.value_or(compute_precision(w));
   o.page_tokens = w.kv_page_tokens;
+  o.mla_cache = w.mla_cache;
   return o;
 }
 
@@ -196,7 +212,7 @@ void keep_kv(WorkloadComposer& c, const ModelSpec& s, const Workload& w, std::ui
   const KvCacheOptions o = kv_options(w, tokens);
   Item kv = std::move(estimate_kv_cache(s, o).components.front());
   if (!note.empty()) kv.note = kv.note.empty() ? note : note + "; " + kv.note;
-  c.keep(std::move(kv), {kv_cache_allocations(s, o)});
+  c.keep(std::move(kv), kv_cache_allocations(s, o));
 }
 
 // The totals-only twin of WorkloadComposer for the weights, inference and generation: the
@@ -208,10 +224,15 @@ class ByteTally {
       allocated_ = allocated_.plus(Bytes(run.bytes).times(run.count, "weights bytes"), "weights bytes");
     }
   }
-  static Bytes run_bytes(const TensorRun& run) { return Bytes(run.bytes).times(run.count, "KV cache bytes"); }
-  void keep(const TensorRun& run) {
-    persistent_.push_back(run);
-    allocated_ = allocated_.plus(run_bytes(run), "allocated bytes");
+  static Bytes run_bytes(const std::vector<TensorRun>& runs) {
+    Bytes total(0);
+    for (const TensorRun& run : runs)
+      total = total.plus(Bytes(run.bytes).times(run.count, "KV cache bytes"), "KV cache bytes");
+    return total;
+  }
+  void keep(const std::vector<TensorRun>& runs) {
+    persistent_.insert(persistent_.end(), runs.begin(), runs.end());
+    allocated_ = allocated_.plus(run_bytes(runs), "allocated bytes");
   }
   void transient(Bytes bytes) { transient_ = bytes; }
   // The weights alone: no overhead.
@@ -302,7 +323,7 @@ ForwardPass forward_pass(const ModelSpec& s, const Workload& w) {
 }
 
 void add_forward(WorkloadComposer& c, ForwardPass f) {
-  if (f.kv_cache) c.keep(std::move(*f.kv_cache), {f.kv_allocations});
+  if (f.kv_cache) c.keep(std::move(*f.kv_cache), f.kv_allocations);
   c.transient(std::move(f.workspace), std::move(f.phase));
 }
 
@@ -385,8 +406,8 @@ void compose_generation(const ModelSpec& s, const Workload& w, WorkloadComposer&
 
 WorkloadBytes generation_bytes(const ModelSpec& s, const Workload& w) {
   const std::uint64_t total = generated_total(w);
-  const TensorRun prefill_kv = kv_cache_allocations(s, kv_options(w, w.seq_len));
-  const TensorRun decode_kv = kv_cache_allocations(s, kv_options(w, total));
+  const std::vector<TensorRun> prefill_kv = kv_cache_allocations(s, kv_options(w, w.seq_len));
+  const std::vector<TensorRun> decode_kv = kv_cache_allocations(s, kv_options(w, total));
   const Bytes prefill_ws = forward_workspace_bytes(s, w, w.seq_len, w.seq_len, 1);
   const Bytes decode_ws = forward_workspace_bytes(s, w, 1, total, 1);
   const bool prefill_binds = ByteTally::run_bytes(prefill_kv).plus(prefill_ws, "prefill peak") >

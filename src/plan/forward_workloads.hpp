@@ -21,10 +21,10 @@ namespace memplan::detail {
 // One forward pass of `workload` over batch x seq_len tokens, as the inference workload
 // runs it: its tensors, not rows to be recovered from a breakdown.
 struct ForwardPass {
-  std::optional<Item> kv_cache;  // the keys and values kept (kv_cache on, a causal model)
-  TensorRun kv_allocations;      // kv_cache's tensors, for the allocator model
-  Item workspace;                // "forward_workspace": the largest transient working set
-  std::string phase;             // where it falls: attention, mlp or logits
+  std::optional<Item> kv_cache;           // the keys and values kept (kv_cache on, a causal model)
+  std::vector<TensorRun> kv_allocations;  // kv_cache's tensors, for the allocator model
+  Item workspace;                         // "forward_workspace": the largest transient working set
+  std::string phase;                      // where it falls: attention, mlp or logits
 };
 
 // Returns the forward pass of `workload` on `spec` (its kind is not read). Throws

@@ -206,6 +206,7 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   block_options.tokens = so.block_size == 0 ? 1 : so.block_size;
   block_options.precision = kv_dtype;
   block_options.honor_sliding_window = false;
+  block_options.mla_cache = MlaCache::latent;  // vLLM's MLA backends keep the latent
   const Bytes block_bytes = estimate_kv_cache(ss, block_options).total();
   const Bytes non_kv = weights.bytes.plus(peak.bytes, "non-KV memory").plus(cublas, "non-KV memory");
   const ServingCapacity cap = vllm_kv_capacity(gpu.memory, so.gpu_memory_utilization, non_kv, block_bytes,

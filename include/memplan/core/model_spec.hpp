@@ -5,15 +5,72 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace memplan {
 
-enum class Family { gpt2, gpt_neox, llama, mistral, mixtral, qwen2, gemma, phi, phi3, opt, falcon, bert };
+enum class Family {
+  gpt2,
+  gpt_neox,
+  llama,
+  mistral,
+  mixtral,
+  qwen2,
+  gemma,
+  phi,
+  phi3,
+  opt,
+  falcon,
+  bert,
+  qwen3,
+  qwen3_moe,
+  gemma2,
+  gemma3,
+  deepseek,  // DeepSeek-V2 and V3: multi-head latent attention, routed and shared experts
+  gpt_oss,
+  llama4,
+  olmo2,
+  olmoe,
+  phimoe,
+  granite,
+  granitemoe,
+  cohere,
+  starcoder2,
+  gpt_bigcode,
+  gptj,
+  gpt_neo,
+  bloom,
+  stablelm,
+};
 enum class MlpKind { plain, gated };  // plain: up, down; gated: gate, up, down
 enum class Positional { learned, rotary, alibi, none };
 enum class NormKind { layernorm, rmsnorm };  // layernorm has weight and bias; rmsnorm weight only
 enum class LmHead { tied, untied, none };    // tied shares the token embedding's matrix
+
+// What one layer's attention attends to, which sets the keys and values it keeps.
+enum class AttentionKind {
+  full,     // every earlier token
+  sliding,  // the last sliding_window tokens
+  chunked,  // the tokens of its own chunk of attention_chunk tokens (Llama 4)
+  nope,     // every earlier token, without rotary embeddings (Llama 4's global layers)
+  mla,      // multi-head latent attention: keys and values from a compressed latent (DeepSeek-V2/V3)
+};
+// Norms on the queries and keys before attention: none; head, one weight of d_head shared by
+// the heads (Qwen3, Gemma 3); width, one weight over all heads' width (OLMo 2, OLMoE).
+enum class QkNorm { none, head, width };
+
+// The sizes of multi-head latent attention (DeepSeek-V2's names).
+struct MlaSizes {
+  std::uint64_t q_lora_rank = 0;       // the query's compressed rank; 0 = a plain q projection
+  std::uint64_t kv_lora_rank = 0;      // rank of the key/value latent
+  std::uint64_t qk_nope_head_dim = 0;  // per-head query/key width without rotary embeddings
+  std::uint64_t qk_rope_head_dim = 0;  // per-head query/key width with them (one key part shared by all heads)
+  std::uint64_t v_head_dim = 0;        // per-head value width
+};
+
+// Which layers hold a per-layer tensor: all, those with a dense MLP, those with experts.
+enum class LayerSet { none, all, dense_mlp, moe_mlp };
 
 // Tensors as a checkpoint stores them (a .gguf file): `copies` tensors of one component, each
 // holding `elements` elements in `bytes` bytes of storage type `format`. When a spec carries
@@ -33,8 +90,8 @@ struct ModelSpec {
   std::uint64_t n_layers = 0;     // transformer blocks
   std::uint64_t n_heads = 0;      // query heads
   std::uint64_t n_kv_heads = 0;   // key/value heads (GQA/MQA); equals n_heads for MHA
-  std::uint64_t d_head = 0;       // per-head size; usually d_model / n_heads
-  std::uint64_t d_mlp = 0;        // MLP intermediate size
+  std::uint64_t d_head = 0;       // per-head size: its own figure (Gemma: 256), often d_model / n_heads
+  std::uint64_t d_mlp = 0;        // a dense MLP's intermediate size
   MlpKind mlp = MlpKind::gated;
   std::string activation = "silu";  // informational: silu, gelu, gelu_new, relu, ...
   std::uint64_t vocab_size = 0;     // rows of the token embedding
@@ -53,9 +110,28 @@ struct ModelSpec {
   bool mlp_bias = false;              // biases on the MLP matrices
   LmHead lm_head = LmHead::untied;
   bool lm_head_bias = false;
-  std::uint64_t experts = 0;            // MoE experts per layer; 0 = dense MLP
-  std::uint64_t experts_per_token = 0;  // experts each token is routed to
-  std::uint64_t sliding_window = 0;     // attention window in tokens; 0 = full attention
+  QkNorm qk_norm = QkNorm::none;
+  // Mixture of experts. A MoE layer has `experts` routed experts of d_expert each, a shared
+  // expert of d_shared_expert that every token goes through (0: none), and a router.
+  std::uint64_t experts = 0;             // routed experts of a MoE layer; 0 = dense MLP everywhere
+  std::uint64_t experts_per_token = 0;   // routed experts each token goes to
+  std::uint64_t d_expert = 0;            // a routed expert's intermediate size; 0 = d_mlp
+  std::uint64_t d_shared_expert = 0;     // the shared experts' intermediate size, all of them together
+  std::uint64_t first_dense_layers = 0;  // the first k layers have a dense MLP of d_mlp (DeepSeek)
+  std::uint64_t moe_every = 1;           // after them, layer i has experts when (i + 1) % moe_every == 0
+  bool router_bias = false;              // a bias (or score correction) per routed expert
+  // Attention per layer. The compact form: every layer full, or sliding when sliding_window
+  // is set. A pattern: every global_every-th layer (i + 1 a multiple) is global_attention,
+  // the others sliding (sliding_window) or chunked (attention_chunk). layer_types, one
+  // entry per layer, overrides both.
+  std::uint64_t sliding_window = 0;                      // sliding layers' window in tokens; 0 = no sliding layers
+  std::uint64_t attention_chunk = 0;                     // chunked layers' chunk in tokens; 0 = none
+  std::uint64_t global_every = 0;                        // 0 = no pattern
+  AttentionKind global_attention = AttentionKind::full;  // the pattern's global layers: full or nope
+  std::vector<AttentionKind> layer_types;
+  MlaSizes mla;                  // set when the layers are mla (DeepSeek); d_head is then qk_nope + qk_rope
+  bool attention_sinks = false;  // a learned sink logit per head and layer (gpt-oss)
+  std::uint64_t mtp_layers = 0;  // multi-token-prediction layers the checkpoint adds; not counted
   // The weights as a checkpoint stores them (a .gguf: ggml types, k-quants and i-quants); empty
   // for an architecture. When set, estimate_weights and weight_allocations price these bytes
   // and the weights precision no longer applies to them; the fields above still size the
@@ -69,6 +145,30 @@ struct ModelSpec {
   // method memplan does not price); bind() makes each a warning of the plan.
   std::vector<std::string> import_warnings;
 };
+
+// Returns layer `layer`'s attention kind, from layer_types, the pattern or the compact form
+// (see ModelSpec). Assumes a validated spec and layer < n_layers.
+AttentionKind attention_kind(const ModelSpec& spec, std::uint64_t layer);
+
+// Returns how many layers have each attention kind, kinds in the order they first appear,
+// in closed form (n_layers may be far too many to list). Assumes a validated spec.
+std::vector<std::pair<AttentionKind, std::uint64_t>> attention_layer_counts(const ModelSpec& spec);
+
+// Returns whether layer `layer` has experts: experts > 0, at or after first_dense_layers,
+// and (layer + 1) a multiple of moe_every.
+bool is_moe_layer(const ModelSpec& spec, std::uint64_t layer);
+
+// Returns how many of layers [first, first + count) hold tensors of `set` (none: 0).
+std::uint64_t layers_in(const ModelSpec& spec, LayerSet set, std::uint64_t first, std::uint64_t count);
+
+// Returns whether layer `layer` holds tensors of `set`.
+bool layer_holds(const ModelSpec& spec, LayerSet set, std::uint64_t layer);
+
+// Returns a routed expert's intermediate size: d_expert, or d_mlp when 0.
+inline std::uint64_t expert_width(const ModelSpec& s) { return s.d_expert != 0 ? s.d_expert : s.d_mlp; }
+
+// Returns whether every layer has the same attention kind and MLP (a stack of identical blocks).
+bool uniform_layers(const ModelSpec& spec);
 
 // Returns a spec holding `family`'s conventions (MLP kind, positions, norm, biases, head
 // tying); the sizes are left 0 for the caller to fill.
@@ -85,6 +185,8 @@ std::string to_string(MlpKind value);
 std::string to_string(Positional value);
 std::string to_string(NormKind value);
 std::string to_string(LmHead value);
+std::string to_string(AttentionKind value);
+std::string to_string(QkNorm value);
 
 // Each parser accepts exactly the spellings to_string returns and throws
 // Error(invalid_input, key = the field name) listing them, with a did-you-mean.
@@ -93,5 +195,7 @@ MlpKind parse_mlp_kind(std::string_view text);
 Positional parse_positional(std::string_view text);
 NormKind parse_norm_kind(std::string_view text);
 LmHead parse_lm_head(std::string_view text);
+AttentionKind parse_attention_kind(std::string_view text, const char* key = "layer_types");
+QkNorm parse_qk_norm(std::string_view text);
 
 }  // namespace memplan

@@ -28,7 +28,12 @@ struct TensorGroup {
   std::uint64_t cols = 1;      // input features, or table width
   std::uint64_t copies = 1;    // layers (x experts) holding this tensor
   TensorRole role = TensorRole::linear;
+  LayerSet layers = LayerSet::none;  // the layers holding it (copies / their number each); none: not per layer
 };
+
+// Returns how many copies of `group` each layer holding it has (experts per MoE layer, 1 for
+// most); the group's own copies for a group that is not per layer.
+std::uint64_t copies_per_layer(const ModelSpec& spec, const TensorGroup& group);
 
 // Returns every parameter tensor of `spec`, grouped, in component order. Assumes a
 // validated spec. Throws Error(overflow) if a size exceeds 64 bits.

@@ -2,6 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "memplan/core/breakdown.hpp"
 #include "memplan/core/model_spec.hpp"
@@ -10,23 +13,37 @@
 
 namespace memplan {
 
+// What a latent-attention layer keeps per token. latent: the compressed latent and the
+// shared rotary key, kv_lora_rank + qk_rope_head_dim elements (vLLM, SGLang, DeepSeek's own
+// inference code); decompressed: keys of n_heads x (qk_nope_head_dim + qk_rope_head_dim) and
+// values of n_heads x v_head_dim (transformers' cache with eager or SDPA attention).
+enum class MlaCache { latent, decompressed };
+
+std::string to_string(MlaCache value);
+// Accepts "latent" and "decompressed"; throws Error(invalid_input, key "mla_cache") listing them.
+MlaCache parse_mla_cache(std::string_view text);
+
 struct KvCacheOptions {
-  std::uint64_t batch = 1;                 // sequences held at once
-  std::uint64_t tokens = 2048;             // tokens per sequence: prompt + generated
-  Precision precision = precisions::fp16;  // cache dtype: fp16, bf16, fp8, int8 (row scales), int4-gN
-  std::uint64_t page_tokens = 0;           // paged allocation (vLLM blocks of N tokens); 0 = contiguous
-  bool honor_sliding_window = true;        // cap at the model's sliding window (vLLM, HF SlidingWindowCache)
+  std::uint64_t batch = 1;                      // sequences held at once
+  std::uint64_t tokens = 2048;                  // tokens per sequence: prompt + generated
+  Precision precision = precisions::fp16;       // cache dtype: fp16, bf16, fp8, int8 (row scales), int4-gN
+  std::uint64_t page_tokens = 0;                // paged allocation (vLLM blocks of N tokens); 0 = contiguous
+  bool honor_sliding_window = true;             // cap sliding and chunked layers at their window (vLLM, HF's caches)
+  MlaCache mla_cache = MlaCache::decompressed;  // latent-attention layers' convention
 };
 
-// Returns a Breakdown with one component, "kv_cache", detailed as "keys" and "values":
-// 2 x n_layers x n_kv_heads x d_head x tokens x batch elements at `precision`, with
-// tokens capped by the sliding window and rounded up to whole pages. Quantised caches
-// carry one scale per (token, head) row, as a matrix of (batch*tokens*kv_heads) x d_head.
-// Throws Error(invalid_input) for batch or tokens of 0, Error(overflow).
+// Returns a Breakdown with one component, "kv_cache". Each layer keeps keys and values of
+// n_kv_heads x d_head x tokens x batch elements at `precision`: a full or NoPE layer every
+// token, a sliding layer at most sliding_window of them, a chunked layer at most
+// attention_chunk, a latent-attention layer as `mla_cache` says; tokens are rounded up to
+// whole pages. Quantised caches carry one scale per (token, head) row, as a matrix of
+// (batch*tokens*kv_heads) x d_head. Layers that all keep the same are detailed as "keys"
+// and "values" (or "latent"); otherwise one detail row per kind of layer ("sliding_layers",
+// "full_layers", ...). Throws Error(invalid_input) for batch or tokens of 0, Error(overflow).
 Breakdown estimate_kv_cache(const ModelSpec& spec, const KvCacheOptions& options);
 
-// Returns the cache as allocations: one keys and one values tensor per layer (the layout
-// of Hugging Face's caches and vLLM's per-layer blocks). Throws as estimate_kv_cache.
-TensorRun kv_cache_allocations(const ModelSpec& spec, const KvCacheOptions& options);
+// Returns the cache as allocations: per layer one keys and one values tensor, or one latent
+// (the layout of Hugging Face's caches and vLLM's per-layer blocks). Throws as estimate_kv_cache.
+std::vector<TensorRun> kv_cache_allocations(const ModelSpec& spec, const KvCacheOptions& options);
 
 }  // namespace memplan

@@ -11,6 +11,7 @@
 #include "memplan/core/model_spec.hpp"
 #include "memplan/estimators/activations.hpp"
 #include "memplan/estimators/attention.hpp"
+#include "memplan/estimators/kv_cache.hpp"
 #include "memplan/estimators/overhead.hpp"
 #include "memplan/estimators/weights.hpp"
 #include "memplan/plan/analysis.hpp"
@@ -51,15 +52,16 @@ std::vector<std::string> workload_names();
 
 struct Workload {
   WorkloadKind kind = WorkloadKind::inference;
-  std::uint64_t batch = 1;                // sequences per forward pass
-  std::uint64_t seq_len = 2048;           // input (prompt) tokens per sequence
-  std::uint64_t new_tokens = 0;           // generation: tokens generated after the prompt
-  WeightsOptions weights;                 // weight storage precision
-  std::optional<Precision> compute;       // activation dtype; unset: the weights' float precision,
-                                          //   or weights.unquantized when the weights are quantised
-  bool kv_cache = true;                   // inference and extraction keep keys and values (HF use_cache=True)
-  std::optional<Precision> kv_precision;  // unset: the compute dtype
-  std::uint64_t kv_page_tokens = 0;       // paged KV cache blocks (vLLM: 16); 0 = contiguous
+  std::uint64_t batch = 1;                      // sequences per forward pass
+  std::uint64_t seq_len = 2048;                 // input (prompt) tokens per sequence
+  std::uint64_t new_tokens = 0;                 // generation: tokens generated after the prompt
+  WeightsOptions weights;                       // weight storage precision
+  std::optional<Precision> compute;             // activation dtype; unset: the weights' float precision,
+                                                //   or weights.unquantized when the weights are quantised
+  bool kv_cache = true;                         // inference and extraction keep keys and values (HF use_cache=True)
+  std::optional<Precision> kv_precision;        // unset: the compute dtype
+  std::uint64_t kv_page_tokens = 0;             // paged KV cache blocks (vLLM: 16); 0 = contiguous
+  MlaCache mla_cache = MlaCache::decompressed;  // what latent-attention layers keep (transformers: decompressed)
   AttentionVariant attention = AttentionVariant::sdpa;
   std::uint64_t attention_chunk = 512;  // for the chunked variants
   bool logits_fp32 = false;             // inference logits upcast to fp32 (transformers < 4.45 did;
