@@ -36,17 +36,39 @@ struct FamilyInfo {
 // Sorted by model_type. Defaults as in transformers' configuration_<model>.py.
 constexpr FamilyInfo kFamilies[] = {
     {"bert", Family::bert, false, 512, false, false},
+    {"bloom", Family::bloom, true, 2048, false, false},
+    {"cohere", Family::cohere, true, 8192, false, true},
+    {"cohere2", Family::cohere, true, 8192, true, true},
+    {"deepseek_v2", Family::deepseek, false, 2048, false, true},
+    {"deepseek_v3", Family::deepseek, false, 4096, false, true},
     {"falcon", Family::falcon, true, 2048, false, false},
     {"gemma", Family::gemma, true, 8192, true, true},
+    {"gemma2", Family::gemma2, true, 8192, true, true},
+    {"gemma3_text", Family::gemma3, true, 131072, true, true},
     {"gpt2", Family::gpt2, true, 1024, false, false},
+    {"gpt_bigcode", Family::gpt_bigcode, true, 1024, false, false},
+    {"gpt_neo", Family::gpt_neo, true, 2048, false, false},
     {"gpt_neox", Family::gpt_neox, false, 2048, false, false},
+    {"gpt_oss", Family::gpt_oss, false, 131072, true, true},
+    {"gptj", Family::gptj, false, 2048, false, false},
+    {"granite", Family::granite, false, 2048, false, true},
+    {"granitemoe", Family::granitemoe, false, 2048, false, true},
     {"llama", Family::llama, false, 2048, true, true},
+    {"llama4", Family::llama4, false, 4096ULL * 32, true, true},  // its text_config (llama4_text)
+    {"llama4_text", Family::llama4, false, 4096ULL * 32, true, true},
     {"mistral", Family::mistral, false, 4096ULL * 32, true, true},
     {"mixtral", Family::mixtral, false, 4096ULL * 32, true, true},
+    {"olmo2", Family::olmo2, false, 2048, false, true},
+    {"olmoe", Family::olmoe, false, 4096, false, true},
     {"opt", Family::opt, true, 2048, false, false},
     {"phi", Family::phi, false, 2048, false, true},
     {"phi3", Family::phi3, false, 4096, true, true},
+    {"phimoe", Family::phimoe, false, 4096ULL * 32, false, true},
     {"qwen2", Family::qwen2, false, 32768, true, true},
+    {"qwen3", Family::qwen3, false, 32768, true, true},
+    {"qwen3_moe", Family::qwen3_moe, false, 32768, true, true},
+    {"stablelm", Family::stablelm, false, 4096, false, true},
+    {"starcoder2", Family::starcoder2, true, 4096, false, true},
 };
 
 // Reads sizes under their Hugging Face names (and old aliases: GPT-2's n_embd), and
@@ -102,6 +124,226 @@ class Fields {
   std::map<std::string, std::string> origin_;
 };
 
+// A config's layer_types entry as memplan's attention kind (transformers' spellings).
+AttentionKind layer_type(const detail::JsonMap& map, const nlohmann::json& entry) {
+  const std::string text = entry.is_string() ? entry.get<std::string>() : std::string();
+  if (text == "full_attention") return AttentionKind::full;
+  if (text == "sliding_attention") return AttentionKind::sliding;
+  if (text == "chunked_attention") return AttentionKind::chunked;
+  map.fail("layer_types", "layer_types holds '" + printable(entry.is_string() ? text : entry.dump()) +
+                              "': memplan reads full_attention, sliding_attention and chunked_attention");
+}
+
+// Reads layer_types when the config has it; returns whether it did.
+bool read_layer_types(const detail::JsonMap& map, ModelSpec& s) {
+  if (!map.has("layer_types")) return false;
+  const nlohmann::json& list = map.value("layer_types");
+  if (!list.is_array() || list.size() != s.n_layers) {
+    map.fail("layer_types", "layer_types must list one entry per layer (" + std::to_string(s.n_layers) + ")");
+  }
+  for (const nlohmann::json& e : list) s.layer_types.push_back(layer_type(map, e));
+  // The compact pattern when it says the same: written model files stay short.
+  const std::vector<AttentionKind> types = s.layer_types;
+  for (const std::uint64_t every : {0ULL, 2ULL, 3ULL, 4ULL, 5ULL, 6ULL, 8ULL}) {
+    s.layer_types.clear();
+    s.global_every = every;
+    bool same = true;
+    for (std::size_t i = 0; i < types.size() && same; ++i) same = attention_kind(s, i) == types[i];
+    if (same) return true;
+  }
+  s.global_every = 0;
+  s.layer_types = types;
+  return true;
+}
+
+// Experts read from `experts_key` and `top_k_key`; `width_key` the expert's size when it is
+// not intermediate_size.
+void read_experts(Fields& f, ModelSpec& s, const char* experts_key, const char* top_k_key,
+                  const char* width_key = nullptr) {
+  s.experts = f.required("experts", {experts_key});
+  s.experts_per_token = f.required("experts_per_token", {top_k_key});
+  if (width_key != nullptr) s.d_expert = f.required("d_expert", {width_key});
+}
+
+// The families whose layers differ, or whose blocks add norms, experts or latent attention.
+void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, const std::string& type) {
+  const auto window = [&](std::uint64_t fallback) {
+    s.sliding_window = f.optional("sliding_window", {"sliding_window"}).value_or(fallback);
+  };
+  switch (s.family) {
+    case Family::qwen3:
+    case Family::qwen3_moe:
+      s.attn_qkv_bias = s.attn_out_bias = map.boolean_or("attention_bias", false);
+      if (map.boolean_or("use_sliding_window", false)) {
+        map.fail("use_sliding_window",
+                 "use_sliding_window with max_window_layers (sliding attention on some "
+                 "layers only) is not something memplan reads for Qwen3 yet");
+      }
+      if (s.family == Family::qwen3_moe) {
+        read_experts(f, s, "num_experts", "num_experts_per_tok", "moe_intermediate_size");
+        s.moe_every = map.optional_integer("decoder_sparse_step", 1, kMaxSize).value_or(1);
+        if (map.has("mlp_only_layers") && !map.value("mlp_only_layers").empty()) {
+          map.fail("mlp_only_layers",
+                   "mlp_only_layers (dense MLPs on listed layers) is not something memplan's "
+                   "layer description holds; it has first_dense_layers and moe_every");
+        }
+      }
+      break;
+    case Family::gemma2:
+    case Family::gemma3: {
+      s.attn_qkv_bias = s.attn_out_bias = map.boolean_or("attention_bias", false);
+      window(4096);
+      if (!read_layer_types(map, s)) {
+        // Gemma 2: layer i is local when i is even; Gemma 3: global when (i + 1) % pattern == 0.
+        s.global_every = s.family == Family::gemma2
+                             ? 2
+                             : map.optional_integer("sliding_window_pattern", 1, kMaxSize).value_or(6);
+        f.from("global_every", s.family == Family::gemma2 ? "sliding_window" : "sliding_window_pattern");
+      }
+      for (const char* cap : {"attn_logit_softcapping", "final_logit_softcapping"}) {
+        if (map.has(cap)) f.note(std::string(cap) + ": a tanh on the logits, no memory");
+      }
+      break;
+    }
+    case Family::deepseek: {
+      MlaSizes& m = s.mla;
+      m.q_lora_rank = map.optional_integer("q_lora_rank", 1, kMaxSize).value_or(0);
+      m.kv_lora_rank = f.required("kv_lora_rank", {"kv_lora_rank"});
+      m.qk_nope_head_dim = f.required("qk_nope_head_dim", {"qk_nope_head_dim"});
+      m.qk_rope_head_dim = f.required("qk_rope_head_dim", {"qk_rope_head_dim"});
+      m.v_head_dim = f.required("v_head_dim", {"v_head_dim"});
+      s.d_head = checked_add(m.qk_nope_head_dim, m.qk_rope_head_dim, "qk_nope_head_dim + qk_rope_head_dim");
+      f.from("d_head", "qk_nope_head_dim");
+      s.n_kv_heads = s.n_heads;  // keys and values are decompressed for every head
+      s.attn_qkv_bias = s.attn_out_bias = map.boolean_or("attention_bias", false);
+      read_experts(f, s, "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size");
+      s.d_shared_expert = checked_mul(map.optional_integer("n_shared_experts", 0, kMaxSize).value_or(0), s.d_expert,
+                                      "n_shared_experts x moe_intermediate_size");
+      f.from("d_shared_expert", "n_shared_experts");
+      s.first_dense_layers = map.optional_integer("first_k_dense_replace", 0, kMaxSize).value_or(0);
+      f.from("first_dense_layers", "first_k_dense_replace");
+      s.moe_every = map.optional_integer("moe_layer_freq", 1, kMaxSize).value_or(1);
+      f.from("moe_every", "moe_layer_freq");
+      // V3's router keeps a score-correction bias per expert (topk_method noaux_tc).
+      s.router_bias = map.optional_string("topk_method").value_or(type == "deepseek_v3" ? "noaux_tc" : "greedy") ==
+                      "noaux_tc";
+      s.mtp_layers = map.optional_integer("num_nextn_predict_layers", 0, kMaxSize).value_or(0);
+      if (s.mtp_layers > 0) {
+        f.note("num_nextn_predict_layers " + std::to_string(s.mtp_layers) +
+               ": the checkpoint adds multi-token-prediction layers that transformers and vLLM do not load by "
+               "default; they are not counted");
+      }
+      break;
+    }
+    case Family::gpt_oss:
+      s.attn_qkv_bias = s.attn_out_bias = map.boolean_or("attention_bias", true);
+      read_experts(f, s, "num_local_experts", "num_experts_per_tok");
+      window(128);
+      if (!read_layer_types(map, s)) s.global_every = 2;
+      break;
+    case Family::llama4: {
+      s.attn_qkv_bias = s.attn_out_bias = map.boolean_or("attention_bias", false);
+      read_experts(f, s, "num_local_experts", "num_experts_per_tok", "intermediate_size");
+      s.d_shared_expert = s.d_expert;  // one shared expert of the experts' size
+      f.from("d_shared_expert", "intermediate_size");
+      s.moe_every = map.optional_integer("interleave_moe_layer_step", 1, kMaxSize).value_or(1);
+      f.from("moe_every", "interleave_moe_layer_step");
+      s.attention_chunk = f.optional("attention_chunk", {"attention_chunk_size"}).value_or(0);
+      // no_rope_layers: 1 where a layer uses rotary embeddings; the others are global NoPE layers.
+      if (map.has("no_rope_layers") && map.value("no_rope_layers").is_array() && !map.value("no_rope_layers").empty()) {
+        const nlohmann::json& rope = map.value("no_rope_layers");
+        if (rope.size() != s.n_layers) map.fail("no_rope_layers", "no_rope_layers must list one entry per layer");
+        for (const nlohmann::json& e : rope) {
+          if (!e.is_number_integer()) map.fail("no_rope_layers", "no_rope_layers must hold 0 and 1");
+          const bool uses_rope = e.get<std::int64_t>() != 0;
+          s.layer_types.push_back(!uses_rope               ? AttentionKind::nope
+                                  : s.attention_chunk != 0 ? AttentionKind::chunked
+                                                           : AttentionKind::full);
+        }
+      } else if (s.attention_chunk != 0) {
+        s.global_every = 4;  // Llama4TextConfig: every 4th layer is NoPE and global
+        s.global_attention = AttentionKind::nope;
+      }
+      if (map.boolean_or("use_qk_norm", false)) f.note("use_qk_norm: an L2 norm without weights, no parameters");
+      break;
+    }
+    case Family::olmo2:
+    case Family::olmoe:
+      s.attn_qkv_bias = s.attn_out_bias = map.boolean_or("attention_bias", false);
+      if (s.family == Family::olmoe) read_experts(f, s, "num_experts", "num_experts_per_tok");
+      break;
+    case Family::phimoe:
+      s.attn_qkv_bias = s.attn_out_bias = map.boolean_or("attention_bias", false);
+      s.lm_head_bias = map.boolean_or("lm_head_bias", false);
+      read_experts(f, s, "num_local_experts", "num_experts_per_tok");
+      window(0);
+      break;
+    case Family::granite:
+    case Family::granitemoe:
+      s.attn_qkv_bias = s.attn_out_bias = map.boolean_or("attention_bias", false);
+      s.mlp_bias = s.family == Family::granite && map.boolean_or("mlp_bias", false);
+      if (s.family == Family::granitemoe) read_experts(f, s, "num_local_experts", "num_experts_per_tok");
+      f.note("Granite's embedding, residual, attention and logit multipliers scale values, no memory");
+      break;
+    case Family::cohere:
+      s.attn_qkv_bias = s.attn_out_bias = map.boolean_or("attention_bias", false);
+      if (map.boolean_or("use_qk_norm", false)) s.qk_norm = QkNorm::width;
+      if (type == "cohere2") {
+        window(4096);
+        if (!read_layer_types(map, s)) {
+          s.global_every = map.optional_integer("sliding_window_pattern", 1, kMaxSize).value_or(4);
+        }
+        s.global_attention = AttentionKind::nope;  // Cohere2's global layers have no rotary embeddings
+      }
+      f.note("CohereLayerNorm has a weight and no bias: priced as one vector per norm");
+      break;
+    case Family::starcoder2:
+      s.attn_qkv_bias = s.attn_out_bias = s.mlp_bias = map.boolean_or("use_bias", true);
+      window(0);
+      break;
+    case Family::gpt_bigcode:
+      if (!map.boolean_or("scale_attn_weights", true)) f.note("scale_attn_weights false: no memory");
+      break;
+    case Family::gptj:
+      if (map.has("rotary_dim")) {
+        f.note("rotary_dim " + std::to_string(map.integer("rotary_dim", 1, kMaxSize)) +
+               ": rotary embeddings on part of each head, no parameters");
+      }
+      break;
+    case Family::gpt_neo: {
+      // attention_layers (written from attention_types [[["global", "local"], 12]]): global
+      // layers see every token, local ones the last window_size.
+      if (!map.has("attention_layers")) break;
+      const nlohmann::json& layers = map.value("attention_layers");
+      if (!layers.is_array() || layers.size() != s.n_layers) {
+        map.fail("attention_layers",
+                 "attention_layers must list one entry per layer (" + std::to_string(s.n_layers) + ")");
+      }
+      for (const nlohmann::json& e : layers) {
+        const std::string kind = e.is_string() ? e.get<std::string>() : std::string();
+        if (kind != "global" && kind != "local") {
+          map.fail("attention_layers", "attention_layers holds 'global' and 'local', not " + printable(e.dump()));
+        }
+        s.layer_types.push_back(kind == "local" ? AttentionKind::sliding : AttentionKind::full);
+      }
+      s.sliding_window = f.optional("sliding_window", {"window_size"}).value_or(256);
+      break;
+    }
+    case Family::bloom: f.note("ALiBi positions: no position table"); break;
+    case Family::stablelm:
+      s.attn_qkv_bias = map.boolean_or("use_qkv_bias", false);
+      s.parallel_block = map.boolean_or("use_parallel_residual", false);
+      if (s.parallel_block) s.norms_per_layer = 1;
+      if (map.boolean_or("qk_layernorm", false)) s.qk_norm = QkNorm::width;  // one LayerNorm per head
+      if (map.has("partial_rotary_factor")) {
+        f.note("partial_rotary_factor " + map.value("partial_rotary_factor").dump() +
+               ": rotary embeddings on part of each head, no parameters");
+      }
+      break;
+    default: break;
+  }
+}
+
 std::string last_path_part(std::string text) {
   while (!text.empty() && (text.back() == '/' || text.back() == '\\')) text.pop_back();
   const std::size_t slash = text.find_last_of("/\\");
@@ -139,9 +381,16 @@ std::vector<std::string> hf_model_types() {
 
 HfImport parse_hf_config(std::string_view text, const std::string& file, const std::string& name) {
   const nlohmann::json root = detail::parse_json(text, file);
-  const detail::JsonMap map(root, text, file, "a Hugging Face config");
+  const detail::JsonMap outer(root, text, file, "a Hugging Face config");
   HfImport out;
-  out.model_type = map.string("model_type");
+  out.model_type = outer.string("model_type");
+  // Llama 4 checkpoints wrap the language model's config in text_config, beside a vision tower's.
+  std::optional<detail::JsonMap> text_config;
+  if (out.model_type == "llama4") {
+    text_config.emplace(outer.object("text_config", "the text_config of a Llama 4 config"));
+    out.notes.push_back("the language model (text_config); the vision tower and its projector are not counted");
+  }
+  const detail::JsonMap& map = text_config ? *text_config : outer;
   const FamilyInfo* info = nullptr;
   for (const FamilyInfo& f : kFamilies) {
     if (f.model_type == out.model_type) info = &f;
@@ -155,7 +404,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   Fields f(map, out.notes);
   const Family family = info->family;
   const std::string& type = out.model_type;
-  const bool gpt2 = family == Family::gpt2;
+  const bool gpt2 = family == Family::gpt2 || family == Family::gpt_bigcode || family == Family::gptj;
   const auto alias = [&](const char* name_hf, const char* name_gpt2) {
     return gpt2 ? std::vector<std::string>{name_gpt2, name_hf} : std::vector<std::string>{name_hf};
   };
@@ -170,14 +419,23 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   std::vector<std::string> hidden_keys = alias("hidden_size", "n_embd");
   if (family == Family::falcon) hidden_keys.push_back("n_embed");  // FalconConfig still accepts the old name
   s.d_model = f.required("d_model", hidden_keys);
-  const std::vector<std::string> layer_keys = alias("num_hidden_layers", "n_layer");
+  if (family == Family::bloom) hidden_keys.push_back("n_embed");  // BloomConfig's old name
+  std::vector<std::string> layer_keys = alias("num_hidden_layers", "n_layer");
+  std::vector<std::string> head_keys = alias("num_attention_heads", "n_head");
+  if (family == Family::gpt_neo) {
+    layer_keys = {"num_layers"};
+    head_keys = {"num_heads"};
+  } else if (family == Family::bloom) {
+    layer_keys = {"n_layer", "num_hidden_layers"};
+    head_keys = {"n_head", "num_attention_heads"};
+  }
   s.n_layers = f.required("n_layers", layer_keys);
-  const std::vector<std::string> head_keys = alias("num_attention_heads", "n_head");
   s.n_heads = f.required("n_heads", head_keys);
   s.vocab_size = f.required("vocab_size", {"vocab_size"});
 
-  if (std::optional<std::uint64_t> context = f.optional("max_seq_len",
-                                                        alias("max_position_embeddings", "n_positions"))) {
+  std::vector<std::string> context_keys = alias("max_position_embeddings", "n_positions");
+  if (family == Family::bloom) context_keys = {"seq_length"};  // ALiBi: no table; the training length
+  if (std::optional<std::uint64_t> context = f.optional("max_seq_len", context_keys)) {
     s.max_seq_len = *context;
   } else {
     s.max_seq_len = info->context;
@@ -187,9 +445,11 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
 
   if (info->reads_head_dim && map.has("head_dim")) {
     s.d_head = f.required("d_head", {"head_dim"});
-  } else if (family == Family::gemma) {
+  } else if (family == Family::gemma || family == Family::gemma2 || family == Family::gemma3) {
     s.d_head = 256;
-    f.note("head_dim is not set: 256, GemmaConfig's default");
+    f.note("head_dim is not set: 256, the default of model_type " + type);
+  } else if (family == Family::deepseek) {
+    s.d_head = 0;  // set from the latent-attention sizes below
   } else if (s.d_model % s.n_heads != 0) {
     map.fail(head_keys.front(), "hidden size " + std::to_string(s.d_model) + " is not divisible by " +
                                     std::to_string(s.n_heads) + " heads" +
@@ -212,10 +472,15 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
       s.n_kv_heads = 1;
       f.from("n_kv_heads", "multi_query");
     }
+  } else if (family == Family::gpt_bigcode && map.boolean_or("multi_query", true)) {
+    s.n_kv_heads = 1;  // GPTBigCode's multi-query attention: one key/value head
+    f.from("n_kv_heads", "multi_query");
   }
 
   switch (family) {
     case Family::gpt2:
+    case Family::gpt_bigcode:
+    case Family::gptj:
       if (std::optional<std::uint64_t> inner = f.optional("d_mlp", {"n_inner"})) {
         s.d_mlp = *inner;
       } else {
@@ -232,14 +497,30 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
       }
       break;
     case Family::opt: s.d_mlp = f.required("d_mlp", {"ffn_dim"}); break;
+    case Family::gpt_neo:
+      if (std::optional<std::uint64_t> inner = f.optional("d_mlp", {"intermediate_size"})) {
+        s.d_mlp = *inner;
+      } else {
+        s.d_mlp = checked_mul(4, s.d_model, "4 x hidden_size");
+        f.from("d_mlp", "hidden_size");
+      }
+      break;
+    case Family::bloom:  // BloomMLP is always 4 x hidden_size
+      s.d_mlp = checked_mul(4, s.d_model, "4 x hidden_size");
+      f.from("d_mlp", "hidden_size");
+      break;
+    case Family::llama4:  // intermediate_size is the experts'; dense layers have intermediate_size_mlp
+      s.d_mlp = f.required("d_mlp", {"intermediate_size_mlp"});
+      break;
     default: s.d_mlp = f.required("d_mlp", {"intermediate_size"}); break;
   }
 
   // Activation: informational, but kept so the model file reads like the config.
   std::optional<std::string> activation;
-  if (family == Family::gpt2 || family == Family::opt) {
+  if (gpt2 || family == Family::opt || family == Family::gpt_neo) {
     activation = map.optional_string("activation_function");
-  } else if (family == Family::gemma && map.has("hidden_activation")) {
+  } else if ((family == Family::gemma || family == Family::gemma2 || family == Family::gemma3) &&
+             map.has("hidden_activation")) {
     activation = map.optional_string("hidden_activation");
   } else if (family == Family::falcon) {
     activation = map.optional_string("activation");
@@ -332,6 +613,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
     s.experts = f.required("experts", {"num_local_experts"});
     s.experts_per_token = f.required("experts_per_token", {"num_experts_per_tok"});
   }
+  import_recent_family(map, f, s, type);
 
   if (family == Family::mistral || family == Family::mixtral || family == Family::phi3) {
     s.sliding_window = f.optional("sliding_window", {"sliding_window"}).value_or(0);
@@ -425,6 +707,33 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
       << "experts: " << s.experts << '\n'
       << "experts_per_token: " << s.experts_per_token << '\n'
       << "sliding_window: " << s.sliding_window << '\n';
+  // The per-layer description, only where a model has it: uniform models read as before.
+  if (s.qk_norm != QkNorm::none) out << "qk_norm: " << to_string(s.qk_norm) << '\n';
+  const std::pair<const char*, std::uint64_t> sizes[] = {{"d_expert", s.d_expert},
+                                                         {"d_shared_expert", s.d_shared_expert},
+                                                         {"first_dense_layers", s.first_dense_layers},
+                                                         {"attention_chunk", s.attention_chunk},
+                                                         {"global_every", s.global_every},
+                                                         {"q_lora_rank", s.mla.q_lora_rank},
+                                                         {"kv_lora_rank", s.mla.kv_lora_rank},
+                                                         {"qk_nope_head_dim", s.mla.qk_nope_head_dim},
+                                                         {"qk_rope_head_dim", s.mla.qk_rope_head_dim},
+                                                         {"v_head_dim", s.mla.v_head_dim},
+                                                         {"mtp_layers", s.mtp_layers}};
+  for (const auto& [key, value] : sizes) {
+    if (value != 0) out << key << ": " << value << '\n';
+  }
+  if (s.moe_every != 1) out << "moe_every: " << s.moe_every << '\n';
+  if (s.router_bias) out << "router_bias: true\n";
+  if (s.attention_sinks) out << "attention_sinks: true\n";
+  if (s.global_every != 0 && s.global_attention != AttentionKind::full) {
+    out << "global_attention: " << to_string(s.global_attention) << '\n';
+  }
+  if (!s.layer_types.empty()) {
+    out << "layer_types: [";
+    for (std::size_t i = 0; i < s.layer_types.size(); ++i) out << (i == 0 ? "" : ", ") << to_string(s.layer_types[i]);
+    out << "]\n";
+  }
   if (!entry.source.empty()) out << "source: " << yaml_quote(entry.source) << '\n';
   if (entry.published_params) out << "published_params: " << *entry.published_params << '\n';
   if (!entry.published_params_source.empty()) {

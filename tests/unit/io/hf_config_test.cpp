@@ -47,6 +47,24 @@ void expect_same_architecture(const ModelSpec& got, const ModelSpec& want) {
   EXPECT_EQ(got.experts, want.experts);
   EXPECT_EQ(got.experts_per_token, want.experts_per_token);
   EXPECT_EQ(got.sliding_window, want.sliding_window);
+  EXPECT_EQ(to_string(got.qk_norm), to_string(want.qk_norm));
+  EXPECT_EQ(got.d_expert, want.d_expert);
+  EXPECT_EQ(got.d_shared_expert, want.d_shared_expert);
+  EXPECT_EQ(got.first_dense_layers, want.first_dense_layers);
+  EXPECT_EQ(got.moe_every, want.moe_every);
+  EXPECT_EQ(got.router_bias, want.router_bias);
+  EXPECT_EQ(got.attention_chunk, want.attention_chunk);
+  EXPECT_EQ(got.global_every, want.global_every);
+  EXPECT_EQ(to_string(got.global_attention), to_string(want.global_attention));
+  EXPECT_EQ(attention_layer_counts(got), attention_layer_counts(want));
+  EXPECT_EQ(got.layer_types, want.layer_types);
+  EXPECT_EQ(got.mla.q_lora_rank, want.mla.q_lora_rank);
+  EXPECT_EQ(got.mla.kv_lora_rank, want.mla.kv_lora_rank);
+  EXPECT_EQ(got.mla.qk_nope_head_dim, want.mla.qk_nope_head_dim);
+  EXPECT_EQ(got.mla.qk_rope_head_dim, want.mla.qk_rope_head_dim);
+  EXPECT_EQ(got.mla.v_head_dim, want.mla.v_head_dim);
+  EXPECT_EQ(got.attention_sinks, want.attention_sinks);
+  EXPECT_EQ(got.mtp_layers, want.mtp_layers);
 }
 
 ConfigError import_error(const std::string& json) {
@@ -195,8 +213,12 @@ TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {
   EXPECT_EQ(e.line(), 2U);
   EXPECT_EQ(e.column(), 17U);
   EXPECT_NE(e.message().find("unsupported model_type 'llava'"), std::string::npos) << e.what();
-  EXPECT_NE(e.message().find("'bert', 'falcon', 'gemma', 'gpt2', 'gpt_neox', 'llama', 'mistral', 'mixtral', 'opt', "
-                             "'phi', 'phi3' and 'qwen2'"),
+  EXPECT_NE(e.message().find(
+                "'bert', 'bloom', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'falcon', 'gemma', "
+                "'gemma2', 'gemma3_text', 'gpt2', 'gpt_bigcode', 'gpt_neo', 'gpt_neox', 'gpt_oss', 'gptj', "
+                "'granite', 'granitemoe', 'llama', 'llama4', 'llama4_text', 'mistral', 'mixtral', 'olmo2', "
+                "'olmoe', 'opt', 'phi', 'phi3', 'phimoe', 'qwen2', 'qwen3', 'qwen3_moe', 'stablelm' and "
+                "'starcoder2'"),
             std::string::npos)
       << e.what();
   EXPECT_NE(import_error(R"({"model_type": "lama"})").message().find("did you mean 'llama'"), std::string::npos);
