@@ -134,6 +134,25 @@ AttentionKind layer_type(const detail::JsonMap& map, const nlohmann::json& entry
                               "': memplan reads full_attention, sliding_attention and chunked_attention");
 }
 
+// Replaces s.layer_types by the compact pattern (global_every, global_attention) when that
+// says the same: written model files stay short.
+void compact_layer_types(ModelSpec& s) {
+  const std::vector<AttentionKind> types = s.layer_types;
+  for (const AttentionKind global : {AttentionKind::full, AttentionKind::nope}) {
+    for (const std::uint64_t every : {0ULL, 2ULL, 3ULL, 4ULL, 5ULL, 6ULL, 8ULL}) {
+      s.layer_types.clear();
+      s.global_every = every;
+      s.global_attention = global;
+      bool same = true;
+      for (std::size_t i = 0; i < types.size() && same; ++i) same = attention_kind(s, i) == types[i];
+      if (same) return;
+    }
+  }
+  s.global_every = 0;
+  s.global_attention = AttentionKind::full;
+  s.layer_types = types;
+}
+
 // Reads layer_types when the config has it; returns whether it did.
 bool read_layer_types(const detail::JsonMap& map, ModelSpec& s) {
   if (!map.has("layer_types")) return false;
@@ -142,17 +161,7 @@ bool read_layer_types(const detail::JsonMap& map, ModelSpec& s) {
     map.fail("layer_types", "layer_types must list one entry per layer (" + std::to_string(s.n_layers) + ")");
   }
   for (const nlohmann::json& e : list) s.layer_types.push_back(layer_type(map, e));
-  // The compact pattern when it says the same: written model files stay short.
-  const std::vector<AttentionKind> types = s.layer_types;
-  for (const std::uint64_t every : {0ULL, 2ULL, 3ULL, 4ULL, 5ULL, 6ULL, 8ULL}) {
-    s.layer_types.clear();
-    s.global_every = every;
-    bool same = true;
-    for (std::size_t i = 0; i < types.size() && same; ++i) same = attention_kind(s, i) == types[i];
-    if (same) return true;
-  }
-  s.global_every = 0;
-  s.layer_types = types;
+  compact_layer_types(s);
   return true;
 }
 
@@ -260,6 +269,7 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
                                   : s.attention_chunk != 0 ? AttentionKind::chunked
                                                            : AttentionKind::full);
         }
+        compact_layer_types(s);
       } else if (s.attention_chunk != 0) {
         s.global_every = 4;  // Llama4TextConfig: every 4th layer is NoPE and global
         s.global_attention = AttentionKind::nope;

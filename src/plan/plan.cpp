@@ -136,6 +136,15 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
   // Defaults that depend on the model or the workload.
   if (!s.was_given("seq_len")) w.seq_len = std::min<std::uint64_t>(2048, model.max_seq_len);
   if (w.kind == WorkloadKind::generation && !s.was_given("new_tokens")) w.new_tokens = 256;
+  if (s.was_given("mla_cache") && model.mla.kv_lora_rank == 0) {
+    invalid("mla_cache", "`mla_cache` applies to models with multi-head latent attention (DeepSeek-V2 and V3); " +
+                             model.name + " has none");
+  }
+  if (model.mla.kv_lora_rank != 0 && !s.was_given("lora_targets")) {
+    // Latent attention has no v projection: the default's query and value projections are
+    // q (q_b when the query is compressed) and kv_b, which expands keys and values.
+    w.analysis.training.lora.targets = {model.mla.q_lora_rank != 0 ? "q_b" : "q", "kv_b"};
+  }
   check_options_apply(s, kinds != 0 ? kinds : workload_bit(w.kind));
   check_combinations(s, w);
   if (w.kind == WorkloadKind::hessian || w.kind == WorkloadKind::full_fisher) w.analysis.largest_device = d.largest;

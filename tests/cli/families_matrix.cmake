@@ -1,0 +1,34 @@
+# Every workload on every built-in model of the per-layer families: each estimate exits 0
+# with a JSON estimate; the n^2 Hessian and full Fisher of a whole model exit 0 too, or 2
+# when their bytes pass 2^64, saying how many parameters would fit.
+# -DMEMPLAN=<binary>
+cmake_minimum_required(VERSION 3.25)
+
+set(models qwen3-8b qwen3-30b-a3b gemma-2-9b gemma-3-1b-it gpt-oss-20b deepseek-v2-lite deepseek-v3
+           olmo-2-1124-7b olmoe-1b-7b-0924 bloom-560m stablelm-3b-4e1t)
+set(workloads inference generation extraction streaming_extraction training sae fisher_spectrum grouped_fisher
+              lanczos sample_gradients tracin attention_patterns qkov embedding_singularities fiber_bundle
+              superposition cka)
+set(runs 0)
+foreach(model IN LISTS models)
+  foreach(workload IN LISTS workloads)
+    execute_process(COMMAND "${MEMPLAN}" estimate ${model} -w ${workload} --seq 512 --format json
+                    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "estimate ${model} -w ${workload} exited ${rc}: ${err}")
+    endif()
+    string(JSON total GET "${out}" total_bytes)
+    if(NOT total GREATER 0)
+      message(FATAL_ERROR "estimate ${model} -w ${workload}: total_bytes ${total}")
+    endif()
+    math(EXPR runs "${runs} + 1")
+  endforeach()
+  foreach(workload hessian full_fisher)
+    execute_process(COMMAND "${MEMPLAN}" estimate ${model} -w ${workload} --seq 512
+                    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0 AND NOT (rc EQUAL 2 AND err MATCHES "at most [0-9,]+ parameters fit"))
+      message(FATAL_ERROR "estimate ${model} -w ${workload}: exit ${rc}: ${err}")
+    endif()
+  endforeach()
+endforeach()
+message(STATUS "${runs} estimates")

@@ -1,0 +1,256 @@
+// The decoder families whose layers differ: parameter counts and KV caches of real configs
+// (tests/data/hf), each expected figure derived by hand from the config's sizes and written
+// out, or published (the built-in models' published_params are checked in hf_config_test).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "memplan/core/error.hpp"
+#include "memplan/core/parameters.hpp"
+#include "memplan/estimators/kv_cache.hpp"
+#include "memplan/io/hf_config.hpp"
+#include "memplan/io/model_file.hpp"
+
+namespace memplan {
+namespace {
+
+namespace fs = std::filesystem;
+
+ModelSpec fixture(const std::string& name) {
+  return load_hf_config((fs::path(MEMPLAN_TEST_FIXTURES) / "hf" / name / "config.json").string()).entry.spec;
+}
+
+// The bytes of the detail row `name` of the kv_cache component.
+std::uint64_t kv_row(const Breakdown& b, const std::string& name) {
+  for (const Item& r : b.components.front().detail) {
+    if (r.name == name) return r.bytes.count();
+  }
+  ADD_FAILURE() << "no row " << name;
+  return 0;
+}
+
+KvCacheOptions bf16_tokens(std::uint64_t tokens) {
+  KvCacheOptions o;
+  o.tokens = tokens;
+  o.precision = precisions::bf16;
+  return o;
+}
+
+// EleutherAI/gpt-j-6b: d 4096, 28 layers, MLP 16384 with biases, one LayerNorm per
+// (parallel) block, no attention biases, vocab 50400, an untied head with a bias.
+// Its model card says 6,053,381,344, 2,498,560 more than its tensors hold (not explained there).
+TEST(Families, GptJCountsItsTensors) {
+  const std::uint64_t embed = 50400ULL * 4096;                                         // 206,438,400
+  const std::uint64_t layer = 2 * 4096                                                 // ln_1 weight and bias
+                              + 4ULL * 4096 * 4096                                     // q, k, v, out
+                              + (4096ULL * 16384 + 16384) + (16384ULL * 4096 + 4096);  // fc_in, fc_out
+  const std::uint64_t head = 4096ULL * 50400 + 50400;
+  EXPECT_EQ(layer, 201'355'264U);
+  EXPECT_EQ(count_parameters(fixture("gpt-j-6b")), embed + 28 * layer + 2 * 4096 + head);
+  EXPECT_EQ(count_parameters(fixture("gpt-j-6b")), 6'050'882'784U);
+}
+
+// bigcode/starcoder2-3b: d 3072, 30 layers, 24 heads / 2 KV heads of 128, plain MLP of 12288,
+// LayerNorms and biases everywhere, tied head, a 4096-token sliding window on every layer.
+TEST(Families, StarCoder2CountsItsTensors) {
+  const std::uint64_t layer = 2 * 2 * 3072                                             // two LayerNorms
+                              + 2 * (3072ULL * 3072 + 3072)                            // q, o with biases
+                              + 2 * (3072ULL * 256 + 256)                              // k, v: 2 heads x 128
+                              + (3072ULL * 12288 + 12288) + (12288ULL * 3072 + 3072);  // c_fc, c_proj
+  const ModelSpec s = fixture("starcoder2-3b");
+  EXPECT_EQ(count_parameters(s), 49152ULL * 3072 + 30 * layer + 2 * 3072);
+  EXPECT_EQ(count_parameters(s), 3'030'371'328U);
+  EXPECT_EQ(attention_layer_counts(s),
+            (std::vector<std::pair<AttentionKind, std::uint64_t>>{{AttentionKind::sliding, 30}}));
+}
+
+// meta-llama/Llama-4-Scout-17B-16E, its text_config: d 5120, 48 layers, 40 heads / 8 KV heads
+// of 128, 16 routed experts of 8192 (1 per token) and one shared expert of 8192 on every layer,
+// untied head over 202,048 tokens; every 4th layer global without rotary, the others chunked.
+// The Hub's safetensors total, 108,641,793,536, also holds the vision tower and projector.
+TEST(Families, Llama4ScoutTextModel) {
+  const std::uint64_t attention = 2ULL * 5120 * 5120 + 2ULL * 5120 * 1024;  // q, o; k, v
+  const std::uint64_t experts = 16ULL * 3 * 5120 * 8192;
+  const std::uint64_t shared = 3ULL * 5120 * 8192;
+  const std::uint64_t router = 5120ULL * 16;
+  const std::uint64_t layer = attention + 2 * 5120 + experts + shared + router;
+  const ModelSpec s = fixture("llama-4-scout-17b-16e");
+  EXPECT_EQ(count_parameters(s), 2 * 202048ULL * 5120 + 48 * layer + 5120);
+  EXPECT_EQ(count_parameters(s), 107'769'861'120U);
+  EXPECT_EQ(attention_layer_counts(s), (std::vector<std::pair<AttentionKind, std::uint64_t>>{
+                                           {AttentionKind::chunked, 36}, {AttentionKind::nope, 12}}));
+  EXPECT_EQ(attention_kind(s, 3), AttentionKind::nope);
+  EXPECT_EQ(attention_kind(s, 4), AttentionKind::chunked);
+
+  // 16,384 tokens: chunked layers keep one 8,192-token chunk, the global ones every token.
+  const Breakdown kv = estimate_kv_cache(s, bf16_tokens(16384));
+  EXPECT_EQ(kv_row(kv, "chunked_layers"), 36ULL * 2 * 8 * 128 * 8192 * 2);  // 1,207,959,552
+  EXPECT_EQ(kv_row(kv, "nope_layers"), 12ULL * 2 * 8 * 128 * 16384 * 2);    // 805,306,368
+  EXPECT_EQ(kv.total().count(), 2'013'265'920U);
+}
+
+// microsoft/Phi-3.5-MoE-instruct: d 4096, 32 layers, 32 heads / 8 KV heads of 128 with
+// biases, 16 experts of 6400 (router without bias), LayerNorms, untied head with a bias.
+// 41,873,153,344 is also the total quoted in a public digest of its release.
+TEST(Families, PhiMoeCountsItsTensors) {
+  const std::uint64_t attention = 2 * (4096ULL * 4096 + 4096) + 2 * (4096ULL * 1024 + 1024);
+  const std::uint64_t layer = attention + 16ULL * 3 * 4096 * 6400 + 4096ULL * 16 + 2 * 2 * 4096;
+  EXPECT_EQ(count_parameters(fixture("phi-3.5-moe-instruct")),
+            32 * layer + 32064ULL * 4096 + (32064ULL * 4096 + 32064) + 2 * 4096);
+  EXPECT_EQ(count_parameters(fixture("phi-3.5-moe-instruct")), 41'873'153'344U);
+}
+
+// ibm-granite/granite-3.0-1b-a400m-instruct: d 1024, 24 layers, 16 heads / 8 KV heads of 64,
+// 32 experts of 512 (8 per token), tied. sum(p.numel()) of granite-3.1-1b-a400m-instruct,
+// the same shapes, is 1,334,628,352 in a public benchmark harness.
+TEST(Families, GraniteMoeCountsItsTensors) {
+  const std::uint64_t layer = 2ULL * 1024 * 1024 + 2ULL * 1024 * 512  // q, o; k, v
+                              + 32ULL * 3 * 1024 * 512 + 1024ULL * 32 + 2 * 1024;
+  EXPECT_EQ(count_parameters(fixture("granite-3.0-1b-a400m-instruct")), 24 * layer + 49155ULL * 1024 + 1024);
+  EXPECT_EQ(count_parameters(fixture("granite-3.0-1b-a400m-instruct")), 1'334'628'352U);
+}
+
+// CohereForAI/c4ai-command-r-v01: d 8192, 40 parallel blocks with one bias-free LayerNorm,
+// 64 heads, MLP 22528, tied head over 256,000 tokens.
+TEST(Families, CommandRCountsItsTensors) {
+  EXPECT_EQ(count_parameters(fixture("c4ai-command-r-v01")),
+            40 * (4ULL * 8192 * 8192 + 3ULL * 8192 * 22528 + 8192) + 256000ULL * 8192 + 8192);
+}
+
+// CohereForAI/c4ai-command-r7b-12-2024 (cohere2): the shapes of aya-expanse-8b, whose
+// published count is 8,028,033,024; every 4th layer global without rotary, the others a
+// 4096-token window.
+TEST(Families, CommandR7bSlidingAndNope) {
+  const ModelSpec s = fixture("c4ai-command-r7b-12-2024");
+  EXPECT_EQ(count_parameters(s),
+            32 * (2ULL * 4096 * 4096 + 2ULL * 4096 * 1024 + 3ULL * 4096 * 14336 + 4096) + 256000ULL * 4096 + 4096);
+  EXPECT_EQ(count_parameters(s), 8'028'033'024U);
+  const Breakdown kv = estimate_kv_cache(s, bf16_tokens(8192));
+  EXPECT_EQ(kv_row(kv, "sliding_layers"), 24ULL * 2 * 8 * 128 * 4096 * 2);
+  EXPECT_EQ(kv_row(kv, "nope_layers"), 8ULL * 2 * 8 * 128 * 8192 * 2);
+}
+
+// bigcode/gpt_bigcode-santacoder: multi-query attention (one KV head of 128), biases and
+// LayerNorms everywhere, learned positions, tied head. With starcoderbase-1b's vocabulary
+// (49,152) and positions (8,192) the same shapes give its published 1,137,207,296.
+TEST(Families, GptBigCodeMultiQuery) {
+  const std::uint64_t layer = (2048ULL * 2304 + 2304) + (2048ULL * 2048 + 2048) + 2 * 2 * 2048 +
+                              (2048ULL * 8192 + 8192) + (8192ULL * 2048 + 2048);
+  ModelSpec s = fixture("gpt-bigcode-santacoder");
+  EXPECT_EQ(s.n_kv_heads, 1U);
+  EXPECT_EQ(count_parameters(s), 49280ULL * 2048 + 2048ULL * 2048 + 24 * layer + 2 * 2048);
+  s.vocab_size = 49152;
+  s.max_seq_len = s.n_positions = 8192;
+  EXPECT_EQ(count_parameters(s), 1'137'207'296U);
+}
+
+// EleutherAI/gpt-neo-125m: global and 256-token local layers alternate from layer 0.
+TEST(Families, GptNeoLocalLayers) {
+  const ModelSpec s = fixture("gpt-neo-125m");
+  EXPECT_EQ(attention_kind(s, 0), AttentionKind::full);
+  EXPECT_EQ(attention_kind(s, 1), AttentionKind::sliding);
+  const Breakdown kv = estimate_kv_cache(s, bf16_tokens(2048));
+  EXPECT_EQ(kv_row(kv, "full_layers"), 6ULL * 2 * 12 * 64 * 2048 * 2);
+  EXPECT_EQ(kv_row(kv, "sliding_layers"), 6ULL * 2 * 12 * 64 * 256 * 2);
+}
+
+// google/gemma-2-9b: 42 layers, 8 KV heads of 256; odd layers a 4096-token window.
+TEST(Families, Gemma2SlidingAndGlobalLayers) {
+  const ModelSpec s = fixture("gemma-2-9b");
+  const Breakdown kv = estimate_kv_cache(s, bf16_tokens(8192));
+  EXPECT_EQ(kv_row(kv, "sliding_layers"), 21ULL * 2 * 8 * 256 * 4096 * 2);  // 704,643,072
+  EXPECT_EQ(kv_row(kv, "full_layers"), 21ULL * 2 * 8 * 256 * 8192 * 2);     // 1,409,286,144
+  EXPECT_EQ(kv.total().count(), 2'113'929'216U);
+  // Below the window every layer keeps every token: 42 x 2 x 8 x 256 x 1000 x 2.
+  EXPECT_EQ(estimate_kv_cache(s, bf16_tokens(1000)).total().count(), 344'064'000U);
+  // An engine that ignores the window keeps 8192 tokens on all 42 layers.
+  KvCacheOptions all = bf16_tokens(8192);
+  all.honor_sliding_window = false;
+  EXPECT_EQ(estimate_kv_cache(s, all).total().count(), 42ULL * 2 * 8 * 256 * 8192 * 2);
+}
+
+// openai/gpt-oss-20b: 24 layers alternating a 128-token window and full attention, 8 KV
+// heads of 64.
+TEST(Families, GptOssAlternatingWindow) {
+  const Breakdown kv = estimate_kv_cache(fixture("gpt-oss-20b"), bf16_tokens(4096));
+  EXPECT_EQ(kv_row(kv, "sliding_layers"), 12ULL * 2 * 8 * 64 * 128 * 2);  // 3,145,728
+  EXPECT_EQ(kv_row(kv, "full_layers"), 12ULL * 2 * 8 * 64 * 4096 * 2);    // 100,663,296
+  EXPECT_EQ(kv.total().count(), 103'809'024U);
+}
+
+// deepseek-ai/DeepSeek-V2-Lite: 27 MLA layers, 16 heads, kv_lora_rank 512, rotary key 64,
+// keys 128 + 64 wide, values 128. vLLM and SGLang keep the latent and the rotary key
+// (576 per token and layer); transformers keeps decompressed keys and values per head.
+TEST(Families, DeepSeekLatentAgainstDecompressedCache) {
+  const ModelSpec s = fixture("deepseek-v2-lite");
+  KvCacheOptions o = bf16_tokens(4096);
+  o.mla_cache = MlaCache::latent;
+  EXPECT_EQ(estimate_kv_cache(s, o).total().count(), 27ULL * (512 + 64) * 4096 * 2);  // 127,401,984
+  o.mla_cache = MlaCache::decompressed;
+  const Breakdown full = estimate_kv_cache(s, o);
+  EXPECT_EQ(kv_row(full, "keys"), 27ULL * 16 * 192 * 4096 * 2);    // 679,477,248
+  EXPECT_EQ(kv_row(full, "values"), 27ULL * 16 * 128 * 4096 * 2);  // 452,984,832
+  EXPECT_EQ(full.total().count(), 1'132'462'080U);
+}
+
+// DeepSeek-V3: the first 3 layers dense, the other 58 with experts; counted in closed form.
+TEST(Families, DenseAndMoeLayersInClosedForm) {
+  const ModelSpec v3 = fixture("deepseek-v3");
+  EXPECT_EQ(layers_in(v3, LayerSet::dense_mlp, 0, 61), 3U);
+  EXPECT_EQ(layers_in(v3, LayerSet::moe_mlp, 0, 61), 58U);
+  EXPECT_EQ(layers_in(v3, LayerSet::moe_mlp, 2, 3), 2U);    // layers 2, 3, 4: 3 and 4
+  EXPECT_EQ(layers_in(v3, LayerSet::moe_mlp, 60, 10), 1U);  // past the last layer: only layer 60
+
+  ModelSpec every_other = v3;  // Llama 4 Maverick's interleaving: layers 1, 3, 5, ... have experts
+  every_other.first_dense_layers = 0;
+  every_other.moe_every = 2;
+  EXPECT_EQ(layers_in(every_other, LayerSet::moe_mlp, 10, 5), 2U);  // layers 11 and 13
+  EXPECT_FALSE(is_moe_layer(every_other, 10));
+  EXPECT_TRUE(is_moe_layer(every_other, 11));
+
+  // A trillion layers, every sixth global: counted, not listed.
+  ModelSpec deep = fixture("gemma-3-1b-it");
+  deep.n_layers = 1'000'000'000'000ULL;
+  EXPECT_EQ(attention_layer_counts(deep),
+            (std::vector<std::pair<AttentionKind, std::uint64_t>>{{AttentionKind::sliding, 833'333'333'334ULL},
+                                                                  {AttentionKind::full, 166'666'666'666ULL}}));
+}
+
+// A layer_types list no pattern describes is written out whole and read back.
+TEST(Families, IrregularLayerTypesRoundTrip) {
+  ModelEntry e = load_builtin_model("gemma-3-1b-it");
+  e.spec.global_every = 0;
+  e.spec.layer_types.assign(26, AttentionKind::sliding);
+  e.spec.layer_types[0] = e.spec.layer_types[7] = AttentionKind::full;
+  const std::string text = model_yaml(e);
+  EXPECT_NE(text.find("layer_types: [full, sliding, sliding, sliding, sliding, sliding, sliding, full, sliding"),
+            std::string::npos)
+      << text;
+  const ModelEntry back = parse_model_yaml(text, "irregular.yaml", "irregular");
+  EXPECT_EQ(back.spec.layer_types, e.spec.layer_types);
+  const Breakdown kv = estimate_kv_cache(back.spec, bf16_tokens(2048));
+  EXPECT_EQ(kv_row(kv, "full_layers"), 2ULL * 2 * 1 * 256 * 2048 * 2);
+  EXPECT_EQ(kv_row(kv, "sliding_layers"), 24ULL * 2 * 1 * 256 * 512 * 2);
+}
+
+// Per-layer descriptions that cannot be right are refused at the key that says so.
+TEST(Families, InconsistentLayersAreRefused) {
+  const auto refused = [](const std::string& yaml, const std::string& key) {
+    SCOPED_TRACE(yaml);
+    try {
+      parse_model_yaml(yaml, "m.yaml", "m");
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.key(), key) << e.what();
+    }
+  };
+  const std::string base =
+      "family: gemma2\nd_model: 64\nn_layers: 4\nn_heads: 2\nn_kv_heads: 1\nd_head: 32\nd_mlp: 128\n"
+      "vocab_size: 100\nmax_seq_len: 64\n";
+  refused(base + "layer_types: [full, sliding]\nsliding_window: 16\n", "layer_types");
+  refused(base + "global_every: 2\n", "global_every");
+  refused(base + "layer_types: [full, full, sliding, full]\n", "layer_types");  // no sliding_window
+}
+
+}  // namespace
+}  // namespace memplan
