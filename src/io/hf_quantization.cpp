@@ -19,7 +19,7 @@ namespace memplan::detail {
 namespace {
 
 // Families whose modules carry the names below (LlamaForCausalLM and its kin).
-constexpr std::string_view kNamedFamilies[] = {"gemma", "llama", "mistral", "mixtral", "qwen2"};
+constexpr std::string_view kNamedFamilies[] = {"gemma", "gpt_oss", "llama", "mistral", "mixtral", "qwen2", "qwen3"};
 
 // Sizes in a quantization_config beyond this are typos, not layouts.
 constexpr std::uint64_t kMaxQuantSize = 1ULL << 20;
@@ -154,13 +154,17 @@ class Matcher {
 };
 
 // transformers' module name of one copy of a tensor group (layer `layer`, expert `expert`).
-std::string module_name(const TensorGroup& g, std::uint64_t layer, std::uint64_t expert) {
+std::string module_name(const TensorGroup& g, Family family, std::uint64_t layer, std::uint64_t expert) {
   const std::string block = "model.layers." + std::to_string(layer) + ".";
   const std::string_view n = g.name;
   if (g.component == "embeddings") return "model.embed_tokens";
   if (g.component == "lm_head") return "lm_head";
-  if (g.component == "router") return block + "block_sparse_moe.gate";
+  const bool gpt_oss = family == Family::gpt_oss;
+  if (g.component == "router") return block + (gpt_oss ? "mlp.router" : "block_sparse_moe.gate");
   if (g.component == "attention") return block + "self_attn." + std::string(n.substr(0, 1)) + "_proj";
+  if (g.component == "experts" && gpt_oss) {  // one fused tensor per projection for all experts
+    return block + "mlp.experts." + (n == "down" ? "down_proj" : "gate_up_proj");
+  }
   if (g.component == "experts") {
     // Mixtral's experts: w1 the gate, w3 the up projection, w2 the down projection.
     const std::string w = n == "gate" ? "w1" : n == "up" ? "w3" : "w2";
@@ -442,7 +446,8 @@ void import_quantization(const JsonMap& config, const std::string& model_type, M
   }
   if (std::find(std::begin(kNamedFamilies), std::end(kNamedFamilies), model_type) == std::end(kNamedFamilies)) {
     unpriced(
-        "memplan prices quantised layouts for model_type gemma, llama, mistral, mixtral and qwen2, whose q, k, v "
+        "memplan prices quantised layouts for model_type gemma, gpt_oss, llama, mistral, mixtral, qwen2 and qwen3, "
+        "whose q, k, v "
         "and MLP projections are separate modules, not " +
         printable(model_type));
     return;
@@ -496,7 +501,8 @@ void import_quantization(const JsonMap& config, const std::string& model_type, M
         }
         const std::uint64_t layers = g.copies / experts;
         for (std::uint64_t layer = 0; layer < layers; ++layer) {
-          for (std::uint64_t e = 0; e < experts; ++e) kept += matcher.kept(module_name(g, layer, e)) ? 1 : 0;
+          for (std::uint64_t e = 0; e < experts; ++e)
+            kept += matcher.kept(module_name(g, spec.family, layer, e)) ? 1 : 0;
         }
       }
       std::uint64_t bytes = 0;
@@ -504,7 +510,7 @@ void import_quantization(const JsonMap& config, const std::string& model_type, M
         bytes = quantized_linear_bytes(m.q, g.rows, g.cols);
       } catch (const Error& e) {
         if (e.kind() == ErrorKind::overflow) throw;  // located below
-        const std::string where = " (" + module_name(g, 0, 0) + ")";
+        const std::string where = " (" + module_name(g, spec.family, 0, 0) + ")";
         if (m.args && m.args->has(e.key())) m.args->fail(e.key(), e.what() + where);
         q.fail(q.has(e.key()) ? e.key() : "quant_method", e.what() + where);
       }

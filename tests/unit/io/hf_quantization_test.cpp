@@ -150,6 +150,17 @@ TEST(HfQuantization, Mxfp4ExpertsOnly) {
   EXPECT_EQ(weights_of(imp.entry.spec), 24 * (attention + 32 * expert + router) + rest);
 }
 
+// openai/gpt-oss-20b as published (tests/data/hf/gpt-oss-20b, model_type gpt_oss): MXFP4
+// experts, everything else 16-bit. Its model.safetensors.index.json says
+// "total_size": 13761264768 (quoted in public copies of the index).
+TEST(HfQuantization, GptOss20bAsPublished) {
+  const ModelSpec spec = load_hf_config((kQuantized.parent_path() / "gpt-oss-20b" / "config.json").string()).entry.spec;
+  EXPECT_EQ(weights_of(spec), 13'761'264'768U);
+  // The experts: 24 layers x 32 experts x (5760 + 2880 rows) x 90 blocks x 17 B, and their
+  // biases, 24 x 32 x (5760 + 2880) x 2 B.
+  EXPECT_EQ(row_of(spec, "experts"), 24ULL * 32 * 8640 * 90 * 17 + 24ULL * 32 * 8640 * 2);
+}
+
 TEST(HfQuantization, CompressedTensorsW4A16) {
   // pack-quantized int4, groups of 128: weight_packed N x K/8 int32, weight_shape 2 int64,
   // weight_scale N x K/128 bf16 (the model's dtype); lm_head in `ignore` stays bf16.
