@@ -76,7 +76,7 @@ ModelEntry checkpoint_model(ModelEntry config, const SafetensorsInventory& inven
   return config;
 }
 
-ModelEntry load_checkpoint_model(const std::string& path) {
+ModelEntry load_checkpoint_model(const std::string& path, const std::string& as_model_type) {
   std::error_code ec;
   const fs::path given(path);
   fs::path dir = given.parent_path();
@@ -105,7 +105,7 @@ ModelEntry load_checkpoint_model(const std::string& path) {
                       "no config.json " + std::string(fs::is_directory(given, ec) ? "in" : "beside") +
                           " it: memplan reads the architecture from a Hugging Face config.json");
   }
-  HfImport imported = load_hf_config(config.string());
+  HfImport imported = load_hf_config(config.string(), as_model_type);
   if (weights.empty()) {
     // A directory with a config but no weights: the architecture at the planned precision.
     imported.entry.origin = path;

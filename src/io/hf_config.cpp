@@ -389,7 +389,8 @@ std::vector<std::string> hf_model_types() {
   return out;
 }
 
-HfImport parse_hf_config(std::string_view text, const std::string& file, const std::string& name) {
+HfImport parse_hf_config(std::string_view text, const std::string& file, const std::string& name,
+                         const std::string& as_model_type) {
   const nlohmann::json root = detail::parse_json(text, file);
   const detail::JsonMap outer(root, text, file, "a Hugging Face config");
   HfImport out;
@@ -401,19 +402,39 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
     out.notes.push_back("the language model (text_config); the vision tower and its projector are not counted");
   }
   const detail::JsonMap& map = text_config ? *text_config : outer;
-  const FamilyInfo* info = nullptr;
-  for (const FamilyInfo& f : kFamilies) {
-    if (f.model_type == out.model_type) info = &f;
+  const auto family_of = [](std::string_view type) -> const FamilyInfo* {
+    for (const FamilyInfo& f : kFamilies) {
+      if (f.model_type == type) return &f;
+    }
+    return nullptr;
+  };
+  const FamilyInfo* info = family_of(out.model_type);
+  const std::vector<std::string> types = hf_model_types();
+  // No did-you-mean: a model_type spelled like a known one (llava, qwen3_next) is a
+  // different architecture, and following the suggestion would price the wrong one.
+  if (info == nullptr && as_model_type.empty()) {
+    map.fail("model_type", "unsupported model_type '" + printable(out.model_type) + "'; memplan imports " +
+                               quoted_list(types, "and") +
+                               ". If this architecture is one of them under another name, `as` MODEL_TYPE reads it "
+                               "as that one and lists every key it did not use");
   }
-  if (info == nullptr) {
-    const std::vector<std::string> types = hf_model_types();
-    map.fail("model_type", "unsupported model_type '" + printable(out.model_type) + "'" +
-                               did_you_mean(out.model_type, types) + "; memplan imports " + quoted_list(types, "and"));
+  if (!as_model_type.empty()) {
+    if (info != nullptr) {
+      map.fail("model_type", "model_type '" + printable(out.model_type) + "' is one memplan imports: `as` " +
+                                 printable(as_model_type) + " applies to model_types it does not know");
+    }
+    info = family_of(as_model_type);
+    if (info == nullptr) {
+      throw Error(ErrorKind::invalid_input,
+                  "`as` " + printable(as_model_type) + " is not a model_type memplan imports; it imports " +
+                      quoted_list(types, "and"),
+                  "as");
+    }
   }
 
   Fields f(map, out.notes);
   const Family family = info->family;
-  const std::string& type = out.model_type;
+  const std::string type(info->model_type);  // the `as` model_type when one was given
   const bool gpt2 = family == Family::gpt2 || family == Family::gpt_bigcode || family == Family::gptj;
   const auto alias = [&](const char* name_hf, const char* name_gpt2) {
     return gpt2 ? std::vector<std::string>{name_gpt2, name_hf} : std::vector<std::string>{name_hf};
@@ -664,13 +685,23 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
     f.fail_field(e);
   }
   detail::import_quantization(map, type, s, out.notes);
+  if (!as_model_type.empty()) {
+    // Read as another architecture: every key the import did not look at may size tensors
+    // memplan now leaves out, so each estimate shows them.
+    const std::vector<std::string> unread = map.unread_keys();
+    s.import_warnings.push_back(
+        "model_type '" + printable(out.model_type) + "' read as '" + type + "' (`as`): memplan did not use " +
+        (unread.empty() ? std::string("no key: every key was read") : quoted_list(unread, "and")) +
+        "; any tensors they describe are not counted");
+    out.notes.push_back(s.import_warnings.back());
+  }
   out.entry.spec = std::move(s);
   out.entry.origin = file;
   out.entry.source = file;
   return out;
 }
 
-HfImport load_hf_config(const std::string& path) {
+HfImport load_hf_config(const std::string& path, const std::string& as_model_type) {
   namespace fs = std::filesystem;
   const std::string text = detail::read_text_file(path, "a config.json");
   std::error_code ec;
@@ -680,7 +711,7 @@ HfImport load_hf_config(const std::string& path) {
     const std::string dir = last_path_part(fs::absolute(p, ec).parent_path().string());
     if (!dir.empty()) name = dir;
   }
-  return parse_hf_config(text, path, name);
+  return parse_hf_config(text, path, name, as_model_type);
 }
 
 std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& comments) {

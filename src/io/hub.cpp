@@ -263,8 +263,9 @@ fs::path fetch(const HubId& id, const std::string& cache, const std::function<vo
   return snapshot;
 }
 
-ModelEntry from_snapshot(const fs::path& snapshot, const HubId& id, const std::string& where) {
-  ModelEntry entry = load_checkpoint_model(snapshot.string());
+ModelEntry from_snapshot(const fs::path& snapshot, const HubId& id, const std::string& where,
+                         const std::string& as_model_type) {
+  ModelEntry entry = load_checkpoint_model(snapshot.string(), as_model_type);
   const std::string typed = id.repo() + (id.revision == "main" ? "" : "@" + id.revision);
   entry.origin = typed + " (" + where + ")";
   // Without a _name_or_path the config's directory would name it: the commit.
@@ -326,9 +327,10 @@ HubSnapshot hub_snapshot(const HubId& id, const std::function<void(const std::st
   return {fetch(id, ours, progress).string(), "fetched from the Hub, cached in " + ours};
 }
 
-ModelEntry load_hub_model(const HubId& id, const std::function<void(const std::string&)>& progress) {
+ModelEntry load_hub_model(const HubId& id, const std::function<void(const std::string&)>& progress,
+                          const std::string& as_model_type) {
   const HubSnapshot snapshot = hub_snapshot(id, progress);
-  return from_snapshot(snapshot.directory, id, snapshot.where);
+  return from_snapshot(snapshot.directory, id, snapshot.where, as_model_type);
 }
 
 }  // namespace memplan

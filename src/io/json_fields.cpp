@@ -267,15 +267,25 @@ JsonMap JsonMap::object(const std::string& key, std::string what) const {
 }
 
 bool JsonMap::has(const std::string& key) const {
+  read_.insert(key);
   const auto it = object_.find(key);
   return it != object_.end() && !it->is_null();
 }
 
 const nlohmann::json& JsonMap::value(const std::string& key) const {
+  read_.insert(key);
   const auto it = object_.find(key);
   if (it == object_.end()) fail(key, "missing required key '" + key + "' in " + what_);
   if (it->is_null()) fail(key, "'" + key + "' must be set, not null, in " + what_);
   return *it;
+}
+
+std::vector<std::string> JsonMap::unread_keys() const {
+  std::vector<std::string> out;
+  for (const JsonMember& m : members_) {
+    if (!read_.contains(m.key) && std::find(out.begin(), out.end(), m.key) == out.end()) out.push_back(m.key);
+  }
+  return out;
 }
 
 TextPosition JsonMap::position(const std::string& key) const {

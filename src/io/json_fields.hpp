@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,7 +70,10 @@ class JsonMap {
   // "not set": "sliding_window": null, "head_dim": null).
   bool has(const std::string& key) const;
   // Whether the key is there at all, null included.
-  bool contains(const std::string& key) const { return object_.contains(key); }
+  bool contains(const std::string& key) const {
+    read_.insert(key);
+    return object_.contains(key);
+  }
   // Each reader throws when a required key is missing or any key has the wrong type.
   std::uint64_t integer(const std::string& key, std::uint64_t min, std::uint64_t max) const;
   std::optional<std::uint64_t> optional_integer(const std::string& key, std::uint64_t min, std::uint64_t max) const;
@@ -88,6 +92,9 @@ class JsonMap {
   const std::string& file() const { return file_; }
   const std::string& what() const { return what_; }
 
+  // The keys of the object, in file order, that no reader above has looked at.
+  std::vector<std::string> unread_keys() const;
+
  private:
   const nlohmann::json& object_;
   std::string_view text_;
@@ -97,6 +104,7 @@ class JsonMap {
   std::string what_;
   std::size_t base_ = 0;  // where the object starts in text_ (a nested object's offset)
   std::vector<JsonMember> members_;
+  mutable std::set<std::string, std::less<>> read_;  // keys looked at, for unread_keys
 };
 
 }  // namespace memplan::detail

@@ -205,25 +205,31 @@ ModelEntry load_builtin_model(std::string_view name) {
               "model");
 }
 
-ModelEntry find_model(std::string_view name_or_path, const std::function<void(const std::string&)>& progress) {
+ModelEntry find_model(std::string_view name_or_path, const std::function<void(const std::string&)>& progress,
+                      const std::string& as_model_type) {
   const std::string path(name_or_path);
   const auto ends = [&](std::string_view suffix) { return name_or_path.ends_with(suffix); };
   std::error_code ec;
   // A snapshot directory, a .safetensors file or an index: the config.json beside them
   // and the weights as their headers store them.
   if (std::filesystem::is_directory(path, ec) || ends(".safetensors") || ends(".safetensors.index.json")) {
-    return load_checkpoint_model(path);
+    return load_checkpoint_model(path, as_model_type);
   }
-  if (ends(".json")) return load_hf_config(path).entry;   // a Hugging Face config
+  if (ends(".json")) return load_hf_config(path, as_model_type).entry;  // a Hugging Face config
+  if (name_or_path.find('/') != std::string_view::npos && !ends(".gguf") && !ends(".yaml") && !ends(".yml") &&
+      !std::filesystem::exists(path, ec)) {
+    // ORG/NAME names a Hub model unless a file of that name is here.
+    if (const std::optional<HubId> id = parse_hub_id(name_or_path)) return load_hub_model(*id, progress, as_model_type);
+  }
+  if (!as_model_type.empty()) {
+    throw Error(ErrorKind::invalid_input,
+                "`as` applies to a Hugging Face config.json, a snapshot or a Hub id; '" + printable(path) +
+                    "' is a built-in model, a model file or a GGUF file",
+                "as");
+  }
   if (ends(".gguf")) return load_gguf_model(path).entry;  // a llama.cpp model
   if (ends(".yaml") || ends(".yml")) return load_model_file(path);
-  if (name_or_path.find('/') != std::string_view::npos) {
-    // ORG/NAME names a Hub model unless a file of that name is here.
-    if (!std::filesystem::exists(path, ec)) {
-      if (const std::optional<HubId> id = parse_hub_id(name_or_path)) return load_hub_model(*id, progress);
-    }
-    return load_model_file(path);
-  }
+  if (name_or_path.find('/') != std::string_view::npos) return load_model_file(path);
   return load_builtin_model(name_or_path);
 }
 

@@ -30,3 +30,22 @@ cli_case(lora_on_latent_attention EXIT 0 ARGS estimate deepseek-v2-lite -w train
          STDOUT "lora_adapters +4,202,496 ")
 cli_case(lora_latent_bad_target EXIT 2 ARGS estimate deepseek-v2-lite -w training --lora-rank 16 --lora-targets q,v
          STDERR "unknown LoRA target 'v' for deepseek-v2-lite; accepted: 'q', 'kv_a', 'kv_b', 'o'")
+
+# Unknown model_types: refused without a did-you-mean; --as reads one as a known family and
+# lists the keys it did not use. SmolLM3-3B read as llama: 3,075,098,624 parameters (the
+# hand-derived sum in tests/data/hf-unknown/README.md, SmolLM3-3B-Base's published count).
+set(unknown "${PROJECT_SOURCE_DIR}/tests/data/hf-unknown")
+cli_case(unknown_model_type_refused EXIT 2 ARGS estimate "${unknown}/smollm3-3b/config.json"
+         STDERR "unsupported model_type 'smollm3'; memplan imports .*--as MODEL_TYPE reads it as that one")
+cli_case(as_llama_counts_and_warns EXIT 0 ARGS estimate "${unknown}/smollm3-3b/config.json" --as llama -w weights
+         STDOUT "total +3,075,098,624 .*warning: model_type 'smollm3' read as 'llama' \\(--as\\): memplan did not use [^\n]*'no_rope_layer_interval', 'no_rope_layers'[^\n]*; any tensors they describe are not counted")
+cli_case(as_llama_json_warning EXIT 0 ARGS estimate "${unknown}/smollm3-3b/config.json" --as llama --format json
+         STDOUT "\"params\": 3075098624.*\"warnings\": \\[[^]]*read as 'llama'")
+cli_case(as_import_writes_the_warning EXIT 0 ARGS import "${unknown}/smollm3-3b/config.json" --as llama
+         STDOUT "# model_type 'smollm3' read as 'llama' \\(--as\\): memplan did not use .*\nfamily: llama\n")
+cli_case(as_unknown_target EXIT 2 ARGS estimate "${unknown}/smollm3-3b/config.json" --as llamma
+         STDERR "--as llamma is not a model_type memplan imports; it imports 'bert'")
+cli_case(as_on_a_known_model_type EXIT 2 ARGS estimate "${hf}/llama-2-7b/config.json" --as mistral
+         STDERR "model_type 'llama' is one memplan imports: --as mistral applies to model_types it does not know")
+cli_case(as_on_a_builtin EXIT 2 ARGS estimate llama-2-7b --as llama
+         STDERR "--as applies to a Hugging Face config.json, a snapshot or a Hub id; 'llama-2-7b' is a built-in model")

@@ -15,6 +15,7 @@ namespace {
 
 struct EstimateArgs {
   std::string model{default_model_name};
+  std::string as;  // --as
   DeviceArgs device;
   PlanOptions options;  // the option table's (plan/options.hpp)
   OutputOptions output;
@@ -22,7 +23,7 @@ struct EstimateArgs {
 
 int run_estimate(const EstimateArgs& args) {
   const PrintOptions print_options = args.output.print_options<EstimateReport>();
-  const ModelEntry entry = find_model(args.model, say_fetch);
+  const ModelEntry entry = find_model(args.model, say_fetch, args.as);
   spdlog::debug("model {} from {}", entry.spec.name, entry.origin);
   const PlanSettings settings = plan_settings(args.options);
   const Plan plan = bind(entry.spec, settings, choose_device(args.device, settings));
@@ -59,6 +60,7 @@ void define_estimate(CLI::App& cmd, int& exit_code) {
   cmd.add_option("MODEL", args->model,
                  "Built-in name, .yaml, config.json, snapshot dir, .safetensors, .gguf or Hub id ORG/NAME[@REV]")
       ->capture_default_str();
+  add_as_option(cmd, args->as);
   add_device_options(cmd, args->device, /*gpu_required=*/false, /*probe=*/true);
   add_plan_options(cmd, args->options);
   add_output_options(cmd, args->output);

@@ -16,6 +16,7 @@ namespace memplan::cli {
 namespace {
 
 struct FitArgs {
+  std::string as;  // --as
   std::string model;
   std::string vary;
   DeviceArgs device;
@@ -25,7 +26,7 @@ struct FitArgs {
 
 int run_fit(const FitArgs& a) {
   const PrintOptions print_options = a.output.print_options<FitReport>();
-  const ModelEntry model = find_model(a.model, say_fetch);
+  const ModelEntry model = find_model(a.model, say_fetch, a.as);
   const PlanSettings settings = plan_settings(a.options);
   FitReport report;
   report.plan = bind(model.spec, settings, choose_device(a.device, settings));
@@ -60,6 +61,7 @@ void define_fit(CLI::App& self, int& exit_code) {
   cmd->add_option("MODEL", args->model,
                   "Built-in name, .yaml, config.json, snapshot dir, .safetensors, .gguf or Hub id ORG/NAME[@REV]")
       ->required();
+  add_as_option(*cmd, args->as);
   add_device_options(*cmd, args->device, /*gpu_required=*/true, /*probe=*/false);
   cmd->add_option("--vary", args->vary,
                   "batch, seq, or chunk: --streaming-chunk for -w streaming_extraction, else --attention-chunk\n"

@@ -7,6 +7,7 @@
 #include "memplan/estimators/activations.hpp"
 #include "memplan/io/model_file.hpp"
 #include "memplan/report/hooks.hpp"
+#include "plan_options.hpp"
 #include "progress.hpp"
 #include "validators.hpp"
 
@@ -16,6 +17,7 @@ namespace {
 
 struct HooksArgs {
   std::string model{default_model_name};
+  std::string as;  // --as
   std::uint64_t batch = 1;
   std::uint64_t seq = 0;
   std::string precision = "bf16";
@@ -29,7 +31,7 @@ struct HooksArgs {
 
 void run_hooks(const HooksArgs& a) {
   const PrintOptions print_options = a.output.print_options<HooksReport>();
-  const ModelEntry entry = find_model(a.model, say_fetch);
+  const ModelEntry entry = find_model(a.model, say_fetch, a.as);
   ActivationCacheOptions o;
   o.batch = a.batch;
   o.seq = a.seq ? a.seq : std::min<std::uint64_t>(2048, entry.spec.max_seq_len);
@@ -76,6 +78,7 @@ void define_hooks(CLI::App& self, int& exit_code) {
   cmd->add_option("MODEL", args->model,
                   "Built-in name, .yaml, config.json, snapshot dir, .safetensors, .gguf or Hub id ORG/NAME[@REV]")
       ->capture_default_str();
+  add_as_option(*cmd, args->as);
   cmd->add_option("-b,--batch", args->batch, "Batch size")->capture_default_str()->check(count_range());
   cmd->add_option("-s,--seq", args->seq, "Tokens per sequence (default: 2048, or the model's context if shorter)")
       ->check(count_range());

@@ -17,6 +17,7 @@
 #include "memplan/io/model_file.hpp"
 #include "memplan/io/safetensors.hpp"
 #include "memplan/report/import.hpp"
+#include "plan_options.hpp"
 #include "progress.hpp"
 
 namespace memplan::cli {
@@ -28,6 +29,7 @@ struct ImportArgs {
   std::string output;               // -o: the model file to write (config.json only)
   std::string model;                // --model: compare a checkpoint with this architecture
   bool tensors = false;             // --tensors: list every tensor
+  std::string as;                   // --as: an unknown model_type read as a known one
   OutputOptions output_options;
 };
 
@@ -64,7 +66,7 @@ int import_config(const ImportArgs& args, const std::string& path) {
                   std::string(option) + " applies to a safetensors checkpoint, not a config.json", option);
     }
   }
-  const HfImport imported = load_hf_config(path);
+  const HfImport imported = load_hf_config(path, args.as);
   const ModelSpec& spec = imported.entry.spec;
   std::vector<std::string> comments = {spec.name + " (model_type " + imported.model_type +
                                        "), imported by memplan import from " + path};
@@ -111,13 +113,13 @@ int import_checkpoint(const ImportArgs& args, const std::string& path, InputKind
   // The architecture to compare with: --model, or a config.json beside the checkpoint.
   std::optional<ModelEntry>& architecture = report.architecture;
   if (!args.model.empty()) {
-    architecture = find_model(args.model, say_fetch);
+    architecture = find_model(args.model, say_fetch, args.as);
   } else {
     const std::filesystem::path config = std::filesystem::path(path).parent_path() / "config.json";
     std::error_code ec;
     if (std::filesystem::is_regular_file(config, ec)) {
       try {
-        architecture = load_hf_config(config.string()).entry;
+        architecture = load_hf_config(config.string(), args.as).entry;
       } catch (const ConfigError& e) {
         report.notes.push_back(std::string("the config.json beside it was not compared: ") + e.what());
       }
@@ -174,6 +176,7 @@ void define_import(CLI::App& self, int& exit_code) {
                   "checkpoint: compare with this model (built-in name, .yaml or config.json) instead of the "
                   "config.json beside it");
   cmd->add_flag("--tensors", args->tensors, "checkpoint: list every tensor with its dtype, shape and bytes");
+  add_as_option(*cmd, args->as);
   add_output_options(*cmd, args->output_options);
   cmd->callback([args, &exit_code] {
     std::string path = args->inputs.back();

@@ -18,6 +18,7 @@ namespace memplan::cli {
 namespace {
 
 struct RecommendArgs {
+  std::string as;  // --as
   std::string model;
   DeviceArgs device;
   PlanOptions options;
@@ -41,7 +42,7 @@ ChangeCommand command_of(const RecommendArgs& a, const Mitigation& m) {
 
 int run_recommend(const RecommendArgs& a) {
   const PrintOptions print_options = a.output.print_options<RecommendReport>();
-  const ModelEntry model = find_model(a.model, say_fetch);
+  const ModelEntry model = find_model(a.model, say_fetch, a.as);
   const PlanSettings settings = plan_settings(a.options);
   RecommendReport report;
   report.plan = bind(model.spec, settings, choose_device(a.device, settings));
@@ -84,6 +85,7 @@ void define_recommend(CLI::App& self, int& exit_code) {
   cmd->add_option("MODEL", args->model,
                   "Built-in name, .yaml, config.json, snapshot dir, .safetensors, .gguf or Hub id ORG/NAME[@REV]")
       ->required();
+  add_as_option(*cmd, args->as);
   add_device_options(*cmd, args->device, /*gpu_required=*/true, /*probe=*/false);
   add_plan_options(*cmd, args->options);
   add_output_options(*cmd, args->output);

@@ -25,6 +25,7 @@ namespace {
 
 struct SweepArgs {
   std::vector<std::string> models;
+  std::string as;  // --as, for every model
   std::vector<std::string> workloads{"inference"};
   std::vector<std::string> batches{"1"};
   std::vector<std::string> seqs;  // empty: min(2048, the shortest context of the models)
@@ -54,7 +55,7 @@ int run_sweep(const SweepArgs& a) {
   std::vector<ModelSpec> models;
   SweepReport report;
   for (const std::string& ref : a.models) {
-    models.push_back(find_model(ref, say_fetch).spec);
+    models.push_back(find_model(ref, say_fetch, a.as).spec);
     report.models.push_back(models.back().name);
     for (const std::string& w : models.back().import_warnings) report.notes.push_back(models.back().name + ": " + w);
   }
@@ -174,6 +175,7 @@ void define_sweep(CLI::App& self, int& exit_code) {
   cmd->add_option("MODEL", args->models,
                   "Models, each as estimate takes one: a built-in name, a file, a snapshot directory or a Hub id")
       ->required();
+  add_as_option(*cmd, args->as);
   cmd->add_option("-w,--workload", args->workloads, "Workloads: inference, generation, extraction, training, ...")
       ->delimiter(',')
       ->capture_default_str();

@@ -128,11 +128,18 @@ std::string render_for_cli(std::string_view text) {
     if (key == "kind") return std::string("-w");
     if (const OptionDef* o = find_option(key)) return flag_of(*o);
     // The command-line options outside the table.
-    for (const char* cli_only : {"gpu", "vary", "budget", "format", "units", "explain", "probe"}) {
+    for (const char* cli_only : {"gpu", "vary", "budget", "format", "units", "explain", "probe", "as"}) {
       if (key == cli_only) return "--" + std::string(key);
     }
     return std::nullopt;
   });
+}
+
+void add_as_option(CLI::App& cmd, std::string& as) {
+  cmd.add_option("--as", as,
+                 "Read a config.json whose model_type memplan does not know as this known model_type\n"
+                 "(e.g. llama); every config key it did not use is shown as a warning")
+      ->type_name("MODEL_TYPE");
 }
 
 void add_device_options(CLI::App& cmd, DeviceArgs& args, bool gpu_required, bool probe) {

@@ -39,6 +39,9 @@ std::string terminal_safe(std::string_view text);
 // (--batch), and `kind` as -w.
 std::string render_for_cli(std::string_view text);
 
+// --as MODEL_TYPE: read a config.json of a model_type memplan does not know as a known one.
+void add_as_option(CLI::App& cmd, std::string& as);
+
 // The device options of estimate, fit, recommend.
 struct DeviceArgs {
   std::string gpu;

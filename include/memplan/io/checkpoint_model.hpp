@@ -26,7 +26,8 @@ ModelEntry checkpoint_model(ModelEntry config, const SafetensorsInventory& inven
 // Returns the model in a snapshot directory (config.json plus model.safetensors.index.json,
 // model.safetensors or one other *.safetensors file), or beside a .safetensors file or an
 // index. A directory without weights is its config.json's architecture. Throws ConfigError
-// naming the path: no config.json, an invalid config or header.
-ModelEntry load_checkpoint_model(const std::string& path);
+// naming the path: no config.json, an invalid config or header. `as_model_type`: as
+// load_hf_config.
+ModelEntry load_checkpoint_model(const std::string& path, const std::string& as_model_type = {});
 
 }  // namespace memplan

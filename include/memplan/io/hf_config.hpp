@@ -32,12 +32,16 @@ std::vector<std::string> hf_model_types();
 // Throws ConfigError naming file:line:column and the key (an unsupported model_type lists
 // the supported ones; JSON syntax errors are located by nlohmann's byte position; a
 // quantization_config whose values its library could not store).
-HfImport parse_hf_config(std::string_view text, const std::string& file, const std::string& name);
+// `as_model_type` reads a model_type memplan does not know as one it does, on the user's
+// word: the entry's import_warnings then name every config key the import did not use.
+// It is refused for a model_type memplan knows.
+HfImport parse_hf_config(std::string_view text, const std::string& file, const std::string& name,
+                         const std::string& as_model_type = {});
 
 // Reads and maps a config.json. Without a _name_or_path the model is named after the
 // directory holding a "config.json", or after any other file without its ".json".
 // Throws ConfigError (missing, unreadable, a directory, larger than 16 MiB, or invalid).
-HfImport load_hf_config(const std::string& path);
+HfImport load_hf_config(const std::string& path, const std::string& as_model_type = {});
 
 // Returns a model file (the YAML parse_model_yaml reads) stating every field of
 // entry.spec, with entry.source and any published count; `comments` become "# " lines at

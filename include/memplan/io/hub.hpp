@@ -51,7 +51,8 @@ HubSnapshot hub_snapshot(const HubId& id, const std::function<void(const std::st
 // when the repository has safetensors weights. `progress` (may be empty) is told what is
 // being fetched. Throws ConfigError naming the id or the URL, with what to do: gated or
 // private (401, 403), not found (404), offline with nothing cached, a timeout, no network,
-// a truncated or hostile response.
-ModelEntry load_hub_model(const HubId& id, const std::function<void(const std::string&)>& progress = {});
+// a truncated or hostile response. `as_model_type`: as load_hf_config.
+ModelEntry load_hub_model(const HubId& id, const std::function<void(const std::string&)>& progress = {},
+                          const std::string& as_model_type = {});
 
 }  // namespace memplan

@@ -43,7 +43,10 @@ ModelEntry load_builtin_model(std::string_view name);
 // Hugging Face Hub id ORG/NAME[@REVISION] that is not a local path (load_hub_model); or a
 // built-in name.
 // `progress` (may be empty) hears what is fetched from the network, one line per step.
-ModelEntry find_model(std::string_view name_or_path, const std::function<void(const std::string&)>& progress = {});
+// `as_model_type` reads a config of a model_type memplan does not know as a known one
+// (load_hf_config); refused (key "as") for a built-in, a model file or a GGUF file.
+ModelEntry find_model(std::string_view name_or_path, const std::function<void(const std::string&)>& progress = {},
+                      const std::string& as_model_type = {});
 
 // The model `memplan estimate` uses when none is named.
 inline constexpr std::string_view default_model_name = "llama-2-7b";
