@@ -87,6 +87,17 @@ void check_megatron_combinations(const TrainingShape& shape, const ParallelTrain
     invalid_layout("pipeline_parallel",
                    "DeepSpeed's pipeline engine supports ZeRO stages 0-2, not 3: use `zero` 1 or 2 with `pp`");
   }
+  if (par.expert > 1) {
+    if (par.data % par.expert != 0) {
+      invalid_layout("expert_parallel", "expert parallelism splits the experts across data-parallel replicas: `ep` " +
+                                            group_digits(par.expert) + " must divide `dp` " + group_digits(par.data));
+    }
+    if (par.sharding != Sharding::none) {
+      invalid_layout("expert_parallel",
+                     "`ep` with `zero` or `fsdp` is not modelled: experts' states shard over dp / ep replicas, the "
+                     "rest over dp; memplan prices expert parallelism without sharded states");
+    }
+  }
   if (par.sequence_parallel) {
     if (par.tensor < 2) {
       invalid_layout("sequence_parallel",
@@ -182,7 +193,9 @@ LayoutEstimate layout_header(const ParallelTrainingOptions& par, std::uint64_t s
   out.sharding = to_string(par.sharding);
   out.world_size = checked_mul(checked_mul(t, p, "GPUs"), d, "GPUs");
   out.description = "t=" + group_digits(t) + " x p=" + group_digits(p) + " x d=" + group_digits(d) + " = " +
-                    plural(out.world_size, "GPU", "GPUs") + "; " + detail::sharding_text(par.sharding, shards) +
+                    plural(out.world_size, "GPU", "GPUs") + "; " +
+                    (par.expert > 1 ? "experts split " + group_digits(par.expert) + " ways within d; " : "") +
+                    detail::sharding_text(par.sharding, shards) +
                     (par.sharding == Sharding::zero1 && megatron ? " (Megatron's distributed optimizer)" : "") +
                     (p > 1 ? "; " + to_string(par.schedule) + " with " + plural(m, "micro-batch", "micro-batches")
                            : "") +
@@ -361,6 +374,15 @@ std::vector<std::string> layout_notes(const ModelSpec& spec, const TensorShard& 
   out.push_back(
       "gradients are counted alongside the activations: they accumulate across micro-batches (pipeline "
       "schedules, gradient accumulation)");
+  if (par.expert > 1) {
+    const std::uint64_t local = spec.experts / par.expert;
+    out.push_back("expert parallelism: each GPU holds " + group_digits(local) + " of the " +
+                  group_digits(spec.experts) +
+                  " routed experts of every MoE layer, with their gradients and optimizer states, and receives about " +
+                  "as many routed tokens as without it (balanced routing); its router is counted as those " +
+                  group_digits(local) + " experts' columns, " + group_digits(spec.d_model) + " x " +
+                  group_digits(spec.experts - local) + " parameters a MoE layer fewer than the replicated one");
+  }
   if (par.sharding == Sharding::none && par.data > 1) {
     out.push_back("data parallelism without sharding replicates every state: `zero` 1|2|3 or `fsdp` shard it");
   }
@@ -415,9 +437,27 @@ TensorShard tensor_parallel_shard(const ModelSpec& spec, const TensorShardOption
                                           group_digits(multiple) + ") does not split evenly over " + group_digits(t) +
                                           " GPUs");
   }
+  for (const auto& [width, what] :
+       {std::pair{spec.d_expert, "expert"}, std::pair{spec.d_shared_expert, "shared-expert"}}) {
+    if (width % t != 0) {
+      invalid_layout("tensor_parallel", spec.name + "'s " + what + " intermediate size " + group_digits(width) +
+                                            " does not split evenly over " + group_digits(t) + " GPUs");
+    }
+  }
+  const std::uint64_t e = o.expert_degree;
+  if (e > 1 && (spec.experts == 0 || spec.experts % e != 0)) {
+    invalid_layout("expert_parallel", spec.experts == 0
+                                          ? spec.name + " has no experts: `ep` applies to mixture-of-experts models"
+                                          : spec.name + "'s " + group_digits(spec.experts) +
+                                                " experts do not split evenly over " + group_digits(e) +
+                                                " GPUs: `ep` must divide the experts");
+  }
   out.spec.n_heads = spec.n_heads / t;
   out.spec.n_kv_heads = kv;
   out.spec.d_mlp = spec.d_mlp / t;
+  out.spec.d_expert = spec.d_expert / t;
+  out.spec.d_shared_expert = spec.d_shared_expert / t;
+  out.spec.experts = spec.experts / std::max<std::uint64_t>(e, 1);
   out.spec.vocab_size = out.padded_vocab / t;
   // A checkpoint's stored tensors (a .gguf) are not split per rank: a shard is priced from
   // its architecture at the requested precision, as every multi-GPU layout is.
@@ -581,7 +621,7 @@ LayoutEstimate estimate_parallel_training(const ModelSpec& spec, const TrainingS
   TrainingShape shape = shape_in;
   if (megatron) shape.hf_unfused_ops = false;
   const TensorShard shard = tensor_parallel_shard(
-      spec, {t, megatron ? checked_mul(par.vocab_multiple, t, "vocabulary multiple") : 1, false});
+      spec, {t, megatron ? checked_mul(par.vocab_multiple, t, "vocabulary multiple") : 1, false, par.expert});
   const ModelSpec& ss = shard.spec;
   const std::vector<std::uint64_t> stages = pipeline_stage_layers(spec.n_layers, p, par.stage_layers);
   if (is_quantized(shape.compute)) {

@@ -45,6 +45,7 @@ std::string training_only_option(const ParallelTrainingOptions& p) {
   const ParallelTrainingOptions defaults;
   if (p.pipeline != 1) return "`pp`";
   if (p.data != 1) return "`dp`";
+  if (p.expert != 1) return "`ep`";
   if (p.sharding == Sharding::zero1 || p.sharding == Sharding::zero2 || p.sharding == Sharding::zero3) return "`zero`";
   if (p.sharding != Sharding::none) return "`fsdp`";
   if (p.offload_optimizer || p.offload_params) return "`offload`";

@@ -384,6 +384,9 @@ const std::array kOptions = std::to_array<OptionDef>({
   {.key = "dp", .flag = "dp", .kind = OptionKind::count, .group = kLayout,
    .help = "Data-parallel replicas (training)", .default_text = "1", .common = true, .min = 1, .max = 1 << 20,
    .set = MEMPLAN_SET(s.layout.dp = v.count)},
+  {.key = "ep", .flag = "ep", .kind = OptionKind::count, .group = kLayout,
+   .help = "Expert parallelism (MoE training): each MoE layer's routed experts split N ways within the dp replicas",
+   .default_text = "1", .min = 1, .max = 1 << 20, .set = MEMPLAN_SET(s.layout.ep = v.count)},
   {.key = "zero", .flag = "zero", .kind = OptionKind::text, .group = kLayout,
    .help = "DeepSpeed ZeRO stage 0, 1, 2 or 3 over the dp replicas (1 with tp/pp: Megatron's distributed optimizer)",
    .common = true, .set = MEMPLAN_SET(if (v.text != "0" && v.text != "1" && v.text != "2" && v.text != "3")

@@ -71,6 +71,7 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
   p.tensor = a.tp;
   p.pipeline = a.pp;
   p.data = a.dp;
+  p.expert = a.ep;
   p.sharding = sharding_of(a);
   p.shard_group = a.shard_group;
   for (const std::string& what : a.offload) {

@@ -49,3 +49,23 @@ cli_case(as_on_a_known_model_type EXIT 2 ARGS estimate "${hf}/llama-2-7b/config.
          STDERR "model_type 'llama' is one memplan imports: --as mistral applies to model_types it does not know")
 cli_case(as_on_a_builtin EXIT 2 ARGS estimate llama-2-7b --as llama
          STDERR "--as applies to a Hugging Face config.json, a snapshot or a Hub id; 'llama-2-7b' is a built-in model")
+
+# Expert parallelism (training). qwen3-30b-a3b, dp 8, ep 8: a GPU holds 16 of 128 experts.
+# Per layer: attention 2 x 2048 x 4096 + 2 x 2048 x 512 = 18,874,368; norms 2 x 2048 + 2 x 128;
+# router 2048 x 16; experts 16 x 3 x 2048 x 768 = 75,497,472: 94,408,960 x 48 layers, plus
+# embeddings and head 2 x 151,936 x 2048 and the final norm: 5,153,961,984 parameters.
+cli_case(ep_splits_experts EXIT 0 ARGS estimate qwen3-30b-a3b -w training --dp 8 --ep 8 --format json
+         STDOUT "\"name\": \"weights\",[^}]*\"params\": 5153961984")
+# tp 2 splits the experts' width: attention 2 x 2048 x 2048 + 2 x 2048 x 256, router 2048 x 128,
+# experts 128 x 3 x 2048 x 384 (311,693,568 a layer with the norms), the vocabulary padded to
+# 152,064 and halved: 48 x 311,693,568 + 2 x 76,032 x 2048 + 2048 = 15,272,720,384.
+cli_case(tp_splits_expert_width EXIT 0 ARGS estimate qwen3-30b-a3b -w training --tp 2 --format json
+         STDOUT "\"name\": \"weights\",[^}]*\"params\": 15272720384")
+cli_case(ep_needs_experts EXIT 2 ARGS estimate llama-2-7b -w training --dp 2 --ep 2
+         STDERR "llama-2-7b has no experts: --ep applies to mixture-of-experts models")
+cli_case(ep_divides_dp EXIT 2 ARGS estimate qwen3-30b-a3b -w training --dp 4 --ep 8
+         STDERR "--ep 8 must divide --dp 4")
+cli_case(ep_divides_experts EXIT 2 ARGS estimate qwen3-30b-a3b -w training --dp 3 --ep 3
+         STDERR "128 experts do not split evenly over 3 GPUs: --ep must divide the experts")
+cli_case(ep_with_zero_refused EXIT 2 ARGS estimate qwen3-30b-a3b -w training --dp 8 --ep 8 --zero 1
+         STDERR "--ep with --zero or --fsdp is not modelled")

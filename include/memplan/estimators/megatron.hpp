@@ -38,16 +38,20 @@ struct TensorShardOptions {
   std::uint64_t vocab_multiple = 1;  // the vocabulary is padded up to a multiple of this, then split t ways
                                      //   (Megatron: 128 x t; vLLM: 64); 1 = no padding
   bool replicate_kv_heads = false;   // n_kv_heads < t: each rank keeps one KV head (vLLM); false: an error (Megatron)
+  std::uint64_t expert_degree = 1;   // e: each MoE layer's routed experts split e ways (expert parallelism)
 };
 
 // Returns what one of t tensor-parallel ranks holds, as a model spec: attention heads and
 // the MLP's intermediate size split t ways (Megatron's column/row-parallel linears), KV
 // heads split or replicated, the vocabulary padded and split (vocab-parallel embedding and
-// LM head); d_model, norms, position tables, biases of row-parallel outputs and the MoE
-// router stay whole (replicated). The shard carries no stored_weights: it is priced from the
+// LM head), a MoE layer's expert and shared-expert widths split t ways and its routed
+// experts e ways (expert parallelism: the shard's `experts` are the E/e it holds, and its
+// router, sized by them, is E/e columns of the d x E one); d_model, norms, position tables,
+// biases of row-parallel outputs stay whole (replicated). The shard carries no stored_weights: it is priced from the
 // architecture at the requested precision. Throws Error(invalid_input, key "tensor_parallel") when
 // t is 0 or does not divide n_heads, n_kv_heads (or, with replication, is not a multiple of
-// it), d_mlp or the padded vocabulary; Error(overflow).
+// it), d_mlp, the expert widths or the padded vocabulary, and (key "expert_parallel") when e
+// does not divide the experts; Error(overflow).
 TensorShard tensor_parallel_shard(const ModelSpec& spec, const TensorShardOptions& options);
 
 // ------------------------------------------------------------------------------------
@@ -104,6 +108,7 @@ struct ParallelTrainingOptions {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   std::uint64_t micro_batches = 1;  // m: micro-batches per step per pipeline (TrainingShape.batch sequences each)
   std::uint64_t data = 1;           // d: data-parallel replicas
+  std::uint64_t expert = 1;         // e: expert parallelism within the d replicas: E/e routed experts per GPU
   Sharding sharding = Sharding::none;
   std::uint64_t shard_group = 0;   // fsdp_hybrid: ranks per shard group (a node: 8); must divide d
   bool offload_optimizer = false;  // DeepSpeed offload_optimizer: master weights, states, fp32 gradients in host RAM

@@ -21,6 +21,7 @@ struct LayoutRequest {
   std::uint64_t tp = 1;              // tensor-parallel degree
   std::uint64_t pp = 1;              // pipeline stages
   std::uint64_t dp = 1;              // data-parallel replicas
+  std::uint64_t ep = 1;              // expert parallelism within dp
   std::string zero;                  // DeepSpeed ZeRO stage "0".."3"; empty = not given
   std::string fsdp;                  // full, grad_op, hybrid; empty = not given
   std::uint64_t shard_group = 0;     // fsdp hybrid: GPUs per shard group
