@@ -219,9 +219,11 @@ bool hook_name_matches(std::string_view pattern, std::string_view name) {
 
 std::vector<Hook> model_hooks(const ModelSpec& s, std::uint64_t batch, std::uint64_t seq, std::uint64_t key_positions) {
   // Hooks are listed one by one, so their number is bounded before the list is built: at
-  // most 20 per block, plus 3 per expert. DeepSeek-V3 (61 blocks, 256 experts) has ~48,000.
+  // most 20 per block (24 with sandwich norms), plus 3 per expert. DeepSeek-V3 (61 blocks,
+  // 256 experts) has ~48,000.
   constexpr std::uint64_t kMaxHooks = 1000000;
-  const std::uint64_t per_block = checked_add(20, checked_mul(3, s.experts, "expert hooks"), "hooks per block");
+  const std::uint64_t per_block = checked_add(s.norms_per_layer == 4 ? 24 : 20,
+                                              checked_mul(3, s.experts, "expert hooks"), "hooks per block");
   const std::uint64_t bound = checked_mul(s.n_layers, per_block, "hooks");
   if (bound > kMaxHooks) {
     throw Error(ErrorKind::invalid_input,
@@ -255,6 +257,10 @@ std::vector<Hook> model_hooks(const ModelSpec& s, std::uint64_t batch, std::uint
     h.add(l, "attn.hook_attn_scores", {b, heads, {"query_pos", seq}, {"key_pos", keys}});
     h.add(l, "attn.hook_pattern", {b, heads, {"query_pos", seq}, {"key_pos", keys}});
     h.add(l, "attn.hook_z", {b, p, heads, dh});
+    if (s.norms_per_layer == 4) {  // sandwich norms (Gemma 2, 3): TransformerLens' ln1_post and ln2_post
+      h.add(l, "ln1_post.hook_scale", {b, p, one});
+      h.add(l, "ln1_post.hook_normalized", {b, p, d});
+    }
     h.add(l, "hook_attn_out", {b, p, d});
     if (!s.parallel_block) h.add(l, "hook_resid_mid", {b, p, d});
     if (s.norms_per_layer >= 2) {
@@ -279,6 +285,10 @@ std::vector<Hook> model_hooks(const ModelSpec& s, std::uint64_t batch, std::uint
       h.add(l, "mlp.hook_pre", {b, p, mlp});
       if (s.mlp == MlpKind::gated) h.add(l, "mlp.hook_pre_linear", {b, p, mlp});
       h.add(l, "mlp.hook_post", {b, p, mlp});
+    }
+    if (s.norms_per_layer == 4) {
+      h.add(l, "ln2_post.hook_scale", {b, p, one});
+      h.add(l, "ln2_post.hook_normalized", {b, p, d});
     }
     h.add(l, "hook_mlp_out", {b, p, d});
     h.add(l, "hook_resid_post", {b, p, d});

@@ -31,9 +31,10 @@ struct Hook {
 // Returns every hook point of `spec` in forward order, TransformerLens names: hook_embed,
 // hook_pos_embed (learned positions), blocks.{l}.hook_resid_pre, ln1.hook_scale|normalized,
 // attn.hook_q|k|v (k, v with n_kv_heads), attn.hook_rot_q|rot_k (rotary),
-// attn.hook_attn_scores|pattern, attn.hook_z, hook_attn_out, hook_resid_mid (not in
-// parallel blocks), ln2.* (two norms per block), mlp.hook_pre|pre_linear (gated)|post,
-// MoE router and per-expert hooks, hook_mlp_out, hook_resid_post, ln_final.*.
+// attn.hook_attn_scores|pattern, attn.hook_z, ln1_post.* (sandwich norms), hook_attn_out,
+// hook_resid_mid (not in parallel blocks), ln2.* (two norms per block),
+// mlp.hook_pre|pre_linear (gated)|post, MoE router and per-expert hooks (MoE layers),
+// ln2_post.* (sandwich norms), hook_mlp_out, hook_resid_post, ln_final.*.
 // Throws Error(invalid_input, key n_layers or experts) past 1,000,000 possible hooks, and
 // Error(overflow).
 std::vector<Hook> model_hooks(const ModelSpec& spec, std::uint64_t batch, std::uint64_t seq,

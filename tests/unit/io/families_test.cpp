@@ -3,10 +3,12 @@
 // out, or published (the built-in models' published_params are checked in hf_config_test).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
+#include "memplan/estimators/activations.hpp"
 #include "memplan/estimators/kv_cache.hpp"
 #include "memplan/io/hf_config.hpp"
 #include "memplan/io/model_file.hpp"
@@ -167,6 +169,20 @@ TEST(Families, Gemma2SlidingAndGlobalLayers) {
   KvCacheOptions all = bf16_tokens(8192);
   all.honor_sliding_window = false;
   EXPECT_EQ(estimate_kv_cache(s, all).total().count(), 42ULL * 2 * 8 * 256 * 8192 * 2);
+}
+
+// Gemma 2's sandwich norms are hooked as TransformerLens names them (ln1_post, ln2_post):
+// 24 hooks a block (rotary, gated MLP), 42 blocks, plus hook_embed and ln_final's two.
+TEST(Families, Gemma2HooksIncludeTheSandwichNorms) {
+  const std::vector<Hook> hooks = model_hooks(fixture("gemma-2-9b"), 1, 16);
+  EXPECT_EQ(hooks.size(), 42U * 24 + 3);
+  const auto at = [&](const std::string& name) {
+    return std::find_if(hooks.begin(), hooks.end(), [&](const Hook& h) { return h.name == name; });
+  };
+  ASSERT_NE(at("blocks.0.ln1_post.hook_normalized"), hooks.end());
+  ASSERT_NE(at("blocks.41.ln2_post.hook_scale"), hooks.end());
+  EXPECT_LT(at("blocks.0.ln1_post.hook_normalized"), at("blocks.0.hook_attn_out"));
+  EXPECT_LT(at("blocks.0.ln2_post.hook_normalized"), at("blocks.0.hook_mlp_out"));
 }
 
 // openai/gpt-oss-20b: 24 layers alternating a 128-token window and full attention, 8 KV
