@@ -20,7 +20,7 @@ namespace {
 
 constexpr std::uint64_t kMaxSize = 1ULL << 40;
 
-const std::vector<std::string> kPlanKeys = {"model", "workload", "memory", "budget"};
+const std::vector<std::string> kPlanKeys = {"model", "model_as", "workload", "memory", "budget"};
 // The workload: section takes `kind` and every option of the table (plan/options.hpp) by its
 // key, except the two TheLoom's memory: section holds (precision_mode, memory_warning_threshold).
 std::vector<std::string> workload_keys() {
@@ -106,13 +106,23 @@ PlanFile parse_plan_yaml(std::string_view text, const std::string& file, const s
                "model file '" + printable(ref) + "' does not exist (relative paths are read from the plan's folder)");
     }
   }
+  // model_as: a config.json of a model_type memplan does not know, read as a known one.
+  const std::string as = map.has("model_as") ? map.string("model_as") : std::string();
+  // The reader names the option `as`; in a plan file it is 'model_as'.
+  const auto plan_key = [](std::string text) {
+    for (std::size_t at = text.find("`as`"); at != std::string::npos; at = text.find("`as`", at)) {
+      text.replace(at, 4, "'model_as'");
+    }
+    return text;
+  };
   try {
-    plan.model = find_model(ref);
+    plan.model = find_model(ref, {}, as);
   } catch (const ConfigError&) {
     throw;  // located in the model file
   } catch (const Error& e) {
-    map.fail("model", e.what());
+    map.fail(e.key() == "as" ? "model_as" : "model", plan_key(e.what()));
   }
+  for (std::string& w : plan.model.spec.import_warnings) w = plan_key(w);
   const ModelSpec& spec = plan.model.spec;
 
   // memory: TheLoom's section; every key optional.
