@@ -632,8 +632,8 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
                  "position_embedding_type '" + printable(*kind) +
                      "' adds relative-distance embeddings that memplan's model spec cannot describe (only 'absolute')");
       }
-      if (std::optional<std::uint64_t> types = f.optional("type_vocab_size", {"type_vocab_size"}, 0)) {
-        s.type_vocab_size = *types;
+      if (std::optional<std::uint64_t> token_types = f.optional("type_vocab_size", {"type_vocab_size"}, 0)) {
+        s.type_vocab_size = *token_types;
       }
       break;
     }
