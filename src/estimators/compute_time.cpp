@@ -121,9 +121,20 @@ double matmul_parameters(const ModelSpec& spec) {
   return params;
 }
 
+double attended_positions(const ModelSpec& spec, double context) {
+  double positions = 0;
+  for (const auto& [kind, layers] : attention_layer_counts(spec)) {
+    double keys = context;
+    if (kind == AttentionKind::sliding) keys = std::min(keys, static_cast<double>(spec.sliding_window));
+    if (kind == AttentionKind::chunked) keys = std::min(keys, static_cast<double>(spec.attention_chunk));
+    positions += static_cast<double>(layers) * keys;
+  }
+  return positions;
+}
+
 double forward_flops(const ModelSpec& spec, std::uint64_t batch, std::uint64_t seq) {
   const double tokens = static_cast<double>(batch) * static_cast<double>(seq);
-  const double attention = 4.0 * static_cast<double>(spec.n_layers) * static_cast<double>(seq) *
+  const double attention = 4.0 * attended_positions(spec, static_cast<double>(seq)) *
                            static_cast<double>(spec.n_heads) * static_cast<double>(spec.d_head);
   return tokens * (2.0 * matmul_parameters(spec) + attention);
 }

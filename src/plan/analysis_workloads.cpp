@@ -398,9 +398,9 @@ Work gemm_work(const std::string& name, double flops, const Precision& dtype, st
   return work;
 }
 
-// Attention FLOPs per token of a forward pass: 4 x layers x seq x heads x d_head.
+// Attention FLOPs per token of a forward pass: 4 x attended positions x heads x d_head.
 double attention_per_token(const ModelSpec& s, std::uint64_t seq) {
-  return 4.0 * d(s.n_layers) * d(seq) * d(s.n_heads) * d(s.d_head);
+  return 4.0 * attended_positions(s, d(seq)) * d(s.n_heads) * d(s.d_head);
 }
 
 // FLOPs of forward + backward over batch x seq tokens with `trainable` parameters getting

@@ -422,7 +422,7 @@ std::vector<Work> generation_work(const ModelSpec& s, const Workload& w) {
   const double P = matmul_parameters(s);
   const double B = static_cast<double>(w.batch), T = static_cast<double>(w.new_tokens);
   const double ctx = static_cast<double>(w.seq_len) + T / 2;
-  const double per_token = 2 * P + 4 * static_cast<double>(s.n_layers) * ctx * static_cast<double>(s.n_heads) *
+  const double per_token = 2 * P + 4 * attended_positions(s, ctx) * static_cast<double>(s.n_heads) *
                                        static_cast<double>(s.d_head);
   return {forward_work(s, w, w.batch, w.seq_len, "prefill"),
           model_work("decode", B * T * per_token, w,

@@ -59,8 +59,14 @@ double peak_tflops(const GpuSpec& gpu, Format format, Format& used);
 TimeEstimate estimate_time(const std::vector<Work>& parts, const GpuSpec& gpu,
                            std::optional<double> efficiency = std::nullopt);
 
+// Returns the key positions one query attends to, summed over the layers, with `context`
+// tokens before it: context on full (and NoPE, latent) layers, at most sliding_window on
+// sliding ones and attention_chunk on chunked ones. For a stack of full layers, n_layers x
+// context.
+double attended_positions(const ModelSpec& spec, double context);
+
 // Returns the FLOPs of one forward pass over `batch` sequences of `seq` tokens:
-// tokens x (2 x matmul parameters + 4 x n_layers x seq x n_heads x d_head), where matmul
+// tokens x (2 x matmul parameters + 4 x attended_positions(seq) x n_heads x d_head), where matmul
 // parameters are those of linear layers, the router and the LM head (a tied head counts
 // its vocab x d_model), MoE experts weighted by experts_per_token / experts. Attention
 // scores are counted over all seq keys (no causal halving). Backward is 2x forward.

@@ -9,6 +9,7 @@
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/estimators/activations.hpp"
+#include "memplan/estimators/compute_time.hpp"
 #include "memplan/estimators/kv_cache.hpp"
 #include "memplan/io/hf_config.hpp"
 #include "memplan/io/model_file.hpp"
@@ -183,6 +184,20 @@ TEST(Families, Gemma2HooksIncludeTheSandwichNorms) {
   ASSERT_NE(at("blocks.41.ln2_post.hook_scale"), hooks.end());
   EXPECT_LT(at("blocks.0.ln1_post.hook_normalized"), at("blocks.0.hook_attn_out"));
   EXPECT_LT(at("blocks.0.ln2_post.hook_normalized"), at("blocks.0.hook_mlp_out"));
+}
+
+// Attention FLOPs follow the windows: at 8192 tokens a gemma-2-9b query attends to 4096
+// keys on its 21 sliding layers and 8192 on its 21 global ones; Llama-4-Scout's 36 chunked
+// layers see at most 8192 keys, its 12 global ones all 32,768.
+TEST(Families, AttendedPositionsFollowTheWindows) {
+  EXPECT_DOUBLE_EQ(attended_positions(fixture("gemma-2-9b"), 8192), 21.0 * 4096 + 21.0 * 8192);
+  EXPECT_DOUBLE_EQ(attended_positions(fixture("gemma-2-9b"), 1000), 42.0 * 1000);
+  EXPECT_DOUBLE_EQ(attended_positions(fixture("llama-4-scout-17b-16e"), 32768), 36.0 * 8192 + 12.0 * 32768);
+  // One forward pass of gemma-2-9b over 8192 tokens: the attention term is
+  // 8192 tokens x 4 x (21 x 4096 + 21 x 8192) x 16 heads x 256.
+  const ModelSpec g = fixture("gemma-2-9b");
+  EXPECT_DOUBLE_EQ(forward_flops(g, 1, 8192),
+                   8192.0 * (2.0 * matmul_parameters(g) + 4.0 * (21.0 * 4096 + 21.0 * 8192) * 16 * 256));
 }
 
 // openai/gpt-oss-20b: 24 layers alternating a 128-token window and full attention, 8 KV
