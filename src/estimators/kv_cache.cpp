@@ -6,12 +6,13 @@
 
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
+#include "parallel_internal.hpp"
 
 namespace memplan {
 
 namespace {
 
-constexpr std::array<std::pair<MlaCache, std::string_view>, 2> kMlaCaches{
+constexpr detail::NameTable<MlaCache, 2> kMlaCaches{
     {{MlaCache::latent, "latent"}, {MlaCache::decompressed, "decompressed"}}};
 
 void check_shape(const KvCacheOptions& o) {
@@ -139,23 +140,10 @@ std::vector<std::pair<LayerCache, std::uint64_t>> layer_groups(const ModelSpec& 
 
 }  // namespace
 
-std::string to_string(MlaCache value) {
-  for (const auto& [v, name] : kMlaCaches) {
-    if (v == value) return std::string(name);
-  }
-  return "?";
-}
+std::string to_string(MlaCache value) { return detail::name_of(kMlaCaches, value); }
 
 MlaCache parse_mla_cache(std::string_view text) {
-  std::vector<std::string> names;
-  for (const auto& [v, name] : kMlaCaches) {
-    if (name == text) return v;
-    names.emplace_back(name);
-  }
-  throw Error(ErrorKind::invalid_input,
-              "unknown MLA cache convention '" + printable(text) + "'" + did_you_mean(text, names) +
-                  "; accepted: " + quoted_list(names),
-              "mla_cache");
+  return detail::parse_named(kMlaCaches, text, "mla_cache", "MLA cache convention");
 }
 
 std::vector<TensorRun> kv_cache_allocations(const ModelSpec& spec, const KvCacheOptions& options) {
