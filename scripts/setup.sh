@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake make g++ pkg-config libyaml-cpp-dev libfmt-dev libspdlog-dev libcli11-dev
+packages=(cmake ninja-build make g++ pkg-config libyaml-cpp-dev libfmt-dev libspdlog-dev libcli11-dev
           libeigen3-dev nlohmann-json3-dev libcurl4-openssl-dev libgtest-dev libgmock-dev libbenchmark-dev python3-jsonschema
           clang-format clang-tidy)  # clang-format and clang-tidy (14 on Debian 12): scripts/lint
 read -r -a extra <<< "${MEMPLAN_EXTRA_PACKAGES:-}"
@@ -25,11 +25,13 @@ if ((${#missing[@]})); then
 fi
 
 build="${MEMPLAN_BUILD_DIR:-build}"
+# Ninja: it schedules every file of every target as soon as its inputs are ready (make waits
+# for a target's dependencies to finish), which keeps both cores of a small machine busy.
 if [ ! -f "$build/CMakeCache.txt" ]; then
   if [ -n "${MEMPLAN_PRESET:-}" ]; then
-    cmake --preset "$MEMPLAN_PRESET" -B "$build" ${MEMPLAN_CMAKE_ARGS:-} >&2
+    cmake --preset "$MEMPLAN_PRESET" -G Ninja -B "$build" ${MEMPLAN_CMAKE_ARGS:-} >&2
   else
-    cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${MEMPLAN_CMAKE_ARGS:-} >&2
+    cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${MEMPLAN_CMAKE_ARGS:-} >&2
   fi
 fi
 cmake --build "$build" --parallel "$(nproc)" >&2

@@ -27,6 +27,10 @@ std::string located(const std::string& file, std::size_t line, std::size_t colum
 }
 }  // namespace
 
+void throw_invalid_input(std::string key, const std::string& message) {
+  throw Error(ErrorKind::invalid_input, message, std::move(key));
+}
+
 ConfigError::ConfigError(std::string file, std::size_t line, std::size_t column, std::string key,
                          const std::string& message, ErrorKind kind)
     : Error(kind, located(file, line, column, message), std::move(key)),

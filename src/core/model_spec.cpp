@@ -81,29 +81,26 @@ Enum parse_name(const Names<Enum, N>& names, std::string_view text, const char* 
               key);
 }
 
-[[noreturn]] void invalid(const char* key, const std::string& message) {
-  throw Error(ErrorKind::invalid_input, message, key);
-}
-
 void require_positive(const char* key, std::uint64_t value) {
-  if (value == 0) invalid(key, std::string(key) + " must be at least 1");
+  if (value == 0) throw_invalid_input(key, std::string(key) + " must be at least 1");
 }
 
 void check_experts(const ModelSpec& s) {
   if (s.experts != 0) {
-    if (s.moe_every == 0) invalid("moe_every", "moe_every must be at least 1");
+    if (s.moe_every == 0) throw_invalid_input("moe_every", "moe_every must be at least 1");
     if (s.first_dense_layers >= s.n_layers) {
-      invalid("first_dense_layers", "first_dense_layers " + std::to_string(s.first_dense_layers) +
-                                        " leaves none of the " + std::to_string(s.n_layers) + " layers with experts");
+      throw_invalid_input("first_dense_layers", "first_dense_layers " + std::to_string(s.first_dense_layers) +
+                                                    " leaves none of the " + std::to_string(s.n_layers) +
+                                                    " layers with experts");
     }
     return;
   }
   for (const auto& [key, value] : {std::pair<const char*, std::uint64_t>{"d_expert", s.d_expert},
                                    {"d_shared_expert", s.d_shared_expert},
                                    {"first_dense_layers", s.first_dense_layers}}) {
-    if (value != 0) invalid(key, std::string(key) + " is set but the model has no experts (experts: 0)");
+    if (value != 0) throw_invalid_input(key, std::string(key) + " is set but the model has no experts (experts: 0)");
   }
-  if (s.router_bias) invalid("router_bias", "router_bias is set but the model has no experts (experts: 0)");
+  if (s.router_bias) throw_invalid_input("router_bias", "router_bias is set but the model has no experts (experts: 0)");
 }
 
 void check_attention(const ModelSpec& s) {
@@ -113,45 +110,47 @@ void check_attention(const ModelSpec& s) {
     require_positive("qk_rope_head_dim", m.qk_rope_head_dim);
     require_positive("v_head_dim", m.v_head_dim);
     if (m.qk_nope_head_dim + m.qk_rope_head_dim != s.d_head) {
-      invalid("d_head", "d_head " + std::to_string(s.d_head) + " must be qk_nope_head_dim + qk_rope_head_dim (" +
-                            std::to_string(m.qk_nope_head_dim) + " + " + std::to_string(m.qk_rope_head_dim) +
-                            ") for latent attention");
+      throw_invalid_input("d_head", "d_head " + std::to_string(s.d_head) +
+                                        " must be qk_nope_head_dim + qk_rope_head_dim (" +
+                                        std::to_string(m.qk_nope_head_dim) + " + " +
+                                        std::to_string(m.qk_rope_head_dim) + ") for latent attention");
     }
     if (s.n_kv_heads != s.n_heads) {
-      invalid("n_kv_heads",
-              "latent attention decompresses keys and values for every head: n_kv_heads must equal "
-              "n_heads (" +
-                  std::to_string(s.n_heads) + ")");
+      throw_invalid_input("n_kv_heads",
+                          "latent attention decompresses keys and values for every head: n_kv_heads must equal "
+                          "n_heads (" +
+                              std::to_string(s.n_heads) + ")");
     }
   } else if (m.q_lora_rank != 0 || m.qk_nope_head_dim != 0 || m.qk_rope_head_dim != 0 || m.v_head_dim != 0) {
-    invalid("kv_lora_rank", "latent attention sizes are set but kv_lora_rank is 0");
+    throw_invalid_input("kv_lora_rank", "latent attention sizes are set but kv_lora_rank is 0");
   }
   if (s.global_attention != AttentionKind::full && s.global_attention != AttentionKind::nope) {
-    invalid("global_attention",
-            "global_attention must be 'full' or 'nope', not '" + to_string(s.global_attention) + "'");
+    throw_invalid_input("global_attention",
+                        "global_attention must be 'full' or 'nope', not '" + to_string(s.global_attention) + "'");
   }
   if (s.global_every != 0 && s.sliding_window == 0 && s.attention_chunk == 0) {
-    invalid("global_every", "global_every makes every " + std::to_string(s.global_every) +
-                                "th layer global, but the others need a sliding_window or an attention_chunk");
+    throw_invalid_input("global_every",
+                        "global_every makes every " + std::to_string(s.global_every) +
+                            "th layer global, but the others need a sliding_window or an attention_chunk");
   }
   if (s.sliding_window != 0 && s.attention_chunk != 0 && s.layer_types.empty()) {
-    invalid("attention_chunk",
-            "a model has sliding or chunked local layers, not both, unless layer_types says "
-            "which layer is which");
+    throw_invalid_input("attention_chunk",
+                        "a model has sliding or chunked local layers, not both, unless layer_types says "
+                        "which layer is which");
   }
   if (!s.layer_types.empty()) {
     if (s.layer_types.size() != s.n_layers) {
-      invalid("layer_types", "layer_types lists " + std::to_string(s.layer_types.size()) + " layers but n_layers is " +
-                                 std::to_string(s.n_layers));
+      throw_invalid_input("layer_types", "layer_types lists " + std::to_string(s.layer_types.size()) +
+                                             " layers but n_layers is " + std::to_string(s.n_layers));
     }
     for (const AttentionKind k : s.layer_types) {
       if (k == AttentionKind::sliding && s.sliding_window == 0)
-        invalid("layer_types", "layer_types has sliding layers but sliding_window is 0");
+        throw_invalid_input("layer_types", "layer_types has sliding layers but sliding_window is 0");
       if (k == AttentionKind::chunked && s.attention_chunk == 0)
-        invalid("layer_types", "layer_types has chunked layers but attention_chunk is 0");
+        throw_invalid_input("layer_types", "layer_types has chunked layers but attention_chunk is 0");
       if ((k == AttentionKind::mla) != mla)
-        invalid("layer_types", mla ? "a latent-attention model's layers are all 'mla'"
-                                   : "layer_types has 'mla' layers but kv_lora_rank is 0");
+        throw_invalid_input("layer_types", mla ? "a latent-attention model's layers are all 'mla'"
+                                               : "layer_types has 'mla' layers but kv_lora_rank is 0");
     }
   }
 }
@@ -407,24 +406,26 @@ void validate(const ModelSpec& s) {
   require_positive("vocab_size", s.vocab_size);
   require_positive("max_seq_len", s.max_seq_len);
   if (s.n_kv_heads > s.n_heads || s.n_heads % s.n_kv_heads != 0) {
-    invalid("n_kv_heads", "n_kv_heads " + std::to_string(s.n_kv_heads) + " must divide n_heads " +
-                              std::to_string(s.n_heads) + " (each key/value head serves a whole group of query heads)");
+    throw_invalid_input("n_kv_heads", "n_kv_heads " + std::to_string(s.n_kv_heads) + " must divide n_heads " +
+                                          std::to_string(s.n_heads) +
+                                          " (each key/value head serves a whole group of query heads)");
   }
   if (s.lm_head_bias && s.lm_head == LmHead::none) {
-    invalid("lm_head_bias", "lm_head_bias is set but lm_head is 'none'");
+    throw_invalid_input("lm_head_bias", "lm_head_bias is set but lm_head is 'none'");
   }
   if (s.experts == 0 && s.experts_per_token != 0) {
-    invalid("experts_per_token", "experts_per_token is " + std::to_string(s.experts_per_token) +
-                                     " but the model has no experts (experts: 0)");
+    throw_invalid_input("experts_per_token", "experts_per_token is " + std::to_string(s.experts_per_token) +
+                                                 " but the model has no experts (experts: 0)");
   }
   if (s.experts > 0 && (s.experts_per_token == 0 || s.experts_per_token > s.experts)) {
-    invalid("experts_per_token", "experts_per_token must be between 1 and experts (" + std::to_string(s.experts) + ")");
+    throw_invalid_input("experts_per_token",
+                        "experts_per_token must be between 1 and experts (" + std::to_string(s.experts) + ")");
   }
   check_experts(s);
   check_attention(s);
   if (s.n_positions != 0 && s.positional != Positional::learned) {
-    invalid("n_positions",
-            "n_positions sizes a learned position table, but positional is '" + to_string(s.positional) + "'");
+    throw_invalid_input("n_positions", "n_positions sizes a learned position table, but positional is '" +
+                                           to_string(s.positional) + "'");
   }
 
   // Sizes that are each in range can still multiply past 64 bits: say so at the largest of

@@ -97,4 +97,10 @@ std::string group_digits(std::uint64_t n) {
   return out;
 }
 
+std::string shape_text(const std::vector<std::uint64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
 }  // namespace memplan

@@ -50,12 +50,6 @@ bool replicated_across_tensor_ranks(const std::string& name) {
   return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
 }
 
-// The a*s^2 terms selective recomputation drops (as estimate_training does).
-bool is_attention_core(const std::string& name) {
-  return name == "softmax_output" || name == "attention_dropout_mask" || name == "attention_dropout_output" ||
-         name == "probabilities_16bit";
-}
-
 std::string layer_range(std::uint64_t first, std::uint64_t count) {
   if (count == 1) return "layer " + std::to_string(first);
   return "layers " + std::to_string(first) + "-" + std::to_string(first + count - 1);
@@ -148,7 +142,7 @@ LayerTerms layer_terms(const ModelSpec& ss, const TrainingShape& shape, const Tr
   } else {
     Bytes core;
     for (const Item& r : terms) {
-      if (tr.recompute == Recompute::selective && is_attention_core(r.name)) {
+      if (tr.recompute == Recompute::selective && recomputed_by_selective(r.name)) {
         core = core.plus(r.bytes, "attention core");
         continue;
       }

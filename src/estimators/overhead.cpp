@@ -14,9 +14,9 @@ std::uint64_t round_up(std::uint64_t value, std::uint64_t multiple) {
 
 // In whole parts per million, so 10% of 1000 is exactly 100 (a binary 0.1 is a shade more).
 Bytes fraction_of(Bytes base, double fraction) {
-  __extension__ using Wide = unsigned __int128;
+  __extension__ using Product = unsigned __int128;
   const auto ppm = static_cast<std::uint64_t>(std::llround(fraction * 1e6));
-  return Bytes(static_cast<std::uint64_t>(static_cast<Wide>(base.count()) * ppm / 1000000));
+  return Bytes(static_cast<std::uint64_t>(static_cast<Product>(base.count()) * ppm / 1000000));
 }
 
 }  // namespace

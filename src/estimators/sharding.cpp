@@ -21,7 +21,7 @@ constexpr detail::NameTable<Sharding, 7> kShardings{{
     {Sharding::fsdp_hybrid, "fsdp_hybrid"},
 }};
 
-std::uint64_t float_bits(const Precision& p, const char* key, const std::string& what) {
+std::uint64_t layout_float_bits(const Precision& p, const char* key, const std::string& what) {
   if (is_quantized(p)) {
     detail::invalid_layout(key, what + " must be a float precision (fp32, tf32, bf16, fp16), got " + to_string(p));
   }
@@ -179,9 +179,9 @@ std::uint64_t optimizer_state_elements(Optimizer optimizer) {
 StateDtypes state_dtypes(const TrainingShape& shape, const TrainingOptions& tr, std::uint64_t state_elements) {
   StateDtypes out;
   out.weights = shape.weights.precision;
-  out.weight_bits = float_bits(out.weights, "precision", "the trained weights' dtype");
+  out.weight_bits = layout_float_bits(out.weights, "precision", "the trained weights' dtype");
   out.gradients = tr.grad_precision.value_or(out.weights);
-  out.grad_bits = float_bits(out.gradients, "grad_precision", "the gradient dtype");
+  out.grad_bits = layout_float_bits(out.gradients, "grad_precision", "the gradient dtype");
   const bool stepping = tr.optimizer != Optimizer::none;
   out.master = stepping && tr.master_weights && out.weight_bits < 32;
   out.state_bits = (out.master || out.weight_bits == 32) ? 32 : out.weight_bits;

@@ -44,11 +44,6 @@ Item times(const Item& item, std::uint64_t count, const std::string& label) {
   return out;
 }
 
-bool is_attention_core(const std::string& name) {
-  return name == "softmax_output" || name == "attention_dropout_mask" || name == "attention_dropout_output" ||
-         name == "probabilities_16bit";
-}
-
 bool is_layer_group(const TensorGroup& g) { return g.layers != LayerSet::none; }
 
 bool is_adaptable(const TensorGroup& g) {
@@ -200,6 +195,11 @@ Recompute parse_recompute(std::string_view text) {
               "unknown recomputation '" + printable(text) + "'" + did_you_mean(text, names) +
                   "; accepted: " + quoted_list(names),
               "recompute");
+}
+
+bool recomputed_by_selective(const std::string& activation) {
+  return activation == "softmax_output" || activation == "attention_dropout_mask" ||
+         activation == "attention_dropout_output" || activation == "probabilities_16bit";
 }
 
 Bytes TrainingPhase::total() const { return sum_bytes(components, "the phase total"); }
@@ -419,7 +419,7 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
     stored_terms.push_back(tensor_row("layer_input", {{"s", seq}, {"b", b}, {"h", h}}, e));
   } else {
     for (const Item& t : layer.detail) {
-      if (o.recompute == Recompute::selective && is_attention_core(t.name)) continue;
+      if (o.recompute == Recompute::selective && recomputed_by_selective(t.name)) continue;
       stored_terms.push_back(t);
     }
   }

@@ -118,12 +118,6 @@ std::string value_type_list() {
 
 std::string at(std::uint64_t offset) { return "at byte " + group_digits(offset) + ": "; }
 
-std::string shape_text(const std::vector<std::uint64_t>& shape) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
-}
-
 // A streambuf over bytes in memory, so that one reader serves files and buffers.
 class ViewBuf : public std::streambuf {
  public:

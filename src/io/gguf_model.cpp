@@ -13,13 +13,11 @@
 #include "memplan/core/parameters.hpp"
 #include "memplan/core/text.hpp"
 #include "memplan/io/gguf.hpp"
+#include "text_file.hpp"
 
 namespace memplan {
 
 namespace {
-
-// Sizes beyond 2^40 are not architectures (the model-file limit, docs/configs.md).
-constexpr std::uint64_t kMaxSize = 1ULL << 40;
 
 struct ArchFamily {
   std::string_view architecture;  // general.architecture as llama.cpp writes it
@@ -109,7 +107,7 @@ class Mapper {
     }
     const std::optional<std::uint64_t> n = v->whole_number();
     if (!n) fail(key, "'" + key + "' must be a whole number >= 0, got a " + to_string(v->type) + describe(*v));
-    if (*n < min || *n > kMaxSize) {
+    if (*n < min || *n > detail::kMaxConfigSize) {
       fail(key, "'" + key + "' is " + group_digits(*n) + "; it must be from " + std::to_string(min) + " to 2^40");
     }
     return n;
@@ -254,7 +252,7 @@ GgufImport gguf_model(const GgufFile& f) {
     }
     vocab = embd->shape[1];
   }
-  if (!vocab || *vocab == 0 || *vocab > kMaxSize) {
+  if (!vocab || *vocab == 0 || *vocab > detail::kMaxConfigSize) {
     m.fail("tokenizer.ggml.tokens", "no vocabulary size: the file has no " + p +
                                         "vocab_size, no tokenizer.ggml.tokens and no token_embd.weight");
   }

@@ -21,9 +21,6 @@ namespace memplan {
 
 namespace {
 
-// Sizes beyond 2^40 are not architectures; they are typos (the same bound as model files).
-constexpr std::uint64_t kMaxSize = 1ULL << 40;
-
 struct FamilyInfo {
   std::string_view model_type;
   Family family;
@@ -85,7 +82,7 @@ class Fields {
     std::string source_key;
     for (const std::string& key : keys) {
       if (!map_.has(key)) continue;
-      const std::uint64_t v = map_.integer(key, min, kMaxSize);
+      const std::uint64_t v = map_.integer(key, min, detail::kMaxConfigSize);
       if (out && *out != v) {
         map_.fail(key, "'" + key + "' is " + std::to_string(v) + " but '" + source_key + "' is " +
                            std::to_string(*out) + ": they name the same size");
@@ -190,7 +187,7 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
       }
       if (s.family == Family::qwen3_moe) {
         read_experts(f, s, "num_experts", "num_experts_per_tok", "moe_intermediate_size");
-        s.moe_every = map.optional_integer("decoder_sparse_step", 1, kMaxSize).value_or(1);
+        s.moe_every = map.optional_integer("decoder_sparse_step", 1, detail::kMaxConfigSize).value_or(1);
         if (map.has("mlp_only_layers") && !map.value("mlp_only_layers").empty()) {
           map.fail("mlp_only_layers",
                    "mlp_only_layers (dense MLPs on listed layers) is not something memplan's "
@@ -206,7 +203,7 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
         // Gemma 2: layer i is local when i is even; Gemma 3: global when (i + 1) % pattern == 0.
         s.global_every = s.family == Family::gemma2
                              ? 2
-                             : map.optional_integer("sliding_window_pattern", 1, kMaxSize).value_or(6);
+                             : map.optional_integer("sliding_window_pattern", 1, detail::kMaxConfigSize).value_or(6);
         f.from("global_every", s.family == Family::gemma2 ? "sliding_window" : "sliding_window_pattern");
       }
       for (const char* cap : {"attn_logit_softcapping", "final_logit_softcapping"}) {
@@ -216,7 +213,7 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
     }
     case Family::deepseek: {
       MlaSizes& m = s.mla;
-      m.q_lora_rank = map.optional_integer("q_lora_rank", 1, kMaxSize).value_or(0);
+      m.q_lora_rank = map.optional_integer("q_lora_rank", 1, detail::kMaxConfigSize).value_or(0);
       m.kv_lora_rank = f.required("kv_lora_rank", {"kv_lora_rank"});
       m.qk_nope_head_dim = f.required("qk_nope_head_dim", {"qk_nope_head_dim"});
       m.qk_rope_head_dim = f.required("qk_rope_head_dim", {"qk_rope_head_dim"});
@@ -226,17 +223,17 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
       s.n_kv_heads = s.n_heads;  // keys and values are decompressed for every head
       s.attn_qkv_bias = s.attn_out_bias = map.boolean_or("attention_bias", false);
       read_experts(f, s, "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size");
-      s.d_shared_expert = checked_mul(map.optional_integer("n_shared_experts", 0, kMaxSize).value_or(0), s.d_expert,
-                                      "n_shared_experts x moe_intermediate_size");
+      s.d_shared_expert = checked_mul(map.optional_integer("n_shared_experts", 0, detail::kMaxConfigSize).value_or(0),
+                                      s.d_expert, "n_shared_experts x moe_intermediate_size");
       f.from("d_shared_expert", "n_shared_experts");
-      s.first_dense_layers = map.optional_integer("first_k_dense_replace", 0, kMaxSize).value_or(0);
+      s.first_dense_layers = map.optional_integer("first_k_dense_replace", 0, detail::kMaxConfigSize).value_or(0);
       f.from("first_dense_layers", "first_k_dense_replace");
-      s.moe_every = map.optional_integer("moe_layer_freq", 1, kMaxSize).value_or(1);
+      s.moe_every = map.optional_integer("moe_layer_freq", 1, detail::kMaxConfigSize).value_or(1);
       f.from("moe_every", "moe_layer_freq");
       // V3's router keeps a score-correction bias per expert (topk_method noaux_tc).
       s.router_bias = map.optional_string("topk_method").value_or(type == "deepseek_v3" ? "noaux_tc" : "greedy") ==
                       "noaux_tc";
-      s.mtp_layers = map.optional_integer("num_nextn_predict_layers", 0, kMaxSize).value_or(0);
+      s.mtp_layers = map.optional_integer("num_nextn_predict_layers", 0, detail::kMaxConfigSize).value_or(0);
       if (s.mtp_layers > 0) {
         f.note("num_nextn_predict_layers " + std::to_string(s.mtp_layers) +
                ": the checkpoint adds multi-token-prediction layers that transformers and vLLM do not load by "
@@ -255,7 +252,7 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
       read_experts(f, s, "num_local_experts", "num_experts_per_tok", "intermediate_size");
       s.d_shared_expert = s.d_expert;  // one shared expert of the experts' size
       f.from("d_shared_expert", "intermediate_size");
-      s.moe_every = map.optional_integer("interleave_moe_layer_step", 1, kMaxSize).value_or(1);
+      s.moe_every = map.optional_integer("interleave_moe_layer_step", 1, detail::kMaxConfigSize).value_or(1);
       f.from("moe_every", "interleave_moe_layer_step");
       s.attention_chunk = f.optional("attention_chunk", {"attention_chunk_size"}).value_or(0);
       // no_rope_layers: 1 where a layer uses rotary embeddings; the others are global NoPE layers.
@@ -301,7 +298,7 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
       if (type == "cohere2") {
         window(4096);
         if (!read_layer_types(map, s)) {
-          s.global_every = map.optional_integer("sliding_window_pattern", 1, kMaxSize).value_or(4);
+          s.global_every = map.optional_integer("sliding_window_pattern", 1, detail::kMaxConfigSize).value_or(4);
         }
         s.global_attention = AttentionKind::nope;  // Cohere2's global layers have no rotary embeddings
       }
@@ -316,7 +313,7 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
       break;
     case Family::gptj:
       if (map.has("rotary_dim")) {
-        f.note("rotary_dim " + std::to_string(map.integer("rotary_dim", 1, kMaxSize)) +
+        f.note("rotary_dim " + std::to_string(map.integer("rotary_dim", 1, detail::kMaxConfigSize)) +
                ": rotary embeddings on part of each head, no parameters");
       }
       break;
@@ -651,7 +648,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   } else if (family == Family::qwen2) {
     if (map.boolean_or("use_sliding_window", false)) {
       s.sliding_window = f.optional("sliding_window", {"sliding_window"}).value_or(4096);
-      if (std::optional<std::uint64_t> first = map.optional_integer("max_window_layers", 0, kMaxSize);
+      if (std::optional<std::uint64_t> first = map.optional_integer("max_window_layers", 0, detail::kMaxConfigSize);
           first && *first > 0 && *first < s.n_layers) {
         f.note("use_sliding_window: Qwen2 applies the window only from layer max_window_layers = " +
                std::to_string(*first) + "; memplan applies it to every layer");

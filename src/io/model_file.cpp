@@ -20,9 +20,6 @@ namespace memplan {
 
 namespace {
 
-// Sizes beyond 2^40 are not architectures; they are typos. Products are checked anyway.
-constexpr std::uint64_t kMaxSize = 1ULL << 40;
-
 const std::vector<std::string> kModelKeys = {"family",
                                              "d_model",
                                              "n_layers",
@@ -77,7 +74,7 @@ void read_flag(const detail::YamlMap& map, const std::string& key, bool& field) 
 }
 
 void read_count(const detail::YamlMap& map, const std::string& key, std::uint64_t& field, std::uint64_t min) {
-  if (map.has(key)) field = map.integer(key, min, kMaxSize);
+  if (map.has(key)) field = map.integer(key, min, detail::kMaxConfigSize);
 }
 
 }  // namespace
@@ -92,17 +89,17 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   ModelSpec& s = entry.spec;
   s = family_defaults(map.parsed("family", parse_family));
   s.name = name;
-  s.d_model = map.integer("d_model", 1, kMaxSize);
-  s.n_layers = map.integer("n_layers", 1, kMaxSize);
-  s.n_heads = map.integer("n_heads", 1, kMaxSize);
-  s.n_kv_heads = map.optional_integer("n_kv_heads", 1, kMaxSize).value_or(s.n_heads);
+  s.d_model = map.integer("d_model", 1, detail::kMaxConfigSize);
+  s.n_layers = map.integer("n_layers", 1, detail::kMaxConfigSize);
+  s.n_heads = map.integer("n_heads", 1, detail::kMaxConfigSize);
+  s.n_kv_heads = map.optional_integer("n_kv_heads", 1, detail::kMaxConfigSize).value_or(s.n_heads);
   read_count(map, "q_lora_rank", s.mla.q_lora_rank, 0);
   read_count(map, "kv_lora_rank", s.mla.kv_lora_rank, 0);
   read_count(map, "qk_nope_head_dim", s.mla.qk_nope_head_dim, 0);
   read_count(map, "qk_rope_head_dim", s.mla.qk_rope_head_dim, 0);
   read_count(map, "v_head_dim", s.mla.v_head_dim, 0);
   if (map.has("d_head")) {
-    s.d_head = map.integer("d_head", 1, kMaxSize);
+    s.d_head = map.integer("d_head", 1, detail::kMaxConfigSize);
   } else if (s.mla.kv_lora_rank != 0) {
     s.d_head = s.mla.qk_nope_head_dim + s.mla.qk_rope_head_dim;  // the query/key head of latent attention
   } else if (s.d_model % s.n_heads != 0) {
@@ -111,11 +108,11 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   } else {
     s.d_head = s.d_model / s.n_heads;
   }
-  s.d_mlp = map.integer("d_mlp", 1, kMaxSize);
+  s.d_mlp = map.integer("d_mlp", 1, detail::kMaxConfigSize);
   if (map.has("mlp")) s.mlp = map.parsed("mlp", parse_mlp_kind);
   if (map.has("activation")) s.activation = map.string("activation");
-  s.vocab_size = map.integer("vocab_size", 1, kMaxSize);
-  s.max_seq_len = map.integer("max_seq_len", 1, kMaxSize);
+  s.vocab_size = map.integer("vocab_size", 1, detail::kMaxConfigSize);
+  s.max_seq_len = map.integer("max_seq_len", 1, detail::kMaxConfigSize);
   if (map.has("positional")) s.positional = map.parsed("positional", parse_positional);
   read_count(map, "n_positions", s.n_positions, 1);
   if (map.has("norm")) s.norm = map.parsed("norm", parse_norm_kind);

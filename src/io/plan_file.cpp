@@ -18,8 +18,6 @@ namespace memplan {
 
 namespace {
 
-constexpr std::uint64_t kMaxSize = 1ULL << 40;
-
 const std::vector<std::string> kPlanKeys = {"model", "model_as", "workload", "memory", "budget"};
 // The workload: section takes `kind` and every option of the table (plan/options.hpp) by its
 // key, except the two TheLoom's memory: section holds (precision_mode, memory_warning_threshold).
@@ -109,11 +107,11 @@ PlanFile parse_plan_yaml(std::string_view text, const std::string& file, const s
   // model_as: a config.json of a model_type memplan does not know, read as a known one.
   const std::string as = map.has("model_as") ? map.string("model_as") : std::string();
   // The reader names the option `as`; in a plan file it is 'model_as'.
-  const auto plan_key = [](std::string text) {
-    for (std::size_t at = text.find("`as`"); at != std::string::npos; at = text.find("`as`", at)) {
-      text.replace(at, 4, "'model_as'");
+  const auto plan_key = [](std::string message) {
+    for (std::size_t at = message.find("`as`"); at != std::string::npos; at = message.find("`as`", at)) {
+      message.replace(at, 4, "'model_as'");
     }
-    return text;
+    return message;
   };
   try {
     plan.model = find_model(ref, {}, as);
@@ -136,7 +134,7 @@ PlanFile parse_plan_yaml(std::string_view text, const std::string& file, const s
       if (m.precision_mode != "auto") memory->parsed("precision_mode", parse_precision);
     }
     if (memory->has("streaming_chunk_size"))
-      m.streaming_chunk_size = memory->integer("streaming_chunk_size", 1, kMaxSize);
+      m.streaming_chunk_size = memory->integer("streaming_chunk_size", 1, detail::kMaxConfigSize);
     if (memory->has("memory_warning_threshold")) {
       m.memory_warning_threshold = memory->number("memory_warning_threshold", 0.0, 1.0);
       if (threshold_ppm(m.memory_warning_threshold) == 0) {

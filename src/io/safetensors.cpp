@@ -42,12 +42,6 @@ constexpr std::uintmax_t kMaxIndexBytes = max_safetensors_header_bytes;
   throw ConfigError(file, 0, 0, name, "tensor '" + printable(name) + "': " + message);
 }
 
-std::string shape_text(const std::vector<std::uint64_t>& shape) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
-}
-
 std::string range_text(std::uint64_t begin, std::uint64_t end) {
   return "[" + std::to_string(begin) + ", " + std::to_string(end) + "]";
 }

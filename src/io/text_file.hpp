@@ -16,6 +16,11 @@ inline constexpr std::uint64_t kMaxConfigFileBytes = 16ULL * 1024 * 1024;
 // model or plan file is a few KiB.
 inline constexpr std::uint64_t kMaxYamlFileBytes = 1024ULL * 1024;
 
+// The largest size (a dimension, a count of layers, heads or tokens) a model or plan file,
+// a config.json or a GGUF header may give: larger values are not architectures but typos.
+// Products of sizes are checked for overflow anyway.
+inline constexpr std::uint64_t kMaxConfigSize = 1ULL << 40;
+
 // Returns the contents of `path`. `what` names the expected kind of file for messages ("a
 // model file"). Throws ConfigError naming `path`: a directory, no such file, unreadable, or
 // more than `limit` bytes (found by reading, so that pipes and devices are bounded too).

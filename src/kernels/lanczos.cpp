@@ -70,7 +70,7 @@ std::vector<T> top_ritz_values(std::vector<T>& alpha, std::vector<T>& beta, std:
 }  // namespace
 
 template <typename T>
-LanczosResult<T> lanczos_topk(std::uint64_t dimension, const MatVec<T>& apply, const LanczosOptions& options) {
+LanczosResult<T> lanczos_topk(std::uint64_t dimension, const MatVec<T>& apply, const LanczosRunOptions& options) {
   if (dimension == 0) throw Error(ErrorKind::invalid_input, "the operator's dimension must be at least 1", "dimension");
   if (options.k == 0) throw Error(ErrorKind::invalid_input, "k must be at least 1", "k");
   if (dimension > static_cast<std::uint64_t>(std::numeric_limits<Index>::max() / 2)) {
@@ -134,7 +134,7 @@ LanczosResult<T> lanczos_topk(std::uint64_t dimension, const MatVec<T>& apply, c
   return result;
 }
 
-template LanczosResult<float> lanczos_topk<float>(std::uint64_t, const MatVec<float>&, const LanczosOptions&);
-template LanczosResult<double> lanczos_topk<double>(std::uint64_t, const MatVec<double>&, const LanczosOptions&);
+template LanczosResult<float> lanczos_topk<float>(std::uint64_t, const MatVec<float>&, const LanczosRunOptions&);
+template LanczosResult<double> lanczos_topk<double>(std::uint64_t, const MatVec<double>&, const LanczosRunOptions&);
 
 }  // namespace memplan

@@ -24,8 +24,6 @@ constexpr const char* kSolverEfficiencyReason =
 constexpr double kGemmEfficiency = 0.5;
 constexpr const char* kGemmEfficiencyReason = "large matrix products of an analysis reach about half of dense peak";
 
-std::string n(std::uint64_t v) { return group_digits(v); }
-
 double d(std::uint64_t v) { return static_cast<double>(v); }
 
 std::uint64_t per_sample_batch(const Workload& w) { return w.analysis.micro_batch > 0 ? w.analysis.micro_batch : 1; }
@@ -91,7 +89,9 @@ std::uint64_t curvature_params(const ModelSpec& s, const Workload& w) {
   const std::uint64_t n_params = w.analysis.hessian_params > 0 ? w.analysis.hessian_params : all;
   if (n_params > all) {
     throw Error(ErrorKind::invalid_input,
-                "hessian_params " + n(n_params) + " exceeds the model's " + n(all) + " parameters", "hessian_params");
+                "hessian_params " + group_digits(n_params) + " exceeds the model's " + group_digits(all) +
+                    " parameters",
+                "hessian_params");
   }
   return n_params;
 }
@@ -142,7 +142,8 @@ Peak store_refill(const ModelSpec& s, const Workload& w) {
   hook.bytes = Bytes(ceil_div(checked_mul(checked_mul(checked_mul(lm.batch, lm.seq_len, "store tokens"), d_in, "hook"),
                                           element_bits(c.format), "hook bits"),
                               8));
-  hook.formula = n(lm.batch) + " prompts x " + n(lm.seq_len) + " tokens x " + n(d_in) + " at " + to_string(c);
+  hook.formula = group_digits(lm.batch) + " prompts x " + group_digits(lm.seq_len) + " tokens x " + group_digits(d_in) +
+                 " at " + to_string(c);
   Peak refill{"store_refill",
               {},
               forward.workspace.bytes.plus(hook.bytes, "refill"),
@@ -189,7 +190,7 @@ std::vector<Item> sample_gradient_rows(const ModelSpec& s, const Workload& w, st
   if (o.int8) {
     store.push_back({"quantisation_buffer",
                      Bytes(selected),
-                     n(selected) + " entries x 1 B: one gradient in int8 before it is stored",
+                     group_digits(selected) + " entries x 1 B: one gradient in int8 before it is stored",
                      std::nullopt,
                      "",
                      {}});
@@ -200,7 +201,8 @@ std::vector<Item> sample_gradient_rows(const ModelSpec& s, const Workload& w, st
         {"per_sample_raw_gradients",
          Bytes(ceil_div(checked_mul(checked_mul(samples, selected, "vmap gradients"), element_bits(g.format), "bits"),
                         8)),
-         n(samples) + " samples x " + n(selected) + " x " + to_string(g) + ": torch.func.vmap's per-sample gradients",
+         group_digits(samples) + " samples x " + group_digits(selected) + " x " + to_string(g) +
+             ": torch.func.vmap's per-sample gradients",
          std::nullopt,
          "all of the batch's raw gradients exist before compression",
          {}});
@@ -414,16 +416,18 @@ double gradient_pass_flops(const ModelSpec& s, std::uint64_t batch, std::uint64_
 }
 
 std::string pass_text(std::uint64_t batch, std::uint64_t seq) {
-  return "forward + backward of " + n(batch) + " x " + n(seq) + " tokens: T(6P + 3A), P = matmul params, A = 4 L s h";
+  return "forward + backward of " + group_digits(batch) + " x " + group_digits(seq) +
+         " tokens: T(6P + 3A), P = matmul params, A = 4 L s h";
 }
 
 // One gradient pass per micro-batch of `samples`, every parameter getting its gradient.
 Work per_sample_work(const ModelSpec& s, const Workload& w, std::uint64_t samples, const std::string& why) {
   const std::uint64_t mb = per_sample_batch(w);
   const double passes = std::ceil(d(samples) / d(mb));
-  return model_work("gradient_passes",
-                    passes * gradient_pass_flops(s, mb, w.seq_len, matmul_parameters(s), w.analysis.training.recompute),
-                    w, n(static_cast<std::uint64_t>(passes)) + " x " + pass_text(mb, w.seq_len) + " (" + why + ")");
+  return model_work(
+      "gradient_passes",
+      passes * gradient_pass_flops(s, mb, w.seq_len, matmul_parameters(s), w.analysis.training.recompute), w,
+      group_digits(static_cast<std::uint64_t>(passes)) + " x " + pass_text(mb, w.seq_len) + " (" + why + ")");
 }
 
 }  // namespace
@@ -433,7 +437,7 @@ std::vector<Work> training_work(const ModelSpec& s, const Workload& w) {
   const double trainable = t.lora.rank > 0 ? d(trainable_parameters(s, t.lora)) : matmul_parameters(s);
   const double step = d(t.grad_accumulation) * gradient_pass_flops(s, w.batch, w.seq_len, trainable, t.recompute);
   Work pass = model_work("training_step", step, w,
-                         n(t.grad_accumulation) + " micro-batch(es) x " + pass_text(w.batch, w.seq_len) +
+                         group_digits(t.grad_accumulation) + " micro-batch(es) x " + pass_text(w.batch, w.seq_len) +
                              (t.lora.rank > 0 ? ", weight gradients for the adapters only" : "") +
                              (t.recompute != Recompute::none ? ", plus the recomputation" : ""));
   Work opt = model_work("optimizer_step", 0, w, "");
@@ -450,9 +454,10 @@ std::vector<Work> sae_work(const ModelSpec& s, const Workload& w) {
   const std::uint64_t T = a.sae.seed_formula ? w.batch * w.seq_len : a.sae.batch_tokens;
   const std::uint64_t ctx = std::max<std::uint64_t>(1, std::min(a.sae_context, s.max_seq_len));
   return {gemm_work("sae_step", 12.0 * d(T) * d(din) * d(F), a.sae.dtype,
-                    "12 T d F: encoder and decoder forward (4 T d F) and backward (8 T d F), T = " + n(T)),
+                    "12 T d F: encoder and decoder forward (4 T d F) and backward (8 T d F), T = " + group_digits(T)),
           model_work("model_forward", forward_flops(s, 1, ctx) * d(T) / d(ctx), w,
-                     "the model's forward for the step's " + n(T) + " tokens (context " + n(ctx) + ")")};
+                     "the model's forward for the step's " + group_digits(T) + " tokens (context " + group_digits(ctx) +
+                         ")")};
 }
 
 std::vector<Work> fisher_spectrum_work(const ModelSpec& s, const Workload& w) {
@@ -461,8 +466,8 @@ std::vector<Work> fisher_spectrum_work(const ModelSpec& s, const Workload& w) {
           gemm_work("outer_products", 2.0 * d(w.batch) * d(f.blocks) * d(f.block_size) * d(f.block_size), f.dtype,
                     "2 N blocks b^2: accumulating g g^T"),
           solver_work("eigendecomposition", d(f.blocks) * 4.0 / 3.0 * std::pow(d(f.block_size), 3), f.dtype,
-                      "blocks x (4/3) b^3: tridiagonal reduction (eigenvalues only), " + n(f.blocks) + " x " +
-                          n(f.block_size) + "^3")};
+                      "blocks x (4/3) b^3: tridiagonal reduction (eigenvalues only), " + group_digits(f.blocks) +
+                          " x " + group_digits(f.block_size) + "^3")};
 }
 
 std::vector<Work> grouped_fisher_work(const ModelSpec& s, const Workload& w) {
@@ -490,7 +495,7 @@ std::vector<Work> lanczos_work(const ModelSpec& s, const Workload& w) {
   Work products = model_work(
       "hessian_vector_products",
       m * chunks * 2 * gradient_pass_flops(s, mb, w.seq_len, matmul_parameters(s), a.training.recompute), w,
-      n(a.lanczos.iterations) + " iterations x one Hessian-vector product over the batch (2 x " +
+      group_digits(a.lanczos.iterations) + " iterations x one Hessian-vector product over the batch (2 x " +
           pass_text(mb, w.seq_len) + ")");
   Work orth = solver_work("orthogonalisation", a.lanczos.reorthogonalize ? 2 * m * m * params : 10 * m * params,
                           a.lanczos.dtype,

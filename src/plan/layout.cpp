@@ -17,11 +17,6 @@ namespace memplan {
 
 namespace {
 
-[[noreturn]] void invalid(const char* key, const std::string& message) {
-  throw Error(ErrorKind::invalid_input, message, key);
-}
-
-std::string n(std::uint64_t v) { return group_digits(v); }
 std::string s(std::uint64_t v) { return std::to_string(v); }
 
 // Returns the shortest text that reads back as `v`: 0.9, 0.85.
@@ -69,8 +64,9 @@ std::string tensor_text(std::uint64_t t) {
 void shard_notes(const ModelSpec& spec, const TensorShard& shard, std::uint64_t multiple,
                  std::vector<std::string>& notes) {
   if (shard.padded_vocab != spec.vocab_size) {
-    notes.push_back("vocabulary padded from " + n(spec.vocab_size) + " to " + n(shard.padded_vocab) +
-                    " rows (a multiple of " + s(multiple) + ", as vLLM's VocabParallelEmbedding pads it)");
+    notes.push_back("vocabulary padded from " + group_digits(spec.vocab_size) + " to " +
+                    group_digits(shard.padded_vocab) + " rows (a multiple of " + s(multiple) +
+                    ", as vLLM's VocabParallelEmbedding pads it)");
   }
   if (shard.kv_replicas > 1) {
     notes.push_back(spec.name + " has " + s(spec.n_kv_heads) + " key/value heads for " + s(shard.degree) +
@@ -114,25 +110,27 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   constexpr std::uint64_t kVocabMultiple = 64;  // vLLM DEFAULT_VOCAB_PADDING_SIZE
   const ServingOptions& so = *o.vllm;
   if (o.gpus.size() != 1)
-    invalid("gpu", "vLLM's KV cache is what gpu_memory_utilization leaves of a GPU: name it with `gpu`");
+    throw_invalid_input("gpu", "vLLM's KV cache is what gpu_memory_utilization leaves of a GPU: name it with `gpu`");
   const GpuSpec& gpu = o.gpus.front();
   if (spec.lm_head == LmHead::none)
-    invalid("serving", "vLLM serving plans decoder models; " + spec.name + " has no LM head");
+    throw_invalid_input("serving", "vLLM serving plans decoder models; " + spec.name + " has no LM head");
   const std::uint64_t t = o.parallel.tensor;
   const std::uint64_t max_len = so.max_model_len ? so.max_model_len : spec.max_seq_len;
   if (max_len > spec.max_seq_len) {
-    invalid("max_model_len", "`max_model_len` " + n(max_len) + " exceeds " + spec.name + "'s context of " +
-                                 n(spec.max_seq_len) +
-                                 " (vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set)");
+    throw_invalid_input("max_model_len", "`max_model_len` " + group_digits(max_len) + " exceeds " + spec.name +
+                                             "'s context of " + group_digits(spec.max_seq_len) +
+                                             " (vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set)");
   }
-  if (so.max_num_batched_tokens == 0) invalid("max_num_batched_tokens", "`max_num_batched_tokens` must be at least 1");
-  if (so.max_num_seqs == 0) invalid("max_num_seqs", "`max_num_seqs` must be at least 1");
+  if (so.max_num_batched_tokens == 0)
+    throw_invalid_input("max_num_batched_tokens", "`max_num_batched_tokens` must be at least 1");
+  if (so.max_num_seqs == 0) throw_invalid_input("max_num_seqs", "`max_num_seqs` must be at least 1");
   const TensorShard shard = tensor_parallel_shard(spec, {t, kVocabMultiple, true});
   const ModelSpec& ss = shard.spec;
   const Precision compute = compute_precision(w);
   const Precision kv_dtype = w.kv_precision.value_or(compute);
   if (is_quantized(kv_dtype) && kv_dtype.format != Format::fp8_e4m3 && kv_dtype.format != Format::fp8_e5m2) {
-    invalid("kv_precision", "vLLM's KV cache is fp16, bf16, fp32 or fp8 (kv_cache_dtype), not " + to_string(kv_dtype));
+    throw_invalid_input("kv_precision",
+                        "vLLM's KV cache is fp16, bf16, fp32 or fp8 (kv_cache_dtype), not " + to_string(kv_dtype));
   }
 
   Item weights = std::move(estimate_weights(ss, w.weights).components.front());
@@ -155,14 +153,15 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   const Breakdown forward = estimate_workload(body, profile);
   Item block = *forward.find("forward_workspace");
   block.name = "forward";
-  block.formula = s(profile.batch) + " x " + s(seq) + " tokens (max_num_batched_tokens " + n(T) + "): " + block.formula;
+  block.formula = s(profile.batch) + " x " + s(seq) + " tokens (max_num_batched_tokens " + group_digits(T) +
+                  "): " + block.formula;
   const std::uint64_t rows = so.max_num_seqs;
   std::vector<Item> sampler_rows;
   const auto logits_row = [&](const std::string& name, const Precision& p) {
     return row(name,
                Bytes(ceil_div(
                    checked_mul(checked_mul(rows, shard.padded_vocab, "logits"), element_bits(p.format), "logits"), 8)),
-               "max_num_seqs=" + s(rows) + " x V=" + n(shard.padded_vocab) + " at " + to_string(p));
+               "max_num_seqs=" + s(rows) + " x V=" + group_digits(shard.padded_vocab) + " at " + to_string(p));
   };
   sampler_rows.push_back(logits_row("logits", compute));
   if (element_bits(compute.format) != 32) sampler_rows.push_back(logits_row("logits_fp32", precisions::fp32));
@@ -173,7 +172,8 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   sampler.detail = sampler_rows;
   const bool forward_binds = block.bytes >= sampler.bytes;
   Item peak = row("activation_peak", forward_binds ? block.bytes : sampler.bytes,
-                  "max(forward " + n(block.bytes.count()) + " B, sampler " + n(sampler.bytes.count()) +
+                  "max(forward " + group_digits(block.bytes.count()) + " B, sampler " +
+                      group_digits(sampler.bytes.count()) +
                       " B): the peak of vLLM's profile_run, which vLLM measures at start-up",
                   forward_binds ? "the forward over max_num_batched_tokens binds" : "the sampler's logits bind");
   peak.detail.push_back(forward_binds ? block : sampler);
@@ -214,16 +214,18 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
                                                so.block_size, max_len);
 
   Item kv = row("kv_cache", block_bytes.times(cap.blocks, "KV cache"),
-                n(cap.blocks) + " blocks x " + n(block_bytes.count()) + " B (" + s(so.block_size) + " tokens x 2 x " +
-                    s(ss.n_layers) + " layers x " + s(ss.n_kv_heads) + " kv_heads x " + s(ss.d_head) + " d_head at " +
-                    to_string(kv_dtype) + "); blocks = floor((ceil(" + fraction_text(so.gpu_memory_utilization) +
-                    " x " + n(gpu.memory.count()) + ") - " + n(non_kv.count()) + ") / " + n(block_bytes.count()) + ")",
-                n(cap.tokens) + " tokens: " + n(cap.full_sequences) + " sequences of " + n(max_len));
+                group_digits(cap.blocks) + " blocks x " + group_digits(block_bytes.count()) + " B (" +
+                    s(so.block_size) + " tokens x 2 x " + s(ss.n_layers) + " layers x " + s(ss.n_kv_heads) +
+                    " kv_heads x " + s(ss.d_head) + " d_head at " + to_string(kv_dtype) + "); blocks = floor((ceil(" +
+                    fraction_text(so.gpu_memory_utilization) + " x " + group_digits(gpu.memory.count()) + ") - " +
+                    group_digits(non_kv.count()) + ") / " + group_digits(block_bytes.count()) + ")",
+                group_digits(cap.tokens) + " tokens: " + group_digits(cap.full_sequences) + " sequences of " +
+                    group_digits(max_len));
 
   DeviceMemory d;
   d.role = t == 1 ? "every GPU" : "every rank";
   d.count = t;
-  d.holds = tensor_text(t) + "; a KV cache of " + n(cap.tokens) + " tokens";
+  d.holds = tensor_text(t) + "; a KV cache of " + group_digits(cap.tokens) + " tokens";
   d.breakdown.components = {weights, kv, peak, overhead};
   check_against(d, gpu);
 
@@ -233,16 +235,17 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   out.world_size = t;
   out.description = "vLLM, tensor_parallel_size " + s(t) + " on " + s(t) + " x " + gpu.name +
                     ", gpu_memory_utilization " + fraction_text(so.gpu_memory_utilization) + ", max_model_len " +
-                    n(max_len) + ", max_num_seqs " + n(so.max_num_seqs);
+                    group_digits(max_len) + ", max_num_seqs " + group_digits(so.max_num_seqs);
   out.devices.push_back(std::move(d));
   out.serving = cap;
   shard_notes(spec, shard, kVocabMultiple, out.notes);
   if (cap.shortfall.count() > 0) {
     out.notes.push_back(
-        "no room for the KV cache: weights, activation peak and workspace need " + n(cap.shortfall.count()) +
+        "no room for the KV cache: weights, activation peak and workspace need " + group_digits(cap.shortfall.count()) +
         " B more than gpu_memory_utilization leaves (vLLM: 'No available memory for the cache blocks')");
   } else if (!cap.holds_a_sequence()) {
-    out.notes.push_back("the KV cache holds " + n(cap.tokens) + " tokens, fewer than max_model_len " + n(max_len) +
+    out.notes.push_back("the KV cache holds " + group_digits(cap.tokens) + " tokens, fewer than max_model_len " +
+                        group_digits(max_len) +
                         ": vLLM refuses to start (raise `gpu_memory_utilization` or `tp`, or lower `max_model_len`)");
   }
   out.notes.push_back(
@@ -295,26 +298,27 @@ Item placed_weights(const std::vector<PlacementUnit>& units, const std::vector<s
                                        : "layers " + s(*u.layer) + "-" + s(*units[indices[end]].layer))
                          : u.name,
                  u.bytes.times(count, "placed weights"),
-                 u.layer ? s(count) + " block" + (count == 1 ? "" : "s") + " x " + n(u.bytes.count()) + " B"
-                         : n(u.bytes.count()) + " B");
+                 u.layer ? s(count) + " block" + (count == 1 ? "" : "s") + " x " + group_digits(u.bytes.count()) + " B"
+                         : group_digits(u.bytes.count()) + " B");
     r.params = checked_mul(u.params, count, "parameters");
     w.bytes = w.bytes.plus(r.bytes, "placed weights");
     w.params = checked_add(*w.params, *r.params, "parameters");
     w.detail.push_back(std::move(r));
     k = end;
   }
-  w.formula = n(*w.params) + " params placed here whole (no module is split across GPUs)";
+  w.formula = group_digits(*w.params) + " params placed here whole (no module is split across GPUs)";
   return w;
 }
 
 LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const LayoutOptions& o) {
   const std::size_t gpus = o.gpus.size();
   if (gpus == 0)
-    invalid("gpus", "`device_map` places the model over GPUs: list them with `gpus`, e.g. a100-80gb,a100-80gb");
+    throw_invalid_input("gpus",
+                        "`device_map` places the model over GPUs: list them with `gpus`, e.g. a100-80gb,a100-80gb");
   std::vector<Bytes> max_memory = o.max_memory;
   const bool user = !max_memory.empty();
   if (user && max_memory.size() != gpus) {
-    invalid("max_memory", "`max_memory` lists " + s(max_memory.size()) + " sizes for " + s(gpus) + " GPUs");
+    throw_invalid_input("max_memory", "`max_memory` lists " + s(max_memory.size()) + " sizes for " + s(gpus) + " GPUs");
   }
   if (!user) {
     for (const GpuSpec& g : o.gpus) {
@@ -421,13 +425,14 @@ LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const
       Bytes largest;
       for (const std::size_t i : offloaded) largest = std::max(largest, units[i].bytes);
       b.components.push_back(row("offload_buffer", largest,
-                                 "the largest offloaded unit (" + n(largest.count()) +
+                                 "the largest offloaded unit (" + group_digits(largest.count()) +
                                      " B): accelerate brings each offloaded module to GPU 0 to run it"));
     }
     if (kv != nullptr && layers_on[g] > 0) {
       const Bytes per_layer(kv->bytes.count() / L);
       Item k = row("kv_cache", per_layer.times(layers_on[g], "KV cache"),
-                   s(layers_on[g]) + " of " + s(L) + " layers x " + n(per_layer.count()) + " B (" + kv->formula + ")",
+                   s(layers_on[g]) + " of " + s(L) + " layers x " + group_digits(per_layer.count()) + " B (" +
+                       kv->formula + ")",
                    kv->note);
       persistent.push_back({per_layer.count() / 2, checked_mul(2, layers_on[g], "KV tensors")});
       b.components.push_back(std::move(k));
@@ -454,7 +459,7 @@ LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const
     if (g == 0) {
       for (const std::size_t i : offloaded) {
         b.host.push_back(row(units[i].name, units[i].bytes,
-                             n(units[i].bytes.count()) + " B of weights on the " +
+                             group_digits(units[i].bytes.count()) + " B of weights on the " +
                                  (placement.device[i] == -1 ? std::string("CPU") : std::string("disk")),
                              "offloaded: streamed to GPU 0 for every forward"));
       }
@@ -479,9 +484,11 @@ LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const
                         " offloaded (accelerate runs them from host memory, far slower)");
   }
   std::string budgets;
-  for (std::size_t g = 0; g < gpus; ++g) budgets += (budgets.empty() ? "" : ", ") + n(placement.max_memory[g].count());
+  for (std::size_t g = 0; g < gpus; ++g)
+    budgets += (budgets.empty() ? "" : ", ") + group_digits(placement.max_memory[g].count());
   out.notes.push_back("max_memory per GPU after balancing: " + budgets + " B; GPU 0 keeps " +
-                      n(placement.largest_unit.count()) + " B (the largest unit) free for offloaded modules");
+                      group_digits(placement.largest_unit.count()) +
+                      " B (the largest unit) free for offloaded modules");
   out.notes.push_back(
       "device_map places weights only; memplan adds each GPU's KV cache, hooks and working set, which "
       "accelerate does not budget for");
@@ -492,30 +499,35 @@ LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const
 
 LayoutEstimate estimate_layout(const ModelSpec& spec, const Workload& w, const LayoutOptions& o) {
   const std::string training_option = training_only_option(o.parallel);
-  if (o.vllm && o.device_map) invalid("device_map", "`serving` vllm and `device_map` are two engines: choose one");
+  if (o.vllm && o.device_map)
+    throw_invalid_input("device_map", "`serving` vllm and `device_map` are two engines: choose one");
   if (o.device_map) {
     if (!inference_like(w.kind)) {
-      invalid("device_map",
-              "device_map places a model for inference (weights, inference, generation, extraction); "
-              "training layouts take `tp`/`pp`/`dp`/`zero`/`fsdp`");
+      throw_invalid_input("device_map",
+                          "device_map places a model for inference (weights, inference, generation, extraction); "
+                          "training layouts take `tp`/`pp`/`dp`/`zero`/`fsdp`");
     }
     if (o.parallel.tensor != 1 || !training_option.empty()) {
-      invalid("device_map", "device_map places whole layers on one GPU after another; it does not combine with " +
-                                (o.parallel.tensor != 1 ? std::string("`tp`") : training_option));
+      throw_invalid_input("device_map",
+                          "device_map places whole layers on one GPU after another; it does not combine with " +
+                              (o.parallel.tensor != 1 ? std::string("`tp`") : training_option));
     }
     return device_map_layout(spec, w, o);
   }
   if (!o.max_memory.empty() || o.cpu_memory)
-    invalid("max_memory", "`max_memory` and `cpu_memory` apply to `device_map`");
+    throw_invalid_input("max_memory", "`max_memory` and `cpu_memory` apply to `device_map`");
   if (o.gpus.size() > 1) {
-    invalid("gpus", "a list of GPUs (`gpus`) is for `device_map`; the other layouts take one GPU type with `gpu`");
+    throw_invalid_input("gpus",
+                        "a list of GPUs (`gpus`) is for `device_map`; the other layouts take one GPU type with `gpu`");
   }
   if (o.vllm) {
     if (w.kind != WorkloadKind::inference) {
-      invalid("serving",
-              "`serving` vllm plans a server (its KV cache is what the GPU has left), not `kind` " + to_string(w.kind));
+      throw_invalid_input("serving",
+                          "`serving` vllm plans a server (its KV cache is what the GPU has left), not `kind` " +
+                              to_string(w.kind));
     }
-    if (!training_option.empty()) invalid("serving", training_option + " plans training; vLLM serving takes `tp`");
+    if (!training_option.empty())
+      throw_invalid_input("serving", training_option + " plans training; vLLM serving takes `tp`");
     return vllm_layout(spec, w, o);
   }
   if (w.kind == WorkloadKind::training) {
@@ -528,13 +540,13 @@ LayoutEstimate estimate_layout(const ModelSpec& spec, const Workload& w, const L
     return out;
   }
   if (!inference_like(w.kind)) {
-    invalid("workload", "multi-GPU layouts plan training and inference workloads; `kind` " + to_string(w.kind) +
-                            " is planned on one GPU");
+    throw_invalid_input("workload", "multi-GPU layouts plan training and inference workloads; `kind` " +
+                                        to_string(w.kind) + " is planned on one GPU");
   }
   if (!training_option.empty()) {
-    invalid("workload", training_option +
-                            " lays out a training step: use `kind` training (inference over several GPUs: "
-                            "`tp`, `serving` vllm or `device_map`)");
+    throw_invalid_input("workload", training_option +
+                                        " lays out a training step: use `kind` training (inference over several GPUs: "
+                                        "`tp`, `serving` vllm or `device_map`)");
   }
   return tensor_parallel_layout(spec, w, o);
 }

@@ -491,7 +491,7 @@ std::uint64_t parse_count(const OptionDef& o, std::string_view text) {
   return n;
 }
 
-std::string decimal(double v) {
+std::string decimal_text(double v) {
   std::string s = std::to_string(v);
   s.erase(s.find_last_not_of('0') + 1);
   if (!s.empty() && s.back() == '.') s.pop_back();
@@ -501,7 +501,8 @@ std::string decimal(double v) {
 double parse_number(const OptionDef& o, const std::string& text) {
   // A bound of 1e-6 reads as "above 0": (0, 1] rather than [0.000001, 1].
   const bool open_low = o.low > 0 && o.low <= 1e-6;
-  const std::string range = (open_low ? "(" + decimal(0) : "[" + decimal(o.low)) + ", " + decimal(o.high) + "]";
+  const std::string range = (open_low ? "(" + decimal_text(0) : "[" + decimal_text(o.low)) + ", " +
+                            decimal_text(o.high) + "]";
   const std::string what = (o.high == 1 && o.low < 1 ? "a fraction in " : "a number in ") + range;
   char* end = nullptr;
   errno = 0;

@@ -10,10 +10,6 @@ namespace memplan {
 
 namespace {
 
-[[noreturn]] void invalid(const std::string& key, const std::string& message) {
-  throw Error(ErrorKind::invalid_input, message, key);
-}
-
 bool layout_given(const PlanSettings& s) {
   return std::any_of(s.given.begin(), s.given.end(), [](const std::string& key) {
     const OptionDef* o = find_option(key);
@@ -24,40 +20,42 @@ bool layout_given(const PlanSettings& s) {
 // Knobs that only mean something together.
 void check_combinations(const PlanSettings& s, const Workload& w) {
   if (s.was_given("lora_targets") && w.analysis.training.lora.rank == 0) {
-    invalid("lora_targets", "`lora_targets` applies to LoRA: set `lora_rank`");
+    throw_invalid_input("lora_targets", "`lora_targets` applies to LoRA: set `lora_rank`");
   }
   const SampleGradientOptions& g = w.analysis.sample_gradients;
   if (s.was_given("zlib_ratio") && !(s.was_given("compress") && g.int8 && g.zlib_ratio > 0)) {
-    invalid("zlib_ratio", "`zlib_ratio` applies to `compress` int8+zlib");
+    throw_invalid_input("zlib_ratio", "`zlib_ratio` applies to `compress` int8+zlib");
   }
   if (s.pos_index_from_end > w.seq_len) {
-    invalid("pos_slice", "`pos_slice` -" + std::to_string(s.pos_index_from_end) + " is before the first of " +
-                             std::to_string(w.seq_len) + " positions");
+    throw_invalid_input("pos_slice", "`pos_slice` -" + std::to_string(s.pos_index_from_end) +
+                                         " is before the first of " + std::to_string(w.seq_len) + " positions");
   }
   const LanczosOptions& l = w.analysis.lanczos;
   if ((s.was_given("lanczos_k") || s.was_given("lanczos_iterations")) && l.k > l.iterations) {
-    invalid("lanczos_k", "`lanczos_k` " + std::to_string(l.k) +
-                             " asks for more eigenvalues than `lanczos_iterations` " + std::to_string(l.iterations) +
-                             " Lanczos steps produce");
+    throw_invalid_input("lanczos_k", "`lanczos_k` " + std::to_string(l.k) +
+                                         " asks for more eigenvalues than `lanczos_iterations` " +
+                                         std::to_string(l.iterations) + " Lanczos steps produce");
   }
   const RepresentationOptions& r = w.analysis.representation;
   if ((s.was_given("neighbours") || s.was_given("points")) && r.neighbours >= r.samples &&
       (w.kind == WorkloadKind::embedding_singularities || w.kind == WorkloadKind::fiber_bundle)) {
-    invalid("neighbours", "`neighbours` " + std::to_string(r.neighbours) + " must be fewer than `points` " +
-                              std::to_string(r.samples));
+    throw_invalid_input("neighbours", "`neighbours` " + std::to_string(r.neighbours) + " must be fewer than `points` " +
+                                          std::to_string(r.samples));
   }
 }
 
 Sharding sharding_of(const LayoutRequest& a) {
   if (!a.zero.empty() && !a.fsdp.empty()) {
-    invalid("sharding", "`zero` (DeepSpeed) and `fsdp` (PyTorch) are two engines sharding the same state: choose one");
+    throw_invalid_input("sharding",
+                        "`zero` (DeepSpeed) and `fsdp` (PyTorch) are two engines sharding the same state: choose one");
   }
   if (!a.zero.empty()) return a.zero == "0" ? Sharding::none : parse_sharding("zero" + a.zero);
   if (!a.fsdp.empty()) {
     static const std::vector<std::string> names{"full", "grad_op", "hybrid"};
     if (std::find(names.begin(), names.end(), a.fsdp) == names.end()) {
-      invalid("fsdp", "`fsdp` takes full (FULL_SHARD), grad_op (SHARD_GRAD_OP) or hybrid (HYBRID_SHARD), not '" +
-                          printable(a.fsdp) + "'" + did_you_mean(a.fsdp, names));
+      throw_invalid_input("fsdp",
+                          "`fsdp` takes full (FULL_SHARD), grad_op (SHARD_GRAD_OP) or hybrid (HYBRID_SHARD), not '" +
+                              printable(a.fsdp) + "'" + did_you_mean(a.fsdp, names));
     }
     return parse_sharding("fsdp_" + a.fsdp);
   }
@@ -89,23 +87,24 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
     for (const char* key :
          {"gpu_memory_utilization", "max_model_len", "max_num_seqs", "max_num_batched_tokens", "block_size"}) {
       if (s.was_given(key)) {
-        invalid("serving",
-                "`gpu_memory_utilization`, `max_model_len`, `max_num_seqs`, `max_num_batched_tokens` and "
-                "`block_size` apply to `serving` vllm");
+        throw_invalid_input("serving",
+                            "`gpu_memory_utilization`, `max_model_len`, `max_num_seqs`, `max_num_batched_tokens` and "
+                            "`block_size` apply to `serving` vllm");
       }
     }
   }
   if (!a.device_map.empty()) {
     o.device_map = parse_placement_policy(a.device_map);
     if (d.gpu && !d.probed)
-      invalid("gpus", "`device_map` takes its GPUs from `gpus` (e.g. 2xa100-80gb,rtx-4090), not `gpu`");
+      throw_invalid_input("gpus", "`device_map` takes its GPUs from `gpus` (e.g. 2xa100-80gb,rtx-4090), not `gpu`");
     if (d.gpus.empty())
-      invalid("gpus", "`device_map` places the model over GPUs: list them with `gpus`, e.g. 2xa100-80gb");
+      throw_invalid_input("gpus", "`device_map` places the model over GPUs: list them with `gpus`, e.g. 2xa100-80gb");
     o.gpus = d.gpus;
     if (!a.max_memory.empty()) {
       if (a.max_memory.size() != 1 && a.max_memory.size() != o.gpus.size()) {
-        invalid("max_memory", "`max_memory` gives " + std::to_string(a.max_memory.size()) + " sizes for " +
-                                  std::to_string(o.gpus.size()) + " GPUs: give one for all, or one per GPU");
+        throw_invalid_input("max_memory", "`max_memory` gives " + std::to_string(a.max_memory.size()) + " sizes for " +
+                                              std::to_string(o.gpus.size()) +
+                                              " GPUs: give one for all, or one per GPU");
       }
       for (std::size_t i = 0; i < o.gpus.size(); ++i)
         o.max_memory.push_back(a.max_memory[a.max_memory.size() == 1 ? 0 : i]);
@@ -113,9 +112,10 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
     o.cpu_memory = a.cpu_memory;
   } else {
     if (!d.gpus.empty())
-      invalid("gpus", "`gpus` lists the GPUs of `device_map`; the other layouts take one GPU type with `gpu`");
+      throw_invalid_input("gpus",
+                          "`gpus` lists the GPUs of `device_map`; the other layouts take one GPU type with `gpu`");
     if (!a.max_memory.empty() || a.cpu_memory)
-      invalid("max_memory", "`max_memory` and `cpu_memory` apply to `device_map`");
+      throw_invalid_input("max_memory", "`max_memory` and `cpu_memory` apply to `device_map`");
     if (d.gpu) o.gpus.push_back(*d.gpu);
   }
   return o;
@@ -138,8 +138,9 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
   if (!s.was_given("seq_len")) w.seq_len = std::min<std::uint64_t>(2048, model.max_seq_len);
   if (w.kind == WorkloadKind::generation && !s.was_given("new_tokens")) w.new_tokens = 256;
   if (s.was_given("mla_cache") && model.mla.kv_lora_rank == 0) {
-    invalid("mla_cache", "`mla_cache` applies to models with multi-head latent attention (DeepSeek-V2 and V3); " +
-                             model.name + " has none");
+    throw_invalid_input("mla_cache",
+                        "`mla_cache` applies to models with multi-head latent attention (DeepSeek-V2 and V3); " +
+                            model.name + " has none");
   }
   if (model.mla.kv_lora_rank != 0 && !s.was_given("lora_targets")) {
     // Latent attention has no v projection: the default's query and value projections are

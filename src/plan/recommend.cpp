@@ -44,8 +44,6 @@ bool runs(const RecommendRequest& r, const std::string& name, Precision& out) {
   return true;
 }
 
-std::string n(std::uint64_t v) { return std::to_string(v); }
-
 // The estimate of a changed plan, or nothing when the estimators reject the change.
 std::optional<Breakdown> try_estimate(const ModelSpec& spec, const Workload& w) {
   try {
@@ -141,9 +139,9 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
         const std::uint64_t chunk = f.value > 0 ? f.value : std::min<std::uint64_t>(512, cap);
         add({"streaming",
              "cache_place",
-             "streaming extraction, " + n(chunk) + " tokens per chunk" +
+             "streaming extraction, " + std::to_string(chunk) + " tokens per chunk" +
                  (f.value > 0 ? " (the largest chunk that fits)" : ""),
-             {{"kind", "streaming_extraction"}, {"streaming_chunk", n(chunk)}},
+             {{"kind", "streaming_extraction"}, {"streaming_chunk", std::to_string(chunk)}},
              "each chunk's cache leaves the GPU before the next: host RAM for the collected cache, more passes",
              [chunk](Workload& x) {
                x.kind = WorkloadKind::streaming_extraction;
@@ -168,8 +166,8 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
       const std::uint64_t chunk = f.value > 0 ? f.value : std::min<std::uint64_t>(512, w.seq_len);
       add({"attention",
            "attention",
-           "chunked attention, " + n(chunk) + " queries per chunk",
-           {{"attention", "chunked"}, {"attention_chunk", n(chunk)}},
+           "chunked attention, " + std::to_string(chunk) + " queries per chunk",
+           {{"attention", "chunked"}, {"attention_chunk", std::to_string(chunk)}},
            "more kernel launches; the same result",
            [chunk](Workload& x) {
              x.attention = AttentionVariant::chunked;
@@ -217,16 +215,16 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
       const std::uint64_t rank = r.lora_rank;
       add({"lora",
            "lora",
-           "LoRA adapters of rank " + n(rank) + " on q, v; the base frozen",
-           {{"lora_rank", n(rank)}},
+           "LoRA adapters of rank " + std::to_string(rank) + " on q, v; the base frozen",
+           {{"lora_rank", std::to_string(rank)}},
            "a different fine-tune: only the adapters train",
            [rank](Workload& x) { x.analysis.training.lora.rank = rank; }});
       Precision nf4;
       if (runs(r, "nf4", nf4)) {
         add({"qlora",
              "lora",
-             "QLoRA: LoRA of rank " + n(rank) + " on an nf4 base",
-             {{"lora_rank", n(rank)}, {"precision", to_string(nf4)}},
+             "QLoRA: LoRA of rank " + std::to_string(rank) + " on an nf4 base",
+             {{"lora_rank", std::to_string(rank)}, {"precision", to_string(nf4)}},
              "a different fine-tune on a 4-bit base: only the adapters train",
              [rank, nf4](Workload& x) {
                x.analysis.training.lora.rank = rank;
@@ -335,17 +333,18 @@ std::optional<Candidate> smaller_batch(const ModelSpec& spec, const Workload& w,
   Candidate c;
   c.kind = "smaller_batch";
   c.knob = "batch";
-  c.settings = {{"batch_size", n(batch)}};
+  c.settings = {{"batch_size", std::to_string(batch)}};
   std::uint64_t accumulation = 1;
   if (training) {
     const std::uint64_t effective = checked_mul(w.batch, w.analysis.training.grad_accumulation, "effective batch");
     accumulation = std::max<std::uint64_t>(ceil_div(effective, batch), 2);
-    c.settings.push_back({"grad_accumulation", n(accumulation)});
-    c.change = "batch " + n(batch) + " x " + n(accumulation) + " accumulated micro-batches (effective batch " +
-               n(batch * accumulation) + ")";
+    c.settings.push_back({"grad_accumulation", std::to_string(accumulation)});
+    c.change = "batch " + std::to_string(batch) + " x " + std::to_string(accumulation) +
+               " accumulated micro-batches (effective batch " + std::to_string(batch * accumulation) + ")";
     c.tradeoff = "more, smaller steps per optimizer update: longer per update";
   } else {
-    c.change = "batch " + n(batch) + (f.value > 0 ? " (the largest that fits)" : "") + " instead of " + n(w.batch);
+    c.change = "batch " + std::to_string(batch) + (f.value > 0 ? " (the largest that fits)" : "") + " instead of " +
+               std::to_string(w.batch);
     c.tradeoff = "more passes over the data";
   }
   c.apply = [batch, training, accumulation](Workload& x) {

@@ -177,7 +177,7 @@ const FormatRule* find_rule(const PrecisionPolicy& policy, Format format) {
 }
 
 // What the device does with one format, and why.
-struct Verdict {
+struct FormatJudgement {
   bool runs = false;
   std::string reason;
   std::string warning;         // set when it runs, but not as well as asked
@@ -186,11 +186,11 @@ struct Verdict {
 
 // `prefer_native`: on a CPU, count only formats it runs natively (what `auto` and a
 // fallback want); a format named by the user may also run slowly.
-Verdict judge(const PrecisionPolicy& policy, Format format, const ResolveRequest& request, bool prefer_native) {
+FormatJudgement judge(const PrecisionPolicy& policy, Format format, const ResolveRequest& request, bool prefer_native) {
   const DeviceCapability& device = request.device;
   const std::string name = to_string(format);
   const FormatRule* rule = find_rule(policy, format);
-  Verdict v;
+  FormatJudgement v;
   if (rule && !request.model_type.empty() &&
       std::find(rule->refused_model_types.begin(), rule->refused_model_types.end(), request.model_type) !=
           rule->refused_model_types.end()) {
@@ -287,7 +287,7 @@ Resolution resolve_precision(const ResolveRequest& request) {
     Format chosen = Format::fp32;
     bool found = false;
     for (const Format f : policy.auto_chain) {
-      const Verdict v = judge(policy, f, request, true);
+      const FormatJudgement v = judge(policy, f, request, true);
       r.chain.push_back({f, v.runs, v.reason});
       if (v.runs) {
         chosen = f;
@@ -310,7 +310,7 @@ Resolution resolve_precision(const ResolveRequest& request) {
     }
   } else {
     const Precision named = parse_precision(request.precision);
-    const Verdict v = judge(policy, named.format, request, false);
+    const FormatJudgement v = judge(policy, named.format, request, false);
     r.chain.push_back({named.format, v.runs, v.reason});
     if (v.runs) {
       r.precision = named;
@@ -321,7 +321,7 @@ Resolution resolve_precision(const ResolveRequest& request) {
       Format chosen = Format::fp32;
       bool found = false;
       for (const Format f : rule ? rule->fallback : std::vector<Format>{}) {
-        const Verdict next = judge(policy, f, request, true);
+        const FormatJudgement next = judge(policy, f, request, true);
         r.chain.push_back({f, next.runs, next.reason});
         if (next.runs) {
           chosen = f;

@@ -82,7 +82,7 @@ void record(const CpuMeasurement& m, const HeapMeter& meter, MeasureRow& row) {
 
 // ---------------------------------- attention ----------------------------------
 
-struct AttentionArgs {
+struct MeasureAttentionArgs {
   std::vector<std::string> variants{"all"};
   std::uint64_t batch = 4;
   std::uint64_t heads = 8;
@@ -114,7 +114,7 @@ std::vector<AttentionVariant> parse_variants(const std::vector<std::string>& nam
   return out;
 }
 
-int run_attention(const AttentionArgs& a) {
+int measure_attention(const MeasureAttentionArgs& a) {
   const PrintOptions print_options = a.output.print_options<MeasureReport>();
   const std::vector<AttentionVariant> variants = parse_variants(a.variants);
   require_positive(a.seqs, "--seq");
@@ -269,7 +269,7 @@ int run_lanczos(const LanczosArgs& a) {
           y[i] = s;
         }
       };
-      LanczosOptions options;
+      LanczosRunOptions options;
       options.k = a.k;
       options.iterations = m;
       options.reorthogonalize = reorth;
@@ -356,7 +356,7 @@ void define_measure(CLI::App& self, int& exit_code) {
       "are counted), above the inputs; on a GPU it is a private memory pool's high watermark.");
   cmd->require_subcommand(1);
 
-  auto at = std::make_shared<AttentionArgs>();
+  auto at = std::make_shared<MeasureAttentionArgs>();
   CLI::App* attention = cmd->add_subcommand("attention", "Attention variants over a sweep of sequence lengths");
   attention
       ->add_option("--variant", at->variants,
@@ -385,7 +385,7 @@ void define_measure(CLI::App& self, int& exit_code) {
       ->description("Output: table (for people), csv or json (exact bytes, schema_version 1)");
   attention->add_option("--svg", at->svg,
                         "Also write a log-log chart here: estimate lines, measured dots (atomically)");
-  attention->callback([at, &exit_code] { exit_code = run_attention(*at); });
+  attention->callback([at, &exit_code] { exit_code = measure_attention(*at); });
 
   auto la = std::make_shared<LanczosArgs>();
   CLI::App* lanczos = cmd->add_subcommand(

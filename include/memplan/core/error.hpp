@@ -30,6 +30,9 @@ class Error : public std::runtime_error {
   std::string key_;
 };
 
+// Throws Error(invalid_input, message, key).
+[[noreturn]] void throw_invalid_input(std::string key, const std::string& message);
+
 // An error at a place in a file. line and column are 1-based; 0 means unknown.
 // what() reads like a compiler's: "plan.yaml:12:5: unknown key 'n_head' (did you mean 'n_heads'?)".
 // Its kind is invalid_input, or overflow for values whose byte counts exceed 64 bits.

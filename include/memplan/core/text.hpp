@@ -30,4 +30,7 @@ std::string printable(std::string_view text);
 // Returns n with comma thousands separators: 6738415616 -> "6,738,415,616".
 std::string group_digits(std::uint64_t n);
 
+// Returns a tensor's shape as "[4096, 11008]".
+std::string shape_text(const std::vector<std::uint64_t>& shape);
+
 }  // namespace memplan

@@ -41,6 +41,9 @@ enum class Recompute {
 std::string to_string(Recompute recompute);
 // Throws Error(invalid_input, key "recompute") listing the accepted names.
 Recompute parse_recompute(std::string_view text);
+// True for the activations of the attention core (softmax output, dropout mask and output,
+// 16-bit probabilities): the a*s^2 terms Recompute::selective drops.
+bool recomputed_by_selective(const std::string& activation);
 
 // What one forward pass runs on: shapes and dtypes.
 struct TrainingShape {

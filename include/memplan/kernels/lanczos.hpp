@@ -9,7 +9,7 @@
 
 namespace memplan {
 
-struct LanczosOptions {
+struct LanczosRunOptions {
   std::uint64_t k = 10;          // eigenvalues wanted: the k largest (algebraic)
   std::uint64_t iterations = 0;  // Krylov steps m; 0 = min(n, 2k + 40)
   bool reorthogonalize = true;   // full reorthogonalisation: keeps all m+1 basis vectors (m+1)*n;
@@ -34,9 +34,10 @@ using MatVec = std::function<void(std::span<const T> x, std::span<T> y)>;
 // memplan/estimators/lanczos.hpp counts the same tensors.
 // Instantiated for float and double. Throws Error(invalid_input) when n or k is 0.
 template <typename T>
-LanczosResult<T> lanczos_topk(std::uint64_t n, const MatVec<T>& apply, const LanczosOptions& options = {});
+LanczosResult<T> lanczos_topk(std::uint64_t n, const MatVec<T>& apply, const LanczosRunOptions& options = {});
 
-extern template LanczosResult<float> lanczos_topk<float>(std::uint64_t, const MatVec<float>&, const LanczosOptions&);
-extern template LanczosResult<double> lanczos_topk<double>(std::uint64_t, const MatVec<double>&, const LanczosOptions&);
+extern template LanczosResult<float> lanczos_topk<float>(std::uint64_t, const MatVec<float>&, const LanczosRunOptions&);
+extern template LanczosResult<double> lanczos_topk<double>(std::uint64_t, const MatVec<double>&,
+                                                           const LanczosRunOptions&);
 
 }  // namespace memplan

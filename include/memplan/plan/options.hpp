@@ -91,7 +91,7 @@ struct OptionDef {
   OptionKind kind = OptionKind::text;
   std::string_view group;                      // the help section: "Workload", "Precision", "Training", ...
   std::string_view help;                       // one or two lines for --help, plan-file docs and Python docstrings
-  std::string_view default_text;               // the default as people read it; empty when it depends on the plan
+  std::string_view default_text{};             // the default as people read it; empty when it depends on the plan
   WorkloadMask applies = all_workloads;        // the workloads the option means something for
   bool common = false;                         // shown in `memplan estimate --help` (the rest: `memplan help options`)
   bool negated = false;                        // flag kind: presence sets the key false (--no-kv-cache sets kv_cache)

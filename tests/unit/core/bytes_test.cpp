@@ -7,7 +7,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace bytes_test {
 
 ErrorKind kind_of(auto&& fn) {
   try {
@@ -70,5 +70,5 @@ TEST(ParseSize, RejectsWhatIsNotASize) {
   EXPECT_EQ(kind_of([] { parse_size("20000PiB"); }), ErrorKind::overflow);  // 2.25e19 > 2^64
 }
 
-}  // namespace
+}  // namespace bytes_test
 }  // namespace memplan

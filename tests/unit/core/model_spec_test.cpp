@@ -5,7 +5,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace model_spec_test {
 
 ModelSpec small_llama() {
   ModelSpec s = family_defaults(Family::llama);
@@ -79,5 +79,5 @@ TEST(ModelSpec, EnumNamesRoundTripAndSuggest) {
   }
 }
 
-}  // namespace
+}  // namespace model_spec_test
 }  // namespace memplan

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace memplan {
-namespace {
+namespace parameters_test {
 
 ModelSpec sized(Family family, std::uint64_t d_model, std::uint64_t n_layers, std::uint64_t n_heads,
                 std::uint64_t n_kv_heads, std::uint64_t d_mlp, std::uint64_t vocab, std::uint64_t max_seq_len) {
@@ -107,5 +107,5 @@ TEST(Parameters, MoreLayersNeverCountLess) {
   }
 }
 
-}  // namespace
+}  // namespace parameters_test
 }  // namespace memplan

@@ -5,7 +5,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace precision_test {
 
 TEST(Precision, ElementSizes) {
   EXPECT_EQ(element_bits(parse_precision("fp32").format), 32U);
@@ -71,5 +71,5 @@ TEST(Precision, UnknownNamesListTheAccepted) {
   }
 }
 
-}  // namespace
+}  // namespace precision_test
 }  // namespace memplan

@@ -5,7 +5,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace quantized_checkpoint_test {
 
 CheckpointQuantization layout(QuantLayout l, std::uint64_t bits = 4, std::uint64_t group = 128) {
   CheckpointQuantization q;
@@ -70,5 +70,5 @@ TEST(QuantizedCheckpoint, ShapesTheLibraryCannotStoreAreRefused) {
   }
 }
 
-}  // namespace
+}  // namespace quantized_checkpoint_test
 }  // namespace memplan

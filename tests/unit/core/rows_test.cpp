@@ -8,7 +8,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace rows_test {
 
 TEST(Rows, TensorRowWritesItsDimsAndRoundsOnce) {
   // 2 x 16 x 4096 elements at bf16: 131,072 x 2 = 262,144 B.
@@ -54,5 +54,5 @@ TEST(Rows, OverflowNamesTheTensor) {
   EXPECT_THROW(bits_to_bytes(1ULL << 62, 8, "bits"), Error);
 }
 
-}  // namespace
+}  // namespace rows_test
 }  // namespace memplan

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace memplan {
-namespace {
+namespace text_test {
 
 TEST(Text, GroupsDigitsInThrees) {
   EXPECT_EQ(group_digits(0), "0");
@@ -32,5 +32,5 @@ TEST(Text, LongNamesAreRuledOutByLength) {
   EXPECT_TRUE(closest_names("n_headssss", {"d_mod"}).empty());  // 5 apart by length alone, 3 allowed
 }
 
-}  // namespace
+}  // namespace text_test
 }  // namespace memplan

@@ -8,7 +8,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace activations_test {
 
 using testing::gpt2;
 
@@ -172,5 +172,5 @@ TEST(Activations, LongerSequencesNeverCostLess) {
   }
 }
 
-}  // namespace
+}  // namespace activations_test
 }  // namespace memplan

@@ -8,7 +8,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace attention_analysis_test {
 
 using testing::llama2_7b;
 
@@ -67,5 +67,5 @@ TEST(AttentionAnalysis, LongerSequencesAndBatchesNeverCostLess) {
   }
 }
 
-}  // namespace
+}  // namespace attention_analysis_test
 }  // namespace memplan

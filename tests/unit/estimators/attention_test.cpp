@@ -6,7 +6,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace attention_test {
 
 // The shape of the attention profiling notebook's worked example: B=4, H=8, N=8192, D=64, fp16.
 AttentionShape seed_shape() {
@@ -132,5 +132,5 @@ TEST(Attention, VariantNamesRoundTrip) {
   EXPECT_THROW(parse_attention_variant("flash2"), Error);
 }
 
-}  // namespace
+}  // namespace attention_test
 }  // namespace memplan

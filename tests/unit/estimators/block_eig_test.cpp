@@ -6,7 +6,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace block_eig_test {
 
 std::uint64_t total(const BlockEigShape& s) {
   const Breakdown b = estimate_block_eig(s);
@@ -36,5 +36,5 @@ TEST(BlockEig, RejectsZeroSizes) {
   EXPECT_THROW(estimate_block_eig({4, 0, precisions::fp32, true}), Error);
 }
 
-}  // namespace
+}  // namespace block_eig_test
 }  // namespace memplan

@@ -7,7 +7,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace compute_time_test {
 
 GpuSpec a100() {
   GpuSpec g;
@@ -70,5 +70,5 @@ TEST(ComputeTime, ForwardFlopsCountMatmulsAndAttention) {
   EXPECT_LT(forward_flops(s, 2, 16), forward_flops(s, 2, 32));
 }
 
-}  // namespace
+}  // namespace compute_time_test
 }  // namespace memplan

@@ -8,7 +8,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace curvature_test {
 
 using testing::llama2_7b;
 
@@ -88,5 +88,5 @@ TEST(Curvature, LargerBlocksNeverCostLess) {
   EXPECT_THROW(full_curvature_size(0, precisions::fp32, "Hessian", "x", std::nullopt), Error);
 }
 
-}  // namespace
+}  // namespace curvature_test
 }  // namespace memplan

@@ -29,7 +29,7 @@
 #include "memplan/plan/workload.hpp"
 
 namespace memplan {
-namespace {
+namespace extreme_test {
 
 constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
 constexpr std::uint64_t kContext = 1ULL << 20;  // 1,048,576 tokens
@@ -384,5 +384,5 @@ TEST(Extreme, SelectionsAndPatternsHaveLimits) {
   EXPECT_EQ(selected_hooks(testing::gpt2(), o).size(), 12U);
 }
 
-}  // namespace
+}  // namespace extreme_test
 }  // namespace memplan

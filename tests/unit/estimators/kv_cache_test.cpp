@@ -6,7 +6,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace kv_cache_test {
 
 ModelSpec decoder(std::uint64_t layers, std::uint64_t heads, std::uint64_t kv_heads, std::uint64_t d_head) {
   ModelSpec s = family_defaults(Family::llama);
@@ -94,5 +94,5 @@ TEST(KvCache, OverflowIsAnErrorNotAWrappedNumber) {
   }
 }
 
-}  // namespace
+}  // namespace kv_cache_test
 }  // namespace memplan

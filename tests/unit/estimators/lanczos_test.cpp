@@ -6,7 +6,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace lanczos_test {
 
 std::uint64_t total(const LanczosShape& s) {
   const Breakdown b = estimate_lanczos(s);
@@ -46,5 +46,5 @@ TEST(Lanczos, RejectsImpossibleShapes) {
   EXPECT_THROW(estimate_lanczos({1ULL << 62, 8, 1, true, precisions::fp32}), Error);  // overflow
 }
 
-}  // namespace
+}  // namespace lanczos_test
 }  // namespace memplan

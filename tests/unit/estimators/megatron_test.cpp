@@ -9,7 +9,7 @@
 #include "reference_models.hpp"
 
 namespace memplan {
-namespace {
+namespace megatron_test {
 
 using testing::bf16_shape;
 using testing::bytes_of;
@@ -281,5 +281,5 @@ TEST(Combined, ImpossibleLayoutsAreTypedErrors) {
   expect_invalid([] { parse_sharding("zero4"); }, "sharding");
 }
 
-}  // namespace
+}  // namespace megatron_test
 }  // namespace memplan

@@ -6,7 +6,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace overhead_test {
 
 constexpr std::uint64_t MiB2 = 2ULL << 20;
 
@@ -43,5 +43,5 @@ TEST(Overhead, RejectsAFractionOutsideZeroToOne) {
   EXPECT_THROW(estimate_overhead(o, {}, Bytes(0)), Error);
 }
 
-}  // namespace
+}  // namespace overhead_test
 }  // namespace memplan

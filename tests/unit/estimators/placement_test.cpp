@@ -6,7 +6,7 @@
 #include "reference_models.hpp"
 
 namespace memplan {
-namespace {
+namespace placement_test {
 
 using testing::expect_invalid;
 using testing::llama2_70b;
@@ -74,5 +74,5 @@ TEST(Placement, OneGpuKeepsTenPercent) {
   EXPECT_EQ(user.max_memory[0].count(), 1000u);
 }
 
-}  // namespace
+}  // namespace placement_test
 }  // namespace memplan

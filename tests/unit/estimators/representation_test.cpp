@@ -6,7 +6,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace representation_test {
 
 // TensorScope's example shapes: a 50k vocabulary and a 4,096-wide model of 32 layers.
 ModelSpec wide() {
@@ -77,5 +77,5 @@ TEST(Representation, MoreSamplesNeverCostLess) {
   EXPECT_THROW(estimate_cka(wide(), o), Error);
 }
 
-}  // namespace
+}  // namespace representation_test
 }  // namespace memplan

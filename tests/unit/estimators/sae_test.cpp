@@ -6,7 +6,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace sae_test {
 
 std::uint64_t total(const SaeOptions& o, std::uint64_t d) {
   const Breakdown b = estimate_sae(o, d);
@@ -87,5 +87,5 @@ TEST(Sae, RejectsZeroSizes) {
   EXPECT_THROW(estimate_sae(o, 768), Error);
 }
 
-}  // namespace
+}  // namespace sae_test
 }  // namespace memplan

@@ -8,7 +8,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace sample_gradients_test {
 
 using testing::llama2_7b;
 constexpr std::uint64_t kParams = 6738415616ULL;
@@ -105,5 +105,5 @@ TEST(SampleGradients, MoreSamplesNeverCostLessAndCompressionNeverMore) {
   EXPECT_THROW(store(bad), Error);
 }
 
-}  // namespace
+}  // namespace sample_gradients_test
 }  // namespace memplan

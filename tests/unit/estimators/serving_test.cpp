@@ -5,7 +5,7 @@
 #include "layout_fixtures.hpp"
 
 namespace memplan {
-namespace {
+namespace serving_test {
 
 using testing::expect_invalid;
 
@@ -31,5 +31,5 @@ TEST(Serving, KvBudgetIsWhatUtilizationLeaves) {
   expect_invalid([] { vllm_kv_capacity(Bytes(1), 1.5, Bytes(0), Bytes(1), 16, 1); }, "gpu_memory_utilization");
 }
 
-}  // namespace
+}  // namespace serving_test
 }  // namespace memplan

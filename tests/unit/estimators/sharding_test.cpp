@@ -8,7 +8,7 @@
 #include "reference_models.hpp"
 
 namespace memplan {
-namespace {
+namespace sharding_test {
 
 using testing::bf16_shape;
 using testing::bytes_of;
@@ -121,5 +121,5 @@ TEST(DataParallel, AStageNeverCostsMoreThanTheOneBelow) {
             data_parallel(Sharding::zero3, 8).devices[0].breakdown.total());
 }
 
-}  // namespace
+}  // namespace sharding_test
 }  // namespace memplan

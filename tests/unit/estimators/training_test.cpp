@@ -8,7 +8,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace training_test {
 
 using testing::llama2_7b;
 constexpr std::uint64_t kLlamaParams = 6738415616ULL;
@@ -308,5 +308,5 @@ TEST(Training, MoreWorkNeverCostsLessAndLowerPrecisionNeverMore) {
   }
 }
 
-}  // namespace
+}  // namespace training_test
 }  // namespace memplan

@@ -9,7 +9,7 @@
 #include "memplan/core/parameters.hpp"
 
 namespace memplan {
-namespace {
+namespace weights_test {
 
 using testing::llama2_7b;
 
@@ -108,5 +108,5 @@ TEST(Weights, OverflowIsAnErrorNotAWrappedNumber) {
   }
 }
 
-}  // namespace
+}  // namespace weights_test
 }  // namespace memplan

@@ -19,7 +19,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace atomic_file_test {
 
 namespace fs = std::filesystem;
 
@@ -110,5 +110,5 @@ TEST_F(AtomicFile, AWriteThatFailsHalfWayChangesNothing) {
   EXPECT_EQ(entries(), std::vector<std::string>{"plan.xml"});
 }
 
-}  // namespace
+}  // namespace atomic_file_test
 }  // namespace memplan

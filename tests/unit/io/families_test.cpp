@@ -15,7 +15,7 @@
 #include "memplan/io/model_file.hpp"
 
 namespace memplan {
-namespace {
+namespace families_test {
 
 namespace fs = std::filesystem;
 
@@ -283,5 +283,5 @@ TEST(Families, InconsistentLayersAreRefused) {
   refused(base + "layer_types: [full, full, sliding, full]\n", "layer_types");  // no sliding_window
 }
 
-}  // namespace
+}  // namespace families_test
 }  // namespace memplan

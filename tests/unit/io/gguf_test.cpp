@@ -17,7 +17,7 @@
 #include "memplan/plan/plan.hpp"
 
 namespace memplan {
-namespace {
+namespace gguf_test {
 
 namespace fs = std::filesystem;
 using testing::gguf_string;
@@ -593,5 +593,5 @@ TEST_F(Gguf, APlanOnAGgufPricesItsWeightsAsStored) {
   EXPECT_FALSE(entry.spec.stored_weights.empty());
 }
 
-}  // namespace
+}  // namespace gguf_test
 }  // namespace memplan

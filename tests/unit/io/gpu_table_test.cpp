@@ -5,7 +5,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace gpu_table_test {
 
 TEST(GpuTable, ShipsTheSeedsGpusWithDriverReportedMemory) {
   const std::vector<GpuSpec> gpus = builtin_gpus();
@@ -53,5 +53,5 @@ TEST(GpuTable, RejectsUnknownKeysWithTheirPlace) {
   }
 }
 
-}  // namespace
+}  // namespace gpu_table_test
 }  // namespace memplan

@@ -13,7 +13,7 @@
 #include "memplan/io/safetensors.hpp"
 
 namespace memplan {
-namespace {
+namespace hardening_test {
 
 template <typename Read>
 ConfigError config_error(Read&& read) {
@@ -114,5 +114,5 @@ TEST(Hardening, APlansLayerRangeAtTheTopOfUint64Ends) {
   }
 }
 
-}  // namespace
+}  // namespace hardening_test
 }  // namespace memplan

@@ -9,7 +9,7 @@
 #include "memplan/io/model_file.hpp"
 
 namespace memplan {
-namespace {
+namespace hf_config_test {
 
 namespace fs = std::filesystem;
 
@@ -332,5 +332,5 @@ TEST(FindModel, ReadsAConfigJsonDirectly) {
   EXPECT_EQ(count_parameters(e.spec), 124439808ULL);
 }
 
-}  // namespace
+}  // namespace hf_config_test
 }  // namespace memplan

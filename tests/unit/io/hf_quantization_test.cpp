@@ -14,7 +14,7 @@
 #include "memplan/plan/sweep.hpp"
 
 namespace memplan {
-namespace {
+namespace hf_quantization_test {
 
 namespace fs = std::filesystem;
 
@@ -311,5 +311,5 @@ TEST(HfQuantization, LayoutNames) {
   EXPECT_EQ(layout_name(q), "bnb-nf4-dq");
 }
 
-}  // namespace
+}  // namespace hf_quantization_test
 }  // namespace memplan

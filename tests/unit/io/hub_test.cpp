@@ -11,7 +11,7 @@
 #include "memplan/io/checkpoint_model.hpp"
 
 namespace memplan {
-namespace {
+namespace hub_test {
 
 TEST(HubId, OrgNameAndRevision) {
   const std::optional<HubId> id = parse_hub_id("meta-llama/Llama-3.1-8B-Instruct");
@@ -97,5 +97,5 @@ TEST(CheckpointComponent, TransformersNames) {
   for (const auto& [name, component] : cases) EXPECT_EQ(checkpoint_component(name), component) << name;
 }
 
-}  // namespace
+}  // namespace hub_test
 }  // namespace memplan

@@ -8,7 +8,7 @@
 #include "memplan/core/parameters.hpp"
 
 namespace memplan {
-namespace {
+namespace model_file_test {
 
 const std::string kData = MEMPLAN_TEST_DATA;
 
@@ -104,5 +104,5 @@ TEST(BuiltinModels, UnknownNameSuggestsTheClosest) {
   }
 }
 
-}  // namespace
+}  // namespace model_file_test
 }  // namespace memplan

@@ -10,7 +10,7 @@
 #include "memplan/io/gpu_table.hpp"
 
 namespace memplan {
-namespace {
+namespace plan_file_test {
 
 const std::string kData = MEMPLAN_TEST_DATA;
 
@@ -218,5 +218,5 @@ TEST(PlanFile, ShippedExamplesParse) {
   }
 }
 
-}  // namespace
+}  // namespace plan_file_test
 }  // namespace memplan

@@ -12,7 +12,7 @@
 #include "memplan/io/hf_config.hpp"
 
 namespace memplan {
-namespace {
+namespace safetensors_test {
 
 namespace fs = std::filesystem;
 
@@ -391,5 +391,5 @@ TEST(CompareCheckpoint, Gpt2MaskBuffersAndBertTaskHeads) {
   EXPECT_FALSE(compare_checkpoint(b.parse(), bert).matches());
 }
 
-}  // namespace
+}  // namespace safetensors_test
 }  // namespace memplan

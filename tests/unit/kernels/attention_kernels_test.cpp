@@ -11,7 +11,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace attention_kernels_test {
 
 struct Inputs {
   AttentionDims dims;
@@ -157,5 +157,5 @@ TEST(AttentionKernels, RejectsBadShapes) {
   }
 }
 
-}  // namespace
+}  // namespace attention_kernels_test
 }  // namespace memplan

@@ -10,7 +10,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace block_eig_kernel_test {
 
 TEST(BlockEigKernel, MatchesTheFullSolverOnTheBlockDiagonalMatrix) {
   constexpr std::uint64_t count = 6, b = 17;
@@ -50,5 +50,5 @@ TEST(BlockEigKernel, RejectsAWrongLength) {
   EXPECT_THROW(block_eigenvalues<float>(blocks, 0, 2), Error);
 }
 
-}  // namespace
+}  // namespace block_eig_kernel_test
 }  // namespace memplan

@@ -11,7 +11,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace calibration_test {
 
 namespace fs = std::filesystem;
 
@@ -103,5 +103,5 @@ TEST(CudaStatus, AnswersWithoutThrowing) {
   }
 }
 
-}  // namespace
+}  // namespace calibration_test
 }  // namespace memplan

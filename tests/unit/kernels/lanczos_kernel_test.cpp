@@ -12,7 +12,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace lanczos_kernel_test {
 
 // A = Q diag(spectrum) Q^T with Q a random orthogonal matrix. Eigen's QR and products
 // round according to their cache blocking, and plain Lanczos is sensitive to the last bits
@@ -54,7 +54,7 @@ TEST(LanczosKernel, TopKMatchesTheFullEigensolver) {
   const Eigen::MatrixXd a = with_spectrum(known_spectrum(), 3);
   const std::vector<double> expected = full_solver_top(a, 10);
   for (std::size_t i = 0; i < 10; ++i) EXPECT_NEAR(expected[i], 100.0 - 5.0 * static_cast<double>(i), 1e-9);
-  LanczosOptions options;
+  LanczosRunOptions options;
   options.k = 10;
   options.iterations = 80;
   const LanczosResult<double> r = lanczos_topk<double>(300, dense(a), options);
@@ -66,7 +66,7 @@ TEST(LanczosKernel, TopKMatchesTheFullEigensolver) {
 
 TEST(LanczosKernel, WithoutReorthogonalisationTheLargestConvergesAndNothingIsInvented) {
   const Eigen::MatrixXd a = with_spectrum(known_spectrum(), 4);
-  LanczosOptions options;
+  LanczosRunOptions options;
   options.k = 10;
   options.iterations = 120;
   options.reorthogonalize = false;
@@ -91,7 +91,7 @@ TEST(LanczosKernel, WithoutReorthogonalisationTheLargestConvergesAndNothingIsInv
 TEST(LanczosKernel, RitzValuesScaleExactlyWithTheOperator) {
   const Eigen::MatrixXd a = with_spectrum(known_spectrum(), 4);
   for (const bool reorthogonalize : {false, true}) {
-    LanczosOptions options;
+    LanczosRunOptions options;
     options.k = 10;
     options.iterations = reorthogonalize ? 80 : 120;
     options.reorthogonalize = reorthogonalize;
@@ -120,7 +120,7 @@ TEST(LanczosKernel, InvariantSubspaceStopsEarlyWithExactValues) {
   s(1) = 2;
   s(2) = 1;
   const Eigen::MatrixXd a = with_spectrum(s, 5);
-  LanczosOptions options;
+  LanczosRunOptions options;
   options.k = 3;
   options.iterations = 20;
   const LanczosResult<double> r = lanczos_topk<double>(50, dense(a), options);
@@ -138,7 +138,7 @@ TEST(LanczosKernel, FloatVersionAgreesToSinglePrecision) {
     Eigen::Map<Eigen::VectorXf>(y.data(), af.rows()).noalias() = af *
                                                                  Eigen::Map<const Eigen::VectorXf>(x.data(), af.cols());
   };
-  LanczosOptions options;
+  LanczosRunOptions options;
   options.k = 5;
   const LanczosResult<float> r = lanczos_topk<float>(300, apply, options);
   ASSERT_EQ(r.eigenvalues.size(), 5u);
@@ -148,10 +148,10 @@ TEST(LanczosKernel, FloatVersionAgreesToSinglePrecision) {
 TEST(LanczosKernel, RejectsZeroSizes) {
   const Eigen::MatrixXd a = Eigen::MatrixXd::Identity(4, 4);
   EXPECT_THROW(lanczos_topk<double>(0, dense(a)), Error);
-  LanczosOptions options;
+  LanczosRunOptions options;
   options.k = 0;
   EXPECT_THROW(lanczos_topk<double>(4, dense(a), options), Error);
 }
 
-}  // namespace
+}  // namespace lanczos_kernel_test
 }  // namespace memplan

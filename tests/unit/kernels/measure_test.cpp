@@ -18,7 +18,7 @@
 #include "memplan/kernels/lanczos.hpp"
 
 namespace memplan {
-namespace {
+namespace measure_test {
 
 volatile float g_sink = 0;
 
@@ -192,7 +192,7 @@ TEST(MeasureLanczos, PeakWithinTheBoundBothWays) {
     }
   };
   for (const bool reorth : {true, false}) {
-    LanczosOptions options;
+    LanczosRunOptions options;
     options.k = 5;
     options.iterations = m;
     options.reorthogonalize = reorth;
@@ -221,5 +221,5 @@ TEST(MeasureBlockEig, PeakWithinTheBound) {
   EXPECT_LE(ratio, kHigh);
 }
 
-}  // namespace
+}  // namespace measure_test
 }  // namespace memplan

@@ -8,7 +8,7 @@
 #include "memplan/plan/workload.hpp"
 
 namespace memplan {
-namespace {
+namespace analysis_workload_test {
 
 using testing::llama2_7b;
 
@@ -127,5 +127,5 @@ TEST(AnalysisWorkload, BiggerBatchesNeverCostLess) {
   }
 }
 
-}  // namespace
+}  // namespace analysis_workload_test
 }  // namespace memplan

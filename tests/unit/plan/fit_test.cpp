@@ -8,7 +8,7 @@
 #include "reference_models.hpp"
 
 namespace memplan {
-namespace {
+namespace fit_test {
 
 using testing::llama2_7b;
 
@@ -153,5 +153,5 @@ TEST(Fit, SequenceCapLeavesRoomForGeneratedTokens) {
   EXPECT_THROW(fit_knob_cap(llama2_7b(), w, FitKnob::seq), Error);
 }
 
-}  // namespace
+}  // namespace fit_test
 }  // namespace memplan

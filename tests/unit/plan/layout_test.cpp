@@ -7,7 +7,7 @@
 #include "reference_models.hpp"
 
 namespace memplan {
-namespace {
+namespace layout_test {
 
 using testing::llama2_7b;
 
@@ -203,5 +203,5 @@ TEST(Layout, LayoutsThatDoNotApplyAreTypedErrors) {
   expect_invalid([&] { estimate_layout(llama2_7b(), bf16(WorkloadKind::sae), sae); }, "workload");
 }
 
-}  // namespace
+}  // namespace layout_test
 }  // namespace memplan

@@ -9,7 +9,7 @@
 #include "reference_models.hpp"
 
 namespace memplan {
-namespace {
+namespace options_test {
 
 using testing::llama2_7b;
 
@@ -38,13 +38,17 @@ TEST(OptionTable, KeysAndFlagsAreUniqueAndEveryEntryIsComplete) {
   for (const OptionDef& o : plan_options()) {
     EXPECT_TRUE(keys.insert(o.key).second) << "duplicate key " << o.key;
     EXPECT_TRUE(flags.insert(o.flag).second) << "duplicate flag " << o.flag;
-    if (o.short_flag != 0) EXPECT_TRUE(shorts.insert(o.short_flag).second) << o.key;
+    if (o.short_flag != 0) {
+      EXPECT_TRUE(shorts.insert(o.short_flag).second) << o.key;
+    }
     EXPECT_NE(o.set, nullptr) << o.key;
     EXPECT_FALSE(o.help.empty()) << o.key;
     EXPECT_FALSE(o.group.empty()) << o.key;
     EXPECT_NE(o.applies, 0U) << o.key;
     EXPECT_EQ(o.key.find('-'), std::string_view::npos) << "keys are snake_case: " << o.key;
-    if (o.kind == OptionKind::count) EXPECT_LE(o.min, o.max) << o.key;
+    if (o.kind == OptionKind::count) {
+      EXPECT_LE(o.min, o.max) << o.key;
+    }
     EXPECT_FALSE(o.negated && o.kind != OptionKind::flag) << o.key;
   }
   // A key and a flag name may be the same option's, never two options'.
@@ -168,5 +172,5 @@ TEST(Verdict, ThreeStatesAroundTheThresholdAndTheBudget) {
   EXPECT_EQ(verdict_of(Bytes{1'000'000}, budget, 1.0), Verdict::fits);
 }
 
-}  // namespace
+}  // namespace options_test
 }  // namespace memplan

@@ -8,7 +8,7 @@
 #include "reference_models.hpp"
 
 namespace memplan {
-namespace {
+namespace recommend_test {
 
 using testing::llama2_7b;
 
@@ -196,5 +196,5 @@ TEST(Recommend, GpusSortedSmallestFirstWithPrecisionPerGpu) {
   EXPECT_EQ(g[1].limit.count(), 14602888806ULL);
 }
 
-}  // namespace
+}  // namespace recommend_test
 }  // namespace memplan

@@ -6,7 +6,7 @@
 #include "reference_models.hpp"
 
 namespace memplan {
-namespace {
+namespace sweep_test {
 
 using testing::gpt2;
 using testing::llama2_7b;
@@ -110,5 +110,5 @@ TEST(Sweep, MoreBatchOrSequenceNeverCostsLess) {
   }
 }
 
-}  // namespace
+}  // namespace sweep_test
 }  // namespace memplan

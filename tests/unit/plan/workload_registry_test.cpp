@@ -11,7 +11,7 @@
 #include "memplan/plan/workload.hpp"
 
 namespace memplan {
-namespace {
+namespace workload_registry_test {
 
 using testing::llama2_7b;
 using testing::tiny;
@@ -127,5 +127,5 @@ TEST(WorkloadRegistry, AnalysesHoldTheForwardPassOfInference) {
   }
 }
 
-}  // namespace
+}  // namespace workload_registry_test
 }  // namespace memplan

@@ -8,7 +8,7 @@
 #include "memplan/core/error.hpp"
 
 namespace memplan {
-namespace {
+namespace workload_test {
 
 using testing::llama2_7b;
 
@@ -233,5 +233,5 @@ TEST(Workload, InconsistentKnobsNameTheirKey) {
   EXPECT_THROW(checked(gpt2(), w), Error);
 }
 
-}  // namespace
+}  // namespace workload_test
 }  // namespace memplan

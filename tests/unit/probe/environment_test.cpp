@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace memplan {
-namespace {
+namespace environment_test {
 
 EnvironmentInfo with(std::map<std::string, std::string> variables, std::set<std::string> paths = {},
                      std::string cgroup = "") {
@@ -56,5 +56,5 @@ TEST(Environment, Names) {
   EXPECT_EQ(to_string(Environment::local), "local");
 }
 
-}  // namespace
+}  // namespace environment_test
 }  // namespace memplan

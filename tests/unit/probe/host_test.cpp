@@ -6,7 +6,7 @@
 #include <fstream>
 
 namespace memplan {
-namespace {
+namespace host_test {
 
 // Two hyperthreads on each of two cores of one socket.
 constexpr const char* kCpuinfo =
@@ -65,5 +65,5 @@ TEST(Host, ReadsAProcTreeAndToleratesAMissingOne) {
   EXPECT_FALSE(none.ram_total);
 }
 
-}  // namespace
+}  // namespace host_test
 }  // namespace memplan

@@ -12,7 +12,7 @@
 #include "memplan/resolve/resolver.hpp"
 
 namespace memplan {
-namespace {
+namespace probe_test {
 
 // Sets an environment variable for one test and puts the old value back.
 class ScopedEnv {
@@ -227,5 +227,5 @@ TEST(Probe, StatusNames) {
   EXPECT_EQ(to_string(ProbeStatus::driver_too_old), "driver_too_old");
 }
 
-}  // namespace
+}  // namespace probe_test
 }  // namespace memplan

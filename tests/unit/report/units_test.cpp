@@ -3,7 +3,7 @@
 #include "memplan/report/print.hpp"
 
 namespace memplan {
-namespace {
+namespace units_test {
 
 TEST(FormatBytes, BinaryByDefaultSiOnRequest) {
   // Llama-2-7B in bf16: 13,476,831,232 bytes = 12.551 GiB = 13.477 GB.
@@ -16,5 +16,5 @@ TEST(FormatBytes, BinaryByDefaultSiOnRequest) {
   EXPECT_EQ(format_bytes(Bytes(81559ULL << 20), Units::iec), "79.65 GiB");
 }
 
-}  // namespace
+}  // namespace units_test
 }  // namespace memplan

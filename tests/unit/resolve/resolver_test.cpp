@@ -6,7 +6,7 @@
 #include "memplan/io/gpu_table.hpp"
 
 namespace memplan {
-namespace {
+namespace resolver_test {
 
 Resolution resolve(const std::string& precision, const DeviceCapability& device, const std::string& policy = "pytorch",
                    const std::string& model_type = "") {
@@ -245,5 +245,5 @@ TEST(Resolver, UnknownPolicyAndPrecisionAreInputErrors) {
   }
 }
 
-}  // namespace
+}  // namespace resolver_test
 }  // namespace memplan
