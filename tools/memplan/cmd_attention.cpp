@@ -63,7 +63,7 @@ void run_attention(const AttentionArgs& a) {
 
 }  // namespace
 
-void define_attention(CLI::App& self, int& exit_code) {
+void define_attention(CLI::App& self, int& exit_code, const NamedOptions& /*named*/) {
   auto args = std::make_shared<AttentionArgs>();
   CLI::App* cmd = &self;
   cmd->description(

@@ -189,7 +189,7 @@ int run_budget_table(const BudgetArgs& args) {
 
 }  // namespace
 
-void define_budget_table(CLI::App& self, int& exit_code) {
+void define_budget_table(CLI::App& self, int& exit_code, const NamedOptions& /*named*/) {
   auto args = std::make_shared<BudgetArgs>();
   CLI::App* cmd = &self;
   cmd->description(

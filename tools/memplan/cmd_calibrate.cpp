@@ -42,7 +42,7 @@ int run_calibrate(const CalibrateArgs& a) {
 
 }  // namespace
 
-void define_calibrate(CLI::App& self, int& exit_code) {
+void define_calibrate(CLI::App& self, int& exit_code, const NamedOptions& /*named*/) {
   auto args = std::make_shared<CalibrateArgs>();
   CLI::App* cmd = &self;
   cmd->description(

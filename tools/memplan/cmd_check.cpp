@@ -106,7 +106,7 @@ int run_check(const CheckArgs& args) {
 
 }  // namespace
 
-void define_check(CLI::App& self, int& exit_code) {
+void define_check(CLI::App& self, int& exit_code, const NamedOptions& /*named*/) {
   auto args = std::make_shared<CheckArgs>();
   CLI::App* cmd = &self;
   cmd->description(

@@ -33,7 +33,7 @@ int run_estimate(const EstimateArgs& args) {
 
 }  // namespace
 
-void define_estimate(CLI::App& cmd, int& exit_code) {
+void define_estimate(CLI::App& cmd, int& exit_code, const NamedOptions& named) {
   auto args = std::make_shared<EstimateArgs>();
   cmd.description(
       "Estimate the memory a workload needs on a model, and where it goes.\n"
@@ -62,7 +62,7 @@ void define_estimate(CLI::App& cmd, int& exit_code) {
       ->capture_default_str();
   add_as_option(cmd, args->as);
   add_device_options(cmd, args->device, /*gpu_required=*/false, /*probe=*/true);
-  add_plan_options(cmd, args->options);
+  add_plan_options(cmd, args->options, named);
   add_output_options(cmd, args->output);
   cmd.add_flag("--explain", args->output.explain, "Show the arithmetic behind each row");
   cmd.callback([args, &exit_code] { exit_code = run_estimate(*args); });

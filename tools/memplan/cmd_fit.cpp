@@ -44,7 +44,7 @@ int run_fit(const FitArgs& a) {
 
 }  // namespace
 
-void define_fit(CLI::App& self, int& exit_code) {
+void define_fit(CLI::App& self, int& exit_code, const NamedOptions& named) {
   auto args = std::make_shared<FitArgs>();
   CLI::App* cmd = &self;
   cmd->description(
@@ -67,7 +67,7 @@ void define_fit(CLI::App& self, int& exit_code) {
                   "batch, seq, or chunk: --streaming-chunk for -w streaming_extraction, else --attention-chunk\n"
                   "for --attention chunked|causal_linear_chunked (or name one: streaming_chunk, attention_chunk)")
       ->required();
-  add_plan_options(*cmd, args->options);
+  add_plan_options(*cmd, args->options, named);
   add_output_options(*cmd, args->output);
   cmd->callback([args, &exit_code] { exit_code = run_fit(*args); });
 }

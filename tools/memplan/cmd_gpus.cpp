@@ -7,7 +7,7 @@
 
 namespace memplan::cli {
 
-void define_gpus(CLI::App& self, int& exit_code) {
+void define_gpus(CLI::App& self, int& exit_code, const NamedOptions& /*named*/) {
   auto output = std::make_shared<OutputOptions>();
   CLI::App* cmd = &self;
   cmd->description("List the built-in GPUs: memory as the driver reports it, compute capability, speed");

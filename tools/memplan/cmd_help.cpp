@@ -72,7 +72,7 @@ int run_help(const HelpArgs& a) {
 
 }  // namespace
 
-void define_help(CLI::App& cmd, int& exit_code) {
+void define_help(CLI::App& cmd, int& exit_code, const NamedOptions& /*named*/) {
   auto args = std::make_shared<HelpArgs>();
   cmd.description(
       "Explain the plan options: every option of estimate, fit, recommend and sweep, by section.\n"
@@ -84,7 +84,7 @@ void define_help(CLI::App& cmd, int& exit_code) {
   cmd.callback([args, &exit_code] { exit_code = run_help(*args); });
 }
 
-void define_completion(CLI::App& cmd, int& exit_code) {
+void define_completion(CLI::App& cmd, int& exit_code, const NamedOptions& /*named*/) {
   auto shell = std::make_shared<std::string>();
   cmd.description("Print a bash completion script for memplan: source <(memplan completion bash)");
   cmd.add_option("SHELL", *shell, "bash")->required();

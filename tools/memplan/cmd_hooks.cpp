@@ -66,7 +66,7 @@ void run_hooks(const HooksArgs& a) {
 
 }  // namespace
 
-void define_hooks(CLI::App& self, int& exit_code) {
+void define_hooks(CLI::App& self, int& exit_code, const NamedOptions& /*named*/) {
   auto args = std::make_shared<HooksArgs>();
   CLI::App* cmd = &self;
   cmd->description(

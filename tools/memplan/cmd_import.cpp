@@ -147,7 +147,7 @@ int import_checkpoint(const ImportArgs& args, const std::string& path, InputKind
 
 }  // namespace
 
-void define_import(CLI::App& self, int& exit_code) {
+void define_import(CLI::App& self, int& exit_code, const NamedOptions& /*named*/) {
   auto args = std::make_shared<ImportArgs>();
   CLI::App* cmd = &self;
   cmd->description(

@@ -348,7 +348,7 @@ int run_block_eig(const BlockEigArgs& a) {
 
 }  // namespace
 
-void define_measure(CLI::App& self, int& exit_code) {
+void define_measure(CLI::App& self, int& exit_code, const NamedOptions& /*named*/) {
   CLI::App* cmd = &self;
   cmd->description(
       "Run memplan's own kernels and compare their real peak memory with the estimate.\n"

@@ -57,7 +57,7 @@ ProbeReport to_report(const ProbeResult& r, double warn_above) {
 
 }  // namespace
 
-void define_probe(CLI::App& self, int& exit_code) {
+void define_probe(CLI::App& self, int& exit_code, const NamedOptions& /*named*/) {
   auto args = std::make_shared<ProbeArgs>();
   CLI::App* cmd = &self;
   cmd->description(

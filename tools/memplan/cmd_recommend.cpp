@@ -65,7 +65,7 @@ int run_recommend(const RecommendArgs& a) {
 
 }  // namespace
 
-void define_recommend(CLI::App& self, int& exit_code) {
+void define_recommend(CLI::App& self, int& exit_code, const NamedOptions& named) {
   auto args = std::make_shared<RecommendArgs>();
   CLI::App* cmd = &self;
   cmd->description(
@@ -87,7 +87,7 @@ void define_recommend(CLI::App& self, int& exit_code) {
       ->required();
   add_as_option(*cmd, args->as);
   add_device_options(*cmd, args->device, /*gpu_required=*/true, /*probe=*/false);
-  add_plan_options(*cmd, args->options);
+  add_plan_options(*cmd, args->options, named);
   add_output_options(*cmd, args->output);
   cmd->callback([args, &exit_code] { exit_code = run_recommend(*args); });
 }

@@ -64,7 +64,7 @@ int run_resolve(const ResolveArgs& args) {
 
 }  // namespace
 
-void define_resolve(CLI::App& self, int& exit_code) {
+void define_resolve(CLI::App& self, int& exit_code, const NamedOptions& /*named*/) {
   auto args = std::make_shared<ResolveArgs>();
   CLI::App* cmd = &self;
   cmd->description(

@@ -154,7 +154,7 @@ int run_sweep(const SweepArgs& a) {
 
 }  // namespace
 
-void define_sweep(CLI::App& self, int& exit_code) {
+void define_sweep(CLI::App& self, int& exit_code, const NamedOptions& named) {
   auto args = std::make_shared<SweepArgs>();
   CLI::App* cmd = &self;
   cmd->description(
@@ -193,7 +193,7 @@ void define_sweep(CLI::App& self, int& exit_code) {
   cmd->add_option("--svg", args->svg,
                   "Also write an SVG chart here: total (log scale) against sequence length (or batch), one line\n"
                   "per model x workload x precision x batch, the GPU's memory and the limit as lines (atomically)");
-  add_plan_options(*cmd, args->options, {"kind", "batch_size", "seq_len", "precision"});
+  add_plan_options(*cmd, args->options, named, {"kind", "batch_size", "seq_len", "precision"});
   cmd->add_option(
          "--format", args->output.format,
          "Output: table (for people), csv (exact bytes, one row per plan) or json (exact bytes, schema_version 1)")

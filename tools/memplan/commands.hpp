@@ -11,6 +11,8 @@
 
 namespace memplan::cli {
 
+class NamedOptions;
+
 // Options every reporting command shares: --format, --units (--explain where it applies).
 struct OutputOptions {
   std::string format = "table";
@@ -35,29 +37,31 @@ std::vector<std::string> split_hook_filters(const std::vector<std::string>& valu
 
 struct Command {
   const char* name;
-  const char* summary;                            // one line, for `memplan --help`
-  void (*define)(CLI::App& cmd, int& exit_code);  // its description, options and callback
+  const char* summary;  // one line, for `memplan --help`
+  // Its description, options and callback; `named`: which of the option table's options
+  // the command line names (plan_options.hpp).
+  void (*define)(CLI::App& cmd, int& exit_code, const NamedOptions& named);
 };
 
 // Every subcommand, in the order `memplan --help` lists them.
 std::span<const Command> commands();
 
-void define_estimate(CLI::App& cmd, int& exit_code);
-void define_hooks(CLI::App& self, int& exit_code);
-void define_attention(CLI::App& self, int& exit_code);
-void define_models(CLI::App& self, int& exit_code);
-void define_gpus(CLI::App& self, int& exit_code);
-void define_probe(CLI::App& self, int& exit_code);
-void define_resolve(CLI::App& self, int& exit_code);
-void define_measure(CLI::App& self, int& exit_code);
-void define_calibrate(CLI::App& self, int& exit_code);
-void define_import(CLI::App& self, int& exit_code);
-void define_check(CLI::App& self, int& exit_code);
-void define_fit(CLI::App& self, int& exit_code);
-void define_budget_table(CLI::App& self, int& exit_code);
-void define_sweep(CLI::App& self, int& exit_code);
-void define_recommend(CLI::App& self, int& exit_code);
-void define_help(CLI::App& cmd, int& exit_code);
-void define_completion(CLI::App& cmd, int& exit_code);
+void define_estimate(CLI::App& cmd, int& exit_code, const NamedOptions& named);
+void define_hooks(CLI::App& self, int& exit_code, const NamedOptions& named);
+void define_attention(CLI::App& self, int& exit_code, const NamedOptions& named);
+void define_models(CLI::App& self, int& exit_code, const NamedOptions& named);
+void define_gpus(CLI::App& self, int& exit_code, const NamedOptions& named);
+void define_probe(CLI::App& self, int& exit_code, const NamedOptions& named);
+void define_resolve(CLI::App& self, int& exit_code, const NamedOptions& named);
+void define_measure(CLI::App& self, int& exit_code, const NamedOptions& named);
+void define_calibrate(CLI::App& self, int& exit_code, const NamedOptions& named);
+void define_import(CLI::App& self, int& exit_code, const NamedOptions& named);
+void define_check(CLI::App& self, int& exit_code, const NamedOptions& named);
+void define_fit(CLI::App& self, int& exit_code, const NamedOptions& named);
+void define_budget_table(CLI::App& self, int& exit_code, const NamedOptions& named);
+void define_sweep(CLI::App& self, int& exit_code, const NamedOptions& named);
+void define_recommend(CLI::App& self, int& exit_code, const NamedOptions& named);
+void define_help(CLI::App& cmd, int& exit_code, const NamedOptions& named);
+void define_completion(CLI::App& cmd, int& exit_code, const NamedOptions& named);
 
 }  // namespace memplan::cli

@@ -4,6 +4,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstring>
@@ -64,10 +65,13 @@ const Command* invoked(int argc, char** argv) {
 
 // " (did you mean '--kv-precision'?)" for an unknown option of `cmd`, from its long names.
 std::string flag_suggestion(const CLI::App& cmd, const std::string& wanted) {
-  std::vector<std::string> names;
+  // The table's options a command has are registered only when named: suggest from them all.
+  std::vector<std::string> names = plan_option_flags();
   for (const CLI::Option* o : cmd.get_options()) {
     for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
   }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
   return did_you_mean(wanted, names);
 }
 
@@ -171,11 +175,12 @@ int run_main(int argc, char** argv) {
   // Every command is listed; only the invoked one registers its options.
   int exit_code = 0;
   const cli::Command* chosen = cli::invoked(argc, argv);
+  const cli::NamedOptions named(argc, argv);
   CLI::App* chosen_app = nullptr;
   for (const cli::Command& c : cli::commands()) {
     CLI::App* sub = app.add_subcommand(c.name, c.summary);
     if (&c == chosen) {
-      c.define(*sub, exit_code);
+      c.define(*sub, exit_code, named);
       chosen_app = sub;
     }
   }

@@ -80,9 +80,36 @@ std::vector<GpuSpec> gpu_list(const std::vector<std::string>& entries) {
 
 std::string flag_of(const OptionDef& option) { return "--" + dashed(option.flag); }
 
-void add_plan_options(CLI::App& cmd, PlanOptions& out, const std::vector<std::string_view>& skip, bool show_all) {
+NamedOptions::NamedOptions(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (word == "--") break;  // the rest are positional
+    if (word == "--help" || word == "-h") all_ = true;
+    if (word.starts_with("--") && word.size() > 2) {
+      std::string name(word.substr(2, word.find('=') - 2));
+      std::replace(name.begin(), name.end(), '-', '_');
+      long_names_.push_back(std::move(name));
+    } else if (word.size() > 1 && word[0] == '-' && std::isdigit(static_cast<unsigned char>(word[1])) == 0) {
+      short_flags_ = true;
+    }
+  }
+}
+
+bool NamedOptions::names(const OptionDef& option) const {
+  if (all_ || (short_flags_ && option.short_flag != 0)) return true;
+  return std::find(long_names_.begin(), long_names_.end(), option.flag) != long_names_.end();
+}
+
+std::vector<std::string> plan_option_flags() {
+  std::vector<std::string> out;
+  for (const OptionDef& o : plan_options()) out.push_back(flag_of(o));
+  return out;
+}
+
+void add_plan_options(CLI::App& cmd, PlanOptions& out, const NamedOptions& named,
+                      const std::vector<std::string_view>& skip, bool show_all) {
   for (const OptionDef& o : plan_options()) {
-    if (std::find(skip.begin(), skip.end(), o.key) != skip.end()) continue;
+    if (!named.names(o) || std::find(skip.begin(), skip.end(), o.key) != skip.end()) continue;
     std::string names = flag_of(o);
     if (o.short_flag != 0) names = std::string("-") + o.short_flag + "," + names;
     CLI::Option* opt = o.kind == OptionKind::flag ? cmd.add_flag(names) : cmd.add_option(names);

@@ -20,10 +20,30 @@ struct PlanOptions {
   std::vector<std::pair<const OptionDef*, CLI::Option*>> options;
 };
 
-// Registers every table option on `cmd` except those in `skip` (keys). Options that are not
-// `common` are hidden from --help (`memplan help options` lists them) unless `show_all`.
-void add_plan_options(CLI::App& cmd, PlanOptions& out, const std::vector<std::string_view>& skip = {},
-                      bool show_all = false);
+// Which of the option table's options a command line names. A command registers only those:
+// registering all ~100 was a sixth of an estimate's process (CLI11 checks each new name
+// against every earlier one), and an option that is not on the command line has nothing to
+// parse. --help or -h anywhere names them all; a word with a single dash (-w, -b4) names
+// every option that has a one-letter alias.
+class NamedOptions {
+ public:
+  NamedOptions(int argc, const char* const* argv);
+  bool names(const OptionDef& option) const;
+
+ private:
+  bool all_ = false;
+  bool short_flags_ = false;
+  std::vector<std::string> long_names_;  // "batch" for --batch and --batch=4
+};
+
+// Registers the table options `named` names on `cmd`, except those in `skip` (keys). Options
+// that are not `common` are hidden from --help (`memplan help options` lists them) unless
+// `show_all`.
+void add_plan_options(CLI::App& cmd, PlanOptions& out, const NamedOptions& named,
+                      const std::vector<std::string_view>& skip = {}, bool show_all = false);
+
+// Returns every table option's flag ("--batch"), for did-you-mean on a mistyped flag.
+std::vector<std::string> plan_option_flags();
 
 // Returns the settings the given options describe. Throws Error(invalid_input, key).
 PlanSettings plan_settings(const PlanOptions& options);
