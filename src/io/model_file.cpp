@@ -167,11 +167,9 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
 
 ModelEntry load_model_file(const std::string& path) {
   const std::string text = detail::read_text_file(path, "a model file", detail::kMaxYamlFileBytes);
-  std::string name = std::filesystem::path(path).filename().string();
-  for (const char* ext : {".yaml", ".yml"}) {
-    if (name.ends_with(ext)) name.resize(name.size() - std::string_view(ext).size());
-  }
-  return parse_model_yaml(text, path, name);
+  const std::filesystem::path file(path);
+  const bool yaml = file.extension() == ".yaml" || file.extension() == ".yml";
+  return parse_model_yaml(text, path, (yaml ? file.stem() : file.filename()).string());
 }
 
 std::vector<std::string> builtin_model_names() {

@@ -164,7 +164,7 @@ TEST(Activations, UnmatchedFilterIsAnError) {
 TEST(Activations, LongerSequencesNeverCostLess) {
   ActivationCacheOptions o = fp32_1024();
   Bytes previous;
-  for (std::uint64_t seq : {1, 2, 64, 1024, 4096}) {
+  for (std::uint64_t seq : {1U, 2U, 64U, 1024U, 4096U}) {
     o.seq = seq;
     const Bytes now = cache_bytes(gpt2(), o);
     EXPECT_GT(now, previous);

@@ -109,7 +109,7 @@ TEST(Attention, LongerSequencesNeverCostLess) {
     SCOPED_TRACE(to_string(v));
     AttentionShape s = seed_shape();
     std::uint64_t previous = 0;
-    for (std::uint64_t n : {1, 256, 512, 513, 4096, 8192}) {
+    for (std::uint64_t n : {1U, 256U, 512U, 513U, 4096U, 8192U}) {
       s.seq = n;
       const std::uint64_t now = bytes(v, s);
       EXPECT_GT(now, previous);

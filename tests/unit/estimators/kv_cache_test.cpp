@@ -66,8 +66,8 @@ TEST(KvCache, QuantisedCacheCountsItsScales) {
 TEST(KvCache, MoreTokensOrBatchNeverCostLess) {
   const ModelSpec s = decoder(4, 8, 2, 64);
   Bytes previous;
-  for (std::uint64_t tokens : {1, 7, 512, 4096, 100000}) {
-    for (std::uint64_t batch : {1, 3}) {
+  for (std::uint64_t tokens : {1U, 7U, 512U, 4096U, 100000U}) {
+    for (std::uint64_t batch : {1U, 3U}) {
       const Bytes now = kv(s, {batch, tokens, precisions::bf16});
       if (batch == 1) {
         EXPECT_GT(now, previous);

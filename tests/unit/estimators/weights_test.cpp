@@ -87,7 +87,7 @@ TEST(Weights, LowerPrecisionNeverCostsMore) {
 TEST(Weights, MoreLayersNeverCostLess) {
   ModelSpec s = llama2_7b();
   Bytes previous;
-  for (std::uint64_t layers : {1, 2, 16, 32, 80}) {
+  for (std::uint64_t layers : {1U, 2U, 16U, 32U, 80U}) {
     s.n_layers = layers;
     const Bytes now = weights_of(s, "int4");
     EXPECT_GT(now, previous);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 
 #include "memplan/core/error.hpp"
@@ -213,7 +214,8 @@ TEST(PlanFile, KnobCombinationsTheEstimatorRefusesArePointedAt) {
 TEST(PlanFile, ShippedExamplesParse) {
   for (const char* name : {"llama2-7b-extraction-a100.yaml", "gpt2-selective-cache-rtx3060.yaml",
                            "llama2-13b-generation-rtx3060.yaml", "mistral-7b-streaming-24gib.yaml"}) {
-    const PlanFile p = load_plan_file(std::string(MEMPLAN_TEST_DATA) + "/../../../configs/plans/" + name);
+    const PlanFile p = load_plan_file(
+        (std::filesystem::path(MEMPLAN_TEST_DATA) / "../../../configs/plans" / name).string());
     EXPECT_NE(p.budget.kind, BudgetKind::none) << name;
   }
 }

@@ -205,8 +205,8 @@ TEST(Workload, MoreBatchOrTokensNeverCostLess) {
     Workload w = bare(kind, 128, "bf16");
     if (kind == WorkloadKind::generation) w.new_tokens = 16;
     Bytes previous;
-    for (std::uint64_t seq : {128, 256, 1024}) {
-      for (std::uint64_t batch : {1, 2}) {
+    for (std::uint64_t seq : {128U, 256U, 1024U}) {
+      for (std::uint64_t batch : {1U, 2U}) {
         w.seq_len = seq;
         w.batch = batch;
         const Bytes now = checked(llama2_7b(), w).total();
