@@ -8,6 +8,12 @@ cli_case(option_zero_seq EXIT 2 ARGS estimate gpt2 --seq 0 STDOUT_EMPTY STDERR "
 cli_case(option_negative_dp EXIT 2 ARGS estimate gpt2 -w training --dp -1 STDOUT_EMPTY STDERR "--dp must be an integer")
 cli_case(option_unknown_flag EXIT 2 ARGS estimate gpt2 --kv-precison fp8 STDOUT_EMPTY
          STDERR "unknown option '--kv-precison' for 'memplan estimate' \\(did you mean '--kv-precision'\\?\\)")
+cli_case(option_without_its_value EXIT 2 ARGS estimate gpt2 --batch STDOUT_EMPTY
+         STDERR "^memplan: error: --batch needs a value\nRun 'memplan --help'")
+cli_case(option_short_without_its_value EXIT 2 ARGS estimate gpt2 -w STDOUT_EMPTY
+         STDERR "^memplan: error: --workload needs a value\n")
+cli_case(option_list_without_its_value EXIT 2 ARGS sweep gpt2 --batch STDOUT_EMPTY
+         STDERR "^memplan: error: --batch needs a value\n")
 cli_case(option_unknown_command EXIT 2 ARGS estimat gpt2 STDOUT_EMPTY
          STDERR "'estimat' is not a memplan command \\(did you mean 'estimate'\\?\\)")
 cli_case(option_lanczos_k_past_iterations EXIT 2 ARGS estimate gpt2 -w lanczos --lanczos-k 200 STDOUT_EMPTY

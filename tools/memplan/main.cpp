@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -73,6 +74,21 @@ std::string flag_suggestion(const CLI::App& cmd, const std::string& wanted) {
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   return did_you_mean(wanted, names);
+}
+
+// CLI11 says "--batch: 1 required  missing" or "--batch: 1 required TEXT missing" for an
+// option given without its value; returns "--batch needs a value". Other messages are
+// returned as they are.
+std::string missing_value_message(const std::string& message) {
+  const std::size_t colon = message.find(": ");
+  const std::size_t required = message.find(" required", colon);
+  if (colon == std::string::npos || required == std::string::npos || !message.ends_with(" missing")) return message;
+  const std::string count = message.substr(colon + 2, required - colon - 2);
+  if (count.empty() || !std::all_of(count.begin(), count.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) {
+    return message;
+  }
+  const std::string name = message.substr(0, colon);
+  return count == "1" ? name + " needs a value" : name + " needs " + count + " values";
 }
 
 // Holds what a command prints on stdout and writes it when the command ends, with the
@@ -207,6 +223,8 @@ int run_main(int argc, char** argv) {
         for (const cli::Command& c : cli::commands()) names.emplace_back(c.name);
         message = "'" + printable(word) + "' is not a memplan command" + did_you_mean(word, names);
       }
+    } else if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
+      message = cli::missing_value_message(message);
     }
     std::cerr << "memplan: error: " << cli::terminal_safe(message)
               << "\nRun 'memplan --help' or 'memplan COMMAND --help' for usage.\n";
