@@ -11,10 +11,6 @@ std::string shape_text(std::uint64_t rows, std::uint64_t cols) {
   return std::to_string(rows) + "x" + std::to_string(cols);
 }
 
-[[noreturn]] void refuse(const std::string& key, const std::string& message) {
-  throw Error(ErrorKind::invalid_input, message, key);
-}
-
 std::uint64_t mul(std::uint64_t a, std::uint64_t b) { return checked_mul(a, b, "quantised tensor bytes"); }
 std::uint64_t add(std::uint64_t a, std::uint64_t b) { return checked_add(a, b, "quantised tensor bytes"); }
 
@@ -31,8 +27,9 @@ std::uint64_t scale_count(const CheckpointQuantization& q, std::uint64_t rows, s
     case ScaleGrain::group: {
       const std::uint64_t g = group_of(q, cols);
       if (cols % g != 0) {
-        refuse("group_size", "group_size " + std::to_string(g) + " does not divide the " + std::to_string(cols) +
-                                 " inputs of a " + shape_text(rows, cols) + " layer");
+        throw_invalid_input("group_size", "group_size " + std::to_string(g) + " does not divide the " +
+                                              std::to_string(cols) + " inputs of a " + shape_text(rows, cols) +
+                                              " layer");
       }
       return mul(rows, cols / g);
     }
@@ -49,15 +46,17 @@ std::uint64_t quantized_linear_bytes(const CheckpointQuantization& q, std::uint6
     case QuantLayout::awq: {
       // WQLinear_GEMM asserts both: outputs pack 8 to an int32, groups tile the inputs.
       if (q.bits != 4)
-        refuse("bits", "AWQ stores 4-bit weights only (AutoAWQ's WQLinear_GEMM), not " + std::to_string(q.bits));
+        throw_invalid_input("bits",
+                            "AWQ stores 4-bit weights only (AutoAWQ's WQLinear_GEMM), not " + std::to_string(q.bits));
       const std::uint64_t g = group_of(q, cols);
       if (cols % g != 0) {
-        refuse("group_size", "group_size " + std::to_string(g) + " does not divide the " + std::to_string(cols) +
-                                 " inputs of a " + shape_text(rows, cols) + " layer");
+        throw_invalid_input("group_size", "group_size " + std::to_string(g) + " does not divide the " +
+                                              std::to_string(cols) + " inputs of a " + shape_text(rows, cols) +
+                                              " layer");
       }
       if (rows % 8 != 0) {
-        refuse("bits", "AWQ packs 8 outputs to an int32: a " + shape_text(rows, cols) + " layer's " +
-                           std::to_string(rows) + " outputs are not a multiple of 8");
+        throw_invalid_input("bits", "AWQ packs 8 outputs to an int32: a " + shape_text(rows, cols) + " layer's " +
+                                        std::to_string(rows) + " outputs are not a multiple of 8");
       }
       const std::uint64_t words = rows / 8, groups = cols / g;
       const std::uint64_t qweight = mul(mul(cols, words), 4);
@@ -69,8 +68,8 @@ std::uint64_t quantized_linear_bytes(const CheckpointQuantization& q, std::uint6
       // qweight packs along the inputs, qzeros along the outputs, 32 values' bits to
       // `bits` int32 words (infeatures // 32 * bits rows): both sizes must be multiples of 32.
       if (cols % 32 != 0 || rows % 32 != 0) {
-        refuse("bits", "GPTQ packs 32 weights into `bits` int32 words: a " + shape_text(rows, cols) +
-                           " layer's sizes are not multiples of 32");
+        throw_invalid_input("bits", "GPTQ packs 32 weights into `bits` int32 words: a " + shape_text(rows, cols) +
+                                        " layer's sizes are not multiples of 32");
       }
       const std::uint64_t groups = ceil_div(cols, group_of(q, cols));
       const std::uint64_t qweight = mul(mul(mul(cols / 32, q.bits), rows), 4);
@@ -114,8 +113,9 @@ std::uint64_t quantized_linear_bytes(const CheckpointQuantization& q, std::uint6
     }
     case QuantLayout::mxfp4: {
       if (cols % 32 != 0) {
-        refuse("quant_method", "MXFP4 stores blocks of 32 inputs: a " + shape_text(rows, cols) + " layer's " +
-                                   std::to_string(cols) + " inputs are not a multiple of 32");
+        throw_invalid_input("quant_method", "MXFP4 stores blocks of 32 inputs: a " + shape_text(rows, cols) +
+                                                " layer's " + std::to_string(cols) +
+                                                " inputs are not a multiple of 32");
       }
       return mul(mul(rows, cols / 32), 16 + 1);
     }

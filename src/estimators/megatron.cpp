@@ -11,8 +11,6 @@ namespace memplan {
 
 namespace {
 
-using detail::invalid_layout;
-
 constexpr detail::NameTable<PipelineSchedule, 2> kSchedules{{
     {PipelineSchedule::one_f_one_b, "1f1b"},
     {PipelineSchedule::gpipe, "gpipe"},
@@ -57,50 +55,53 @@ std::string layer_range(std::uint64_t first, std::uint64_t count) {
 
 // The request as a whole, before any model arithmetic. Throws Error(invalid_input).
 void check_request(const TrainingShape& shape, const TrainingOptions& tr, const ParallelTrainingOptions& par) {
-  if (par.tensor == 0) invalid_layout("tensor_parallel", "the tensor-parallel degree (`tp`) must be at least 1");
-  if (par.data == 0) invalid_layout("data_parallel", "the data-parallel degree (`dp`) must be at least 1");
-  if (par.micro_batches == 0) invalid_layout("micro_batches", "a step needs at least 1 micro-batch (`micro_batches`)");
-  if (shape.batch == 0) invalid_layout("batch", "batch must be at least 1");
-  if (shape.seq == 0) invalid_layout("seq_len", "seq_len must be at least 1");
+  if (par.tensor == 0) throw_invalid_input("tensor_parallel", "the tensor-parallel degree (`tp`) must be at least 1");
+  if (par.data == 0) throw_invalid_input("data_parallel", "the data-parallel degree (`dp`) must be at least 1");
+  if (par.micro_batches == 0)
+    throw_invalid_input("micro_batches", "a step needs at least 1 micro-batch (`micro_batches`)");
+  if (shape.batch == 0) throw_invalid_input("batch", "batch must be at least 1");
+  if (shape.seq == 0) throw_invalid_input("seq_len", "seq_len must be at least 1");
   if (tr.lora.rank > 0) {
-    invalid_layout("lora_rank",
-                   "multi-GPU layouts plan full training; LoRA with `tp`/`pp`/`dp`/`zero`/`fsdp` is not modelled");
+    throw_invalid_input("lora_rank",
+                        "multi-GPU layouts plan full training; LoRA with `tp`/`pp`/`dp`/`zero`/`fsdp` is not modelled");
   }
   if (tr.double_backward || !tr.extra.empty()) {
-    invalid_layout("workload", "multi-GPU layouts plan the training workload, not the gradient analyses");
+    throw_invalid_input("workload", "multi-GPU layouts plan the training workload, not the gradient analyses");
   }
   if (is_quantized(shape.weights.precision)) {
-    invalid_layout("precision",
-                   "training needs float weights (bf16, fp16, fp32), not " + to_string(shape.weights.precision));
+    throw_invalid_input("precision",
+                        "training needs float weights (bf16, fp16, fp32), not " + to_string(shape.weights.precision));
   }
 }
 
 // What tensor and pipeline parallelism cannot combine with. Throws Error(invalid_input).
 void check_megatron_combinations(const TrainingShape& shape, const ParallelTrainingOptions& par) {
   if (par.sharding == Sharding::zero3 && par.pipeline > 1) {
-    invalid_layout("pipeline_parallel",
-                   "DeepSpeed's pipeline engine supports ZeRO stages 0-2, not 3: use `zero` 1 or 2 with `pp`");
+    throw_invalid_input("pipeline_parallel",
+                        "DeepSpeed's pipeline engine supports ZeRO stages 0-2, not 3: use `zero` 1 or 2 with `pp`");
   }
   if (par.expert > 1) {
     if (par.data % par.expert != 0) {
-      invalid_layout("expert_parallel", "expert parallelism splits the experts across data-parallel replicas: `ep` " +
-                                            group_digits(par.expert) + " must divide `dp` " + group_digits(par.data));
+      throw_invalid_input("expert_parallel",
+                          "expert parallelism splits the experts across data-parallel replicas: `ep` " +
+                              group_digits(par.expert) + " must divide `dp` " + group_digits(par.data));
     }
     if (par.sharding != Sharding::none) {
-      invalid_layout("expert_parallel",
-                     "`ep` with `zero` or `fsdp` is not modelled: experts' states shard over dp / ep replicas, the "
-                     "rest over dp; memplan prices expert parallelism without sharded states");
+      throw_invalid_input(
+          "expert_parallel",
+          "`ep` with `zero` or `fsdp` is not modelled: experts' states shard over dp / ep replicas, the "
+          "rest over dp; memplan prices expert parallelism without sharded states");
     }
   }
   if (par.sequence_parallel) {
     if (par.tensor < 2) {
-      invalid_layout("sequence_parallel",
-                     "sequence parallelism splits what tensor parallelism replicates: it needs `tp` 2 or more");
+      throw_invalid_input("sequence_parallel",
+                          "sequence parallelism splits what tensor parallelism replicates: it needs `tp` 2 or more");
     }
     if (shape.seq % par.tensor != 0) {
-      invalid_layout("sequence_parallel", "sequence parallelism splits the sequence " + group_digits(par.tensor) +
-                                              " ways: seq_len " + group_digits(shape.seq) +
-                                              " is not divisible by `tp` " + group_digits(par.tensor));
+      throw_invalid_input("sequence_parallel", "sequence parallelism splits the sequence " + group_digits(par.tensor) +
+                                                   " ways: seq_len " + group_digits(shape.seq) +
+                                                   " is not divisible by `tp` " + group_digits(par.tensor));
     }
   }
 }
@@ -389,62 +390,64 @@ std::vector<std::string> layout_notes(const ModelSpec& spec, const TensorShard& 
 
 TensorShard tensor_parallel_shard(const ModelSpec& spec, const TensorShardOptions& o) {
   const std::uint64_t t = o.degree;
-  if (t == 0) invalid_layout("tensor_parallel", "the tensor-parallel degree (`tp`) must be at least 1");
+  if (t == 0) throw_invalid_input("tensor_parallel", "the tensor-parallel degree (`tp`) must be at least 1");
   TensorShard out{spec, t, 1, spec.vocab_size};
   const std::uint64_t multiple = std::max<std::uint64_t>(o.vocab_multiple, 1);
   out.padded_vocab = checked_mul(ceil_div(spec.vocab_size, multiple), multiple, "the padded vocabulary");
   const std::string over = "tensor parallelism over " + group_digits(t) + " GPUs";
   if (spec.n_heads % t != 0) {
-    invalid_layout("tensor_parallel", spec.name + " has " + group_digits(spec.n_heads) + " attention heads, which " +
-                                          over + " cannot split evenly: `tp` must divide n_heads");
+    throw_invalid_input("tensor_parallel", spec.name + " has " + group_digits(spec.n_heads) +
+                                               " attention heads, which " + over +
+                                               " cannot split evenly: `tp` must divide n_heads");
   }
   std::uint64_t kv = spec.n_kv_heads;
   if (spec.n_kv_heads >= t) {
     if (spec.n_kv_heads % t != 0) {
-      invalid_layout("tensor_parallel", spec.name + " has " + group_digits(spec.n_kv_heads) +
-                                            " key/value heads, which " + over +
-                                            " cannot split evenly: `tp` must divide n_kv_heads");
+      throw_invalid_input("tensor_parallel", spec.name + " has " + group_digits(spec.n_kv_heads) +
+                                                 " key/value heads, which " + over +
+                                                 " cannot split evenly: `tp` must divide n_kv_heads");
     }
     kv = spec.n_kv_heads / t;
   } else if (!o.replicate_kv_heads) {
-    invalid_layout("tensor_parallel", spec.name + " has " + group_digits(spec.n_kv_heads) +
-                                          " key/value heads, fewer than `tp` " + group_digits(t) +
-                                          ": Megatron-LM needs the query groups to divide evenly across "
-                                          "tensor-parallel ranks (vLLM serving replicates KV heads instead)");
+    throw_invalid_input("tensor_parallel", spec.name + " has " + group_digits(spec.n_kv_heads) +
+                                               " key/value heads, fewer than `tp` " + group_digits(t) +
+                                               ": Megatron-LM needs the query groups to divide evenly across "
+                                               "tensor-parallel ranks (vLLM serving replicates KV heads instead)");
   } else if (t % spec.n_kv_heads != 0) {
-    invalid_layout("tensor_parallel", spec.name + " has " + group_digits(spec.n_kv_heads) +
-                                          " key/value heads and `tp` " + group_digits(t) +
-                                          ": each KV head is replicated on t / n_kv_heads ranks, so `tp` must be a "
-                                          "multiple of n_kv_heads");
+    throw_invalid_input("tensor_parallel",
+                        spec.name + " has " + group_digits(spec.n_kv_heads) + " key/value heads and `tp` " +
+                            group_digits(t) +
+                            ": each KV head is replicated on t / n_kv_heads ranks, so `tp` must be a "
+                            "multiple of n_kv_heads");
   } else {
     kv = 1;
     out.kv_replicas = t / spec.n_kv_heads;
   }
   if (spec.d_mlp % t != 0) {
-    invalid_layout("tensor_parallel", spec.name + "'s MLP intermediate size " + group_digits(spec.d_mlp) +
-                                          " does not split evenly over " + group_digits(t) +
-                                          " GPUs: `tp` must divide d_mlp");
+    throw_invalid_input("tensor_parallel", spec.name + "'s MLP intermediate size " + group_digits(spec.d_mlp) +
+                                               " does not split evenly over " + group_digits(t) +
+                                               " GPUs: `tp` must divide d_mlp");
   }
   if (out.padded_vocab % t != 0) {
-    invalid_layout("tensor_parallel", "the vocabulary of " + group_digits(out.padded_vocab) + " rows (" +
-                                          group_digits(spec.vocab_size) + " padded to a multiple of " +
-                                          group_digits(multiple) + ") does not split evenly over " + group_digits(t) +
-                                          " GPUs");
+    throw_invalid_input("tensor_parallel", "the vocabulary of " + group_digits(out.padded_vocab) + " rows (" +
+                                               group_digits(spec.vocab_size) + " padded to a multiple of " +
+                                               group_digits(multiple) + ") does not split evenly over " +
+                                               group_digits(t) + " GPUs");
   }
   for (const auto& [width, what] :
        {std::pair{spec.d_expert, "expert"}, std::pair{spec.d_shared_expert, "shared-expert"}}) {
     if (width % t != 0) {
-      invalid_layout("tensor_parallel", spec.name + "'s " + what + " intermediate size " + group_digits(width) +
-                                            " does not split evenly over " + group_digits(t) + " GPUs");
+      throw_invalid_input("tensor_parallel", spec.name + "'s " + what + " intermediate size " + group_digits(width) +
+                                                 " does not split evenly over " + group_digits(t) + " GPUs");
     }
   }
   const std::uint64_t e = o.expert_degree;
   if (e > 1 && (spec.experts == 0 || spec.experts % e != 0)) {
-    invalid_layout("expert_parallel", spec.experts == 0
-                                          ? spec.name + " has no experts: `ep` applies to mixture-of-experts models"
-                                          : spec.name + "'s " + group_digits(spec.experts) +
-                                                " experts do not split evenly over " + group_digits(e) +
-                                                " GPUs: `ep` must divide the experts");
+    throw_invalid_input("expert_parallel",
+                        spec.experts == 0
+                            ? spec.name + " has no experts: `ep` applies to mixture-of-experts models"
+                            : spec.name + "'s " + group_digits(spec.experts) + " experts do not split evenly over " +
+                                  group_digits(e) + " GPUs: `ep` must divide the experts");
   }
   out.spec.n_heads = spec.n_heads / t;
   out.spec.n_kv_heads = kv;
@@ -469,30 +472,32 @@ PipelineSchedule parse_pipeline_schedule(std::string_view text) {
 
 std::vector<std::uint64_t> pipeline_stage_layers(std::uint64_t n_layers, std::uint64_t stages,
                                                  const std::vector<std::uint64_t>& requested) {
-  if (stages == 0) invalid_layout("pipeline_parallel", "the pipeline needs at least 1 stage (`pp` 1 is no pipeline)");
+  if (stages == 0)
+    throw_invalid_input("pipeline_parallel", "the pipeline needs at least 1 stage (`pp` 1 is no pipeline)");
   if (!requested.empty()) {
     if (requested.size() != stages) {
-      invalid_layout("stage_layers", "`stage_layers` lists " + group_digits(requested.size()) + " stages but `pp` is " +
-                                         group_digits(stages));
+      throw_invalid_input("stage_layers", "`stage_layers` lists " + group_digits(requested.size()) +
+                                              " stages but `pp` is " + group_digits(stages));
     }
     std::uint64_t total = 0;
     for (std::size_t i = 0; i < requested.size(); ++i) {
       if (requested[i] == 0) {
-        invalid_layout("stage_layers", "stage " + group_digits(i) + " has 0 layers: every stage needs at least one");
+        throw_invalid_input("stage_layers",
+                            "stage " + group_digits(i) + " has 0 layers: every stage needs at least one");
       }
       total = checked_add(total, requested[i], "layers");
     }
     if (total != n_layers) {
-      invalid_layout("stage_layers", "`stage_layers` adds up to " + group_digits(total) + " layers; the model has " +
-                                         group_digits(n_layers));
+      throw_invalid_input("stage_layers", "`stage_layers` adds up to " + group_digits(total) +
+                                              " layers; the model has " + group_digits(n_layers));
     }
     return requested;
   }
   if (stages > n_layers) {
-    invalid_layout("pipeline_parallel", "the model's " + group_digits(n_layers) + " layers cannot fill " +
-                                            group_digits(stages) +
-                                            " pipeline stages: every stage needs at least one layer (`pp` at most " +
-                                            group_digits(n_layers) + ")");
+    throw_invalid_input("pipeline_parallel",
+                        "the model's " + group_digits(n_layers) + " layers cannot fill " + group_digits(stages) +
+                            " pipeline stages: every stage needs at least one layer (`pp` at most " +
+                            group_digits(n_layers) + ")");
   }
   std::vector<std::uint64_t> out(stages, n_layers / stages);
   const std::uint64_t extra = n_layers % stages;
@@ -502,10 +507,10 @@ std::vector<std::uint64_t> pipeline_stage_layers(std::uint64_t n_layers, std::ui
 
 std::uint64_t micro_batches_in_flight(PipelineSchedule schedule, std::uint64_t stages, std::uint64_t stage,
                                       std::uint64_t micro_batches) {
-  if (micro_batches == 0) invalid_layout("micro_batches", "a step needs at least 1 micro-batch");
+  if (micro_batches == 0) throw_invalid_input("micro_batches", "a step needs at least 1 micro-batch");
   if (stage >= stages) {
-    invalid_layout("pipeline_parallel",
-                   "stage " + group_digits(stage) + " is outside a " + group_digits(stages) + "-stage pipeline");
+    throw_invalid_input("pipeline_parallel",
+                        "stage " + group_digits(stage) + " is outside a " + group_digits(stages) + "-stage pipeline");
   }
   if (schedule == PipelineSchedule::gpipe) return micro_batches;
   return std::min(stages - stage, micro_batches);
@@ -521,9 +526,9 @@ bool is_head_group(const TensorGroup& g) {
 
 std::vector<std::pair<TensorGroup, std::uint64_t>> slice_groups(const ModelSpec& spec, const LayerSlice& slice) {
   if (checked_add(slice.first_layer, slice.layers, "layers") > spec.n_layers) {
-    invalid_layout("layers", "layers " + group_digits(slice.first_layer) + " to " +
-                                 group_digits(slice.first_layer + slice.layers) + " are outside " + spec.name + "'s " +
-                                 group_digits(spec.n_layers) + " layers");
+    throw_invalid_input("layers", "layers " + group_digits(slice.first_layer) + " to " +
+                                      group_digits(slice.first_layer + slice.layers) + " are outside " + spec.name +
+                                      "'s " + group_digits(spec.n_layers) + " layers");
   }
   std::vector<std::pair<TensorGroup, std::uint64_t>> out;
   for (const TensorGroup& g : model_tensors(spec)) {
@@ -619,8 +624,8 @@ LayoutEstimate estimate_parallel_training(const ModelSpec& spec, const TrainingS
   const ModelSpec& ss = shard.spec;
   const std::vector<std::uint64_t> stages = pipeline_stage_layers(spec.n_layers, p, par.stage_layers);
   if (is_quantized(shape.compute)) {
-    invalid_layout("compute", "the activation dtype must be a float precision (fp32, tf32, bf16, fp16), got " +
-                                  to_string(shape.compute));
+    throw_invalid_input("compute", "the activation dtype must be a float precision (fp32, tf32, bf16, fp16), got " +
+                                       to_string(shape.compute));
   }
   const detail::StateDtypes dtypes = detail::state_dtypes(shape, tr, state_elements);
   const LayerTerms layer = layer_terms(ss, shape, tr, par);

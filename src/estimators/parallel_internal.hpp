@@ -24,11 +24,6 @@
 
 namespace memplan::detail {
 
-// Throws Error(invalid_input) naming the plan key `key`.
-[[noreturn]] inline void invalid_layout(const char* key, const std::string& message) {
-  throw Error(ErrorKind::invalid_input, message, key);
-}
-
 template <typename Enum, std::size_t N>
 using NameTable = std::array<std::pair<Enum, std::string_view>, N>;
 
@@ -41,8 +36,8 @@ Enum parse_named(const NameTable<Enum, N>& table, std::string_view text, const c
     if (name == text) return value;
     names.emplace_back(name);
   }
-  invalid_layout(key, "unknown " + what + " '" + printable(text) + "'" + did_you_mean(text, names) +
-                          "; accepted: " + quoted_list(names));
+  throw_invalid_input(key, "unknown " + what + " '" + printable(text) + "'" + did_you_mean(text, names) +
+                               "; accepted: " + quoted_list(names));
 }
 
 // Returns the name of `value` in `table` (the first entry's for a value it lacks).

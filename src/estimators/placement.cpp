@@ -193,7 +193,7 @@ std::vector<PlacementUnit> placement_units(const ModelSpec& spec, const WeightsO
 }
 
 Placement place_units(const std::vector<PlacementUnit>& units, const PlacementOptions& o) {
-  if (o.max_memory.empty()) detail::invalid_layout("gpus", "device_map placement needs at least one GPU (`gpus`)");
+  if (o.max_memory.empty()) throw_invalid_input("gpus", "device_map placement needs at least one GPU (`gpus`)");
   Placement out;
   out.max_memory = o.max_memory;
   const ModelTotals totals = model_totals(units);

@@ -23,7 +23,7 @@ constexpr detail::NameTable<Sharding, 7> kShardings{{
 
 std::uint64_t layout_float_bits(const Precision& p, const char* key, const std::string& what) {
   if (is_quantized(p)) {
-    detail::invalid_layout(key, what + " must be a float precision (fp32, tf32, bf16, fp16), got " + to_string(p));
+    throw_invalid_input(key, what + " must be a float precision (fp32, tf32, bf16, fp16), got " + to_string(p));
   }
   return element_bits(p.format);
 }
@@ -169,9 +169,9 @@ std::uint64_t optimizer_state_elements(Optimizer optimizer) {
     case Optimizer::adamw: return 2;
     case Optimizer::adam_8bit:
     case Optimizer::adafactor:
-      invalid_layout("optimizer", "layouts shard optimizer states as K bytes per parameter (ZeRO's K); " +
-                                      to_string(optimizer) +
-                                      " keeps per-tensor states and is not modelled with `zero`/`fsdp`/`tp`/`pp`/`dp`");
+      throw_invalid_input(
+          "optimizer", "layouts shard optimizer states as K bytes per parameter (ZeRO's K); " + to_string(optimizer) +
+                           " keeps per-tensor states and is not modelled with `zero`/`fsdp`/`tp`/`pp`/`dp`");
   }
   return 0;
 }
@@ -196,31 +196,32 @@ std::uint64_t shard_count(const ParallelTrainingOptions& par) {
   std::uint64_t shards = 1;
   if (sh == Sharding::fsdp_hybrid) {
     if (par.shard_group == 0) {
-      invalid_layout("shard_group",
-                     "`fsdp` hybrid shards within groups of GPUs and replicates across them: give the "
-                     "group size with `shard_group` N (a node, e.g. 8)");
+      throw_invalid_input("shard_group",
+                          "`fsdp` hybrid shards within groups of GPUs and replicates across them: give the "
+                          "group size with `shard_group` N (a node, e.g. 8)");
     }
     if (par.data % par.shard_group != 0) {
-      invalid_layout("shard_group",
-                     "`shard_group` " + group_digits(par.shard_group) + " must divide `dp` " + group_digits(par.data));
+      throw_invalid_input("shard_group", "`shard_group` " + group_digits(par.shard_group) + " must divide `dp` " +
+                                             group_digits(par.data));
     }
     shards = par.shard_group;
   } else {
-    if (par.shard_group != 0) invalid_layout("shard_group", "`shard_group` applies to `fsdp` hybrid only");
+    if (par.shard_group != 0) throw_invalid_input("shard_group", "`shard_group` applies to `fsdp` hybrid only");
     if (sh != Sharding::none) shards = par.data;
   }
   if (par.offload_optimizer) {
     if (sh == Sharding::none) {
-      invalid_layout("offload", "optimizer offload is DeepSpeed's ZeRO-Offload: it needs `zero` 1, 2 or 3");
+      throw_invalid_input("offload", "optimizer offload is DeepSpeed's ZeRO-Offload: it needs `zero` 1, 2 or 3");
     }
     if (is_fsdp(sh)) {
-      invalid_layout("offload",
-                     "FSDP offloads parameters, gradients and optimizer states together "
-                     "(CPUOffload(offload_params=True)): use `offload` params");
+      throw_invalid_input("offload",
+                          "FSDP offloads parameters, gradients and optimizer states together "
+                          "(CPUOffload(offload_params=True)): use `offload` params");
     }
   }
   if (par.offload_params && sh != Sharding::zero3 && !is_fsdp(sh)) {
-    invalid_layout("offload", "parameter offload needs ZeRO stage 3 (DeepSpeed offload_param) or FSDP (CPUOffload)");
+    throw_invalid_input("offload",
+                        "parameter offload needs ZeRO stage 3 (DeepSpeed offload_param) or FSDP (CPUOffload)");
   }
   return shards;
 }
