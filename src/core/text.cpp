@@ -8,13 +8,13 @@ namespace memplan {
 
 namespace {
 char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+}  // namespace
 
-std::string lowered(std::string_view s) {
-  std::string out(s);
+std::string lowered(std::string_view text) {
+  std::string out(text);
   std::transform(out.begin(), out.end(), out.begin(), lower);
   return out;
 }
-}  // namespace
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);

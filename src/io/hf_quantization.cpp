@@ -224,9 +224,7 @@ Method read_awq(const JsonMap& q, std::vector<std::string>& notes) {
   if (!q.boolean_or("zero_point", true))
     notes.push_back("quantization_config: zero_point false: AutoAWQ's GEMM layer stores qzeros all the same");
   const std::string version = q.optional_string("version").value_or("gemm");
-  std::string lower = version;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = lowered(version);
   if (lower != "gemm" && lower != "exllama" && lower != "ipex") {
     notes.push_back("quantization_config: AWQ version '" + printable(version) +
                     "': priced in the GEMM layout (qweight, qzeros, scales), which GEMV's and Marlin's repacking keeps "

@@ -49,13 +49,6 @@ Precision float_precision(std::string_view text) {
   return p;
 }
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 // Captureless setters: the table holds plain function pointers.
 using S = PlanSettings;
 using V = OptionValue;
@@ -516,7 +509,7 @@ double parse_number(const OptionDef& o, const std::string& text) {
 
 bool parse_flag(const OptionDef& o, const std::vector<std::string>& values) {
   if (values.empty()) return true;
-  const std::string v = lower(values.back());
+  const std::string v = lowered(values.back());
   if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
   if (v == "false" || v == "0" || v == "no" || v == "off") return false;
   invalid(o, "`" + std::string(o.key) + "` is true or false, got '" + printable(values.back()) + "'");

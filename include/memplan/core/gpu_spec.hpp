@@ -34,6 +34,7 @@ struct GpuSpec {
   std::vector<std::pair<Format, double>> dense_tflops;  // peak dense throughput per format (int8: TOPS)
   std::string source;                                   // datasheet for the figures
   std::string memory_source;                            // where the driver-reported memory was seen
+  bool operator==(const GpuSpec&) const = default;
 };
 
 }  // namespace memplan

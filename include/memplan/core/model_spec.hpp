@@ -67,6 +67,7 @@ struct MlaSizes {
   std::uint64_t qk_nope_head_dim = 0;  // per-head query/key width without rotary embeddings
   std::uint64_t qk_rope_head_dim = 0;  // per-head query/key width with them (one key part shared by all heads)
   std::uint64_t v_head_dim = 0;        // per-head value width
+  bool operator==(const MlaSizes&) const = default;
 };
 
 // Which layers hold a per-layer tensor: all, those with a dense MLP, those with experts.
@@ -81,6 +82,7 @@ struct StoredTensors {
   std::uint64_t elements = 0;  // elements of one tensor
   std::uint64_t bytes = 0;     // bytes of one tensor as stored (block scales included)
   std::uint64_t copies = 1;    // tensors of this component, format and size
+  bool operator==(const StoredTensors&) const = default;
 };
 
 struct ModelSpec {
@@ -144,6 +146,8 @@ struct ModelSpec {
   // What importing the checkpoint assumed that every estimate should show (a quantisation
   // method memplan does not price); bind() makes each a warning of the plan.
   std::vector<std::string> import_warnings;
+
+  bool operator==(const ModelSpec&) const = default;
 };
 
 // Returns layer `layer`'s attention kind, from layer_types, the pattern or the compact form

@@ -30,6 +30,9 @@ std::string printable(std::string_view text);
 // Returns n with comma thousands separators: 6738415616 -> "6,738,415,616".
 std::string group_digits(std::uint64_t n);
 
+// Returns `text` with ASCII letters lowered, for case-insensitive names.
+std::string lowered(std::string_view text);
+
 // Returns a tensor's shape as "[4096, 11008]".
 std::string shape_text(const std::vector<std::uint64_t>& shape);
 

@@ -18,6 +18,7 @@ struct ModelEntry {
   std::string source;                             // where the architecture figures come from
   std::optional<std::uint64_t> published_params;  // a published total to check the count against
   std::string published_params_source;            // where that total was published
+  bool operator==(const ModelEntry&) const = default;
 };
 
 // Parses a model description. `file` names it in errors; `name` becomes spec.name.
