@@ -188,17 +188,18 @@ int run_main(int argc, char** argv) {
     if (verbose) spdlog::set_level(spdlog::level::debug);
   });
 
-  // Every command is listed; only the invoked one registers its options.
+  // Only the invoked command is registered, with only the options the command line names
+  // (start-up: each CLI11 subcommand costs as much as its command's work); without one,
+  // every command is listed for the help.
   int exit_code = 0;
   const cli::Command* chosen = cli::invoked(argc, argv);
   const cli::NamedOptions named(argc, argv);
   CLI::App* chosen_app = nullptr;
-  for (const cli::Command& c : cli::commands()) {
-    CLI::App* sub = app.add_subcommand(c.name, c.summary);
-    if (&c == chosen) {
-      c.define(*sub, exit_code, named);
-      chosen_app = sub;
-    }
+  if (chosen != nullptr) {
+    chosen_app = app.add_subcommand(chosen->name, chosen->summary);
+    chosen->define(*chosen_app, exit_code, named);
+  } else {
+    for (const cli::Command& c : cli::commands()) app.add_subcommand(c.name, c.summary);
   }
 
   try {
