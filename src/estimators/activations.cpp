@@ -217,6 +217,19 @@ bool hook_name_matches(std::string_view pattern, std::string_view name) {
   return HookFilter({std::string(pattern)}).match(name, matched);
 }
 
+std::string transformer_lens_gap(const ModelSpec& spec) {
+  const bool cohere2 = spec.family == Family::cohere &&
+                       (spec.sliding_window != 0 || spec.global_every != 0 || !spec.layer_types.empty());
+  const char* architecture = spec.family == Family::llama4       ? "Llama4ForCausalLM"
+                             : spec.family == Family::starcoder2 ? "Starcoder2ForCausalLM"
+                             : cohere2                           ? "Cohere2ForCausalLM"
+                                                                 : nullptr;
+  if (architecture == nullptr) return {};
+  return std::string("TransformerLens does not load ") + architecture +
+         " (its architecture_gaps.json lists it): the hook names are its conventions applied to the same tensors, "
+         "as forward hooks on the model's modules would capture them";
+}
+
 std::vector<Hook> model_hooks(const ModelSpec& s, std::uint64_t batch, std::uint64_t seq, std::uint64_t key_positions) {
   // Hooks are listed one by one, so their number is bounded before the list is built: at
   // most 20 per block (24 with sandwich norms), plus 3 per expert. DeepSeek-V3 (61 blocks,
@@ -425,6 +438,7 @@ Breakdown estimate_activation_cache(const ModelSpec& spec, const ActivationCache
   cache.formula = std::to_string(hooks.size()) + " of " + std::to_string(all_count) + " hooks at " + dtype;
   if (o.pos_slice) cache.formula += ", last " + std::to_string(o.pos_slice) + " positions";
   if (o.remove_batch_dim) cache.formula += ", batch element 0 only";
+  cache.note = transformer_lens_gap(spec);
 
   Breakdown out;
   if (o.on_cpu) {
@@ -433,7 +447,7 @@ Breakdown estimate_activation_cache(const ModelSpec& spec, const ActivationCache
     out.host.push_back(std::move(host));
     cache.bytes = Bytes(0);
     for (Item& row : cache.detail) row.bytes = Bytes(0);
-    cache.note = "cached on the host; see host memory";
+    cache.note = "cached on the host; see host memory" + (cache.note.empty() ? "" : "; " + cache.note);
   }
   const bool narrowed = !o.filter.empty() || !o.layers.empty() || o.stop_at_layer.has_value();
   if (narrowed) {

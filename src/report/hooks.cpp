@@ -35,6 +35,7 @@ void table(const HooksReport& r, const PrintOptions& options, std::ostream& out)
                        format_bytes(Bytes(r.all_bytes.count() - r.selected_bytes.count()), u));
   }
   out << "\n";
+  if (!r.note.empty()) out << "\nnote: " << r.note << '\n';
 }
 
 void json(const HooksReport& r, std::ostream& out) {
@@ -55,7 +56,8 @@ void json(const HooksReport& r, std::ostream& out) {
                  {"selected_hooks", r.selected_hooks},
                  {"all_hooks", r.all_hooks},
                  {"selected_bytes", r.selected_bytes.count()},
-                 {"all_bytes", r.all_bytes.count()}};
+                 {"all_bytes", r.all_bytes.count()},
+                 {"note", r.note}};
   detail::emit(j, out);
 }
 

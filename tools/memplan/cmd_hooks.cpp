@@ -61,6 +61,7 @@ void run_hooks(const HooksArgs& a) {
   r.selected_bytes = selected.total();
   r.all_hooks = model_hooks(entry.spec, o.batch, o.seq).size();
   r.all_bytes = selected.alternatives.empty() ? r.selected_bytes : selected.alternatives.front().item.bytes;
+  r.note = transformer_lens_gap(entry.spec);
   print(r, print_options, std::cout);
 }
 

@@ -40,6 +40,13 @@ struct Hook {
 std::vector<Hook> model_hooks(const ModelSpec& spec, std::uint64_t batch, std::uint64_t seq,
                               std::uint64_t key_positions = 0);
 
+// Returns "" when TransformerLens loads `spec`'s architecture, else a sentence saying it does
+// not: Llama 4, StarCoder2 and Cohere2 (Command R7B: cohere with sliding-window layers), the
+// architectures of memplan's families that TransformerLens lists as gaps
+// (transformer_lens/tools/model_registry/data/architecture_gaps.json, 2026-07). The hooks
+// are then its naming applied to the same tensors, as forward hooks on the modules see them.
+std::string transformer_lens_gap(const ModelSpec& spec);
+
 struct ActivationCacheOptions {
   std::uint64_t batch = 1;
   std::uint64_t seq = 2048;                    // positions run through the model (a chunk when streaming)

@@ -28,7 +28,8 @@ struct HooksReport {
   std::uint64_t selected_hooks = 0;
   std::uint64_t all_hooks = 0;
   Bytes selected_bytes;
-  Bytes all_bytes;  // the full cache, for comparison
+  Bytes all_bytes;   // the full cache, for comparison
+  std::string note;  // why the names are not TransformerLens' own (transformer_lens_gap); "" when they are
 };
 
 // Writes one row per hook (or kind of hook), and the selection against the full cache.

@@ -133,6 +133,28 @@ TEST(Families, CommandR7bSlidingAndNope) {
   EXPECT_EQ(kv_row(kv, "nope_layers"), 8ULL * 2 * 8 * 128 * 8192 * 2);
 }
 
+// TransformerLens' own list of architectures it does not load
+// (transformer_lens/tools/model_registry/data/architecture_gaps.json, snapshot of 2026-07-22)
+// names Llama4ForCausalLM, Starcoder2ForCausalLM and Cohere2ForCausalLM; it loads
+// CohereForCausalLM, GPTBigCodeForCausalLM, Gemma2ForCausalLM and the Llama variants.
+TEST(Families, HooksSayWhereTransformerLensDoesNotLoadTheModel) {
+  for (const char* gap : {"llama-4-scout-17b-16e", "starcoder2-3b", "c4ai-command-r7b-12-2024"}) {
+    SCOPED_TRACE(gap);
+    EXPECT_NE(transformer_lens_gap(fixture(gap)).find("TransformerLens does not load"), std::string::npos);
+  }
+  EXPECT_NE(transformer_lens_gap(fixture("llama-4-scout-17b-16e")).find("Llama4ForCausalLM"), std::string::npos);
+  EXPECT_NE(transformer_lens_gap(fixture("c4ai-command-r7b-12-2024")).find("Cohere2ForCausalLM"), std::string::npos);
+  for (const char* loaded : {"c4ai-command-r-v01", "gpt-bigcode-santacoder", "gemma-2-9b", "llama-3.1-8b"}) {
+    SCOPED_TRACE(loaded);
+    EXPECT_EQ(transformer_lens_gap(fixture(loaded)), "");
+  }
+  // The extraction estimate carries it on its activation cache row.
+  ActivationCacheOptions o;
+  o.seq = 16;
+  const Breakdown cache = estimate_activation_cache(fixture("starcoder2-3b"), o);
+  EXPECT_NE(cache.components.front().note.find("Starcoder2ForCausalLM"), std::string::npos);
+}
+
 // bigcode/gpt_bigcode-santacoder: multi-query attention (one KV head of 128), biases and
 // LayerNorms everywhere, learned positions, tied head. With starcoderbase-1b's vocabulary
 // (49,152) and positions (8,192) the same shapes give its published 1,137,207,296.
