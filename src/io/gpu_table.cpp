@@ -1,12 +1,40 @@
 #include "memplan/io/gpu_table.hpp"
 
+#include <algorithm>
+
 #include "builtin_tables.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
+#include "text_file.hpp"
 
 namespace memplan {
 
 std::vector<GpuSpec> builtin_gpus() { return detail::builtin_gpu_table(); }
+
+std::vector<GpuSpec> gpu_table(const std::string& user_file) {
+  std::vector<GpuSpec> table = builtin_gpus();
+  if (user_file.empty()) return table;
+  const std::vector<GpuSpec> own = parse_gpu_table(
+      detail::read_text_file(user_file, "a GPU file", detail::kMaxYamlFileBytes), user_file);
+  for (const GpuSpec& g : own) {
+    std::vector<std::string> names = g.aliases;
+    names.push_back(g.name);
+    for (const std::string& n : names) {
+      for (const GpuSpec& b : table) {
+        const bool taken = lowered(b.name) == lowered(n) ||
+                           std::any_of(b.aliases.begin(), b.aliases.end(),
+                                       [&](const std::string& a) { return lowered(a) == lowered(n); });
+        if (taken) {
+          throw ConfigError(user_file, 0, 0, "name",
+                            "GPU name '" + printable(n) + "' is already the built-in " + b.name +
+                                "'s (memplan gpus lists them); give yours another name");
+        }
+      }
+    }
+    table.push_back(g);
+  }
+  return table;
+}
 
 GpuSpec find_gpu(std::string_view name, const std::vector<GpuSpec>& table) {
   const std::string want = lowered(name);

@@ -231,10 +231,15 @@ void table(const EstimateReport& r, const PrintOptions& options, std::ostream& o
   }
   const std::optional<GpuSpec>& device = r.plan.device;
   const std::optional<Verdict>& verdict = r.estimate.verdict;
-  if (device && verdict) {
-    const Bytes capacity = device->memory;
-    out << fmt::format("\ndevice     {} ({}): {} of {} ", device->name, device->display, format_bytes(total, u),
-                       format_bytes(capacity, u));
+  if (verdict && r.plan.budget) {
+    const Bytes capacity = *r.plan.budget;  // what the verdict was judged against
+    if (device) {
+      out << fmt::format("\ndevice     {} ({}): {} of {} ", device->name, device->display, format_bytes(total, u),
+                         format_bytes(capacity, u));
+    } else {
+      out << fmt::format("\nbudget     {} (a bare capacity, no GPU's capability or speed): {} of {} ",
+                         format_bytes(capacity, u), format_bytes(total, u), format_bytes(capacity, u));
+    }
     switch (*verdict) {
       case Verdict::fits:
         out << fmt::format("- fits, {} left\n", format_bytes(Bytes(capacity.count() - total.count()), u));
@@ -270,6 +275,8 @@ void json(const EstimateReport& r, std::ostream& out) {
   detail::add_peak_json(j, r.estimate.breakdown);
   if (const std::optional<GpuSpec>& device = r.plan.device) {
     j["device"] = {{"name", device->name}, {"memory_bytes", device->memory.count()}};
+  } else if (r.plan.budget) {
+    j["budget_bytes"] = r.plan.budget->count();  // --gpu 24GiB: a capacity, no GPU
   }
   if (const std::optional<Verdict>& verdict = r.estimate.verdict) {
     j["threshold"] = r.plan.threshold;

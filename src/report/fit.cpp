@@ -43,8 +43,9 @@ void table(const FitReport& report, const PrintOptions& options, std::ostream& o
   const FitResult& r = report.result;
   const FitFigures f = figures_of(report);
   const Units u = options.units;
+  const std::string on = f.gpu.empty() ? "a budget of " + format_bytes(f.budget, u) : f.gpu;  // --gpu 24GiB
   out << fmt::format("fit        {} {} ({}) on {}: largest {} with {}\n", report.plan.model.name,
-                     to_string(report.plan.workload.kind), to_string(report.plan.workload.weights.precision), f.gpu,
+                     to_string(report.plan.workload.kind), to_string(report.plan.workload.weights.precision), on,
                      f.vary, f.fixed);
   out << fmt::format("limit      {} of {} ({:g}%)\n", format_bytes(f.limit, u), format_bytes(f.budget, u),
                      report.plan.threshold * 100.0);

@@ -97,7 +97,7 @@ int run_budget_table(const BudgetArgs& args) {
   const Units units = print_options.units;
   const ModelEntry entry = find_model(args.model, say_fetch);
   const ModelSpec& spec = entry.spec;
-  const std::vector<GpuSpec> table = builtin_gpus();
+  const std::vector<GpuSpec> table = known_gpus();
   const GpuSpec gpu = find_gpu(args.gpu, table);
   const std::uint64_t params = count_parameters(spec);
   std::string which = args.table;

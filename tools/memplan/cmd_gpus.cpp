@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "memplan/io/gpu_table.hpp"
 #include "memplan/report/gpus.hpp"
+#include "plan_options.hpp"
 
 namespace memplan::cli {
 
@@ -14,7 +15,7 @@ void define_gpus(CLI::App& self, int& exit_code, const NamedOptions& /*named*/) 
   add_output_options(*cmd, *output);
   cmd->callback([output, &exit_code] {
     const PrintOptions print_options = output->print_options<GpusReport>();
-    print(GpusReport{builtin_gpus()}, print_options, std::cout);
+    print(GpusReport{known_gpus()}, print_options, std::cout);
     exit_code = 0;
   });
 }

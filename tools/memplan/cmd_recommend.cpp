@@ -45,7 +45,9 @@ int run_recommend(const RecommendArgs& a) {
   const ModelEntry model = find_model(a.model, say_fetch, a.as);
   const PlanSettings settings = plan_settings(a.options);
   RecommendReport report;
-  report.plan = bind(model.spec, settings, choose_device(a.device, settings));
+  const DeviceChoice device = choose_device(a.device, settings);
+  require_named_gpu(device, "recommend");
+  report.plan = bind(model.spec, settings, device);
   const Plan& plan = report.plan;
 
   // The plan as `memplan estimate --gpu G` plans it: precision resolved for the GPU.
@@ -57,7 +59,7 @@ int run_recommend(const RecommendArgs& a) {
   report.recommendation = recommend(plan.model, request);
   for (const Mitigation& m : report.recommendation.mitigations) report.commands.push_back(command_of(a, m));
   if (report.recommendation.combined) report.combined_command = command_of(a, *report.recommendation.combined);
-  report.gpus = gpu_options(plan.model, plan.workload, settings.precision, settings.policy, builtin_gpus(),
+  report.gpus = gpu_options(plan.model, plan.workload, settings.precision, settings.policy, known_gpus(),
                             plan.threshold);
   print(report, print_options, std::cout);
   return 0;

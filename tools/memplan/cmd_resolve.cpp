@@ -6,6 +6,7 @@
 #include "memplan/probe/probe.hpp"
 #include "memplan/report/resolve.hpp"
 #include "memplan/resolve/resolver.hpp"
+#include "plan_options.hpp"
 
 namespace memplan::cli {
 
@@ -41,7 +42,7 @@ int run_resolve(const ResolveArgs& args) {
   const PrintOptions print_options = args.output.print_options<ResolveReport>();
   ResolveReport report;
   if (!args.gpu.empty()) {
-    report.device = device_capability(find_gpu(args.gpu, builtin_gpus()));
+    report.device = device_capability(find_gpu(args.gpu, known_gpus()));
     report.device_source = "--gpu";
   } else if (!args.cc.empty()) {
     report.device = gpu_with_capability(parse_compute_capability(args.cc));

@@ -77,6 +77,7 @@ int run_sweep(const SweepArgs& a) {
   base_settings.workload.kind = axes.workloads.front();
   const DeviceArgs device{a.gpu};
   DeviceChoice choice = choose_device(device, base_settings);
+  require_named_gpu(choice, "sweep");
   for (const WorkloadKind kind : axes.workloads) {
     PlanSettings s = base_settings;
     s.workload.kind = kind;
@@ -113,7 +114,7 @@ int run_sweep(const SweepArgs& a) {
   report.device = gpu;
   report.threshold = plan.threshold;
   report.smallest_gpu = a.smallest_gpu;
-  const std::vector<GpuSpec> table = a.smallest_gpu ? builtin_gpus() : std::vector<GpuSpec>{};
+  const std::vector<GpuSpec> table = a.smallest_gpu ? known_gpus() : std::vector<GpuSpec>{};
   bool any = false;
   std::size_t points = 1;
   for (const std::size_t n :

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
@@ -48,7 +50,7 @@ std::optional<Calibration> cached_calibration(const std::string& gpu, const std:
 
 std::vector<GpuSpec> gpu_list(const std::vector<std::string>& entries) {
   constexpr std::uint64_t kMostGpus = 4096;
-  const std::vector<GpuSpec> table = builtin_gpus();
+  const std::vector<GpuSpec> table = known_gpus();
   std::vector<GpuSpec> out;
   for (const std::string& entry : entries) {
     std::uint64_t copies = 1;
@@ -171,14 +173,26 @@ void add_as_option(CLI::App& cmd, std::string& as) {
 
 void add_device_options(CLI::App& cmd, DeviceArgs& args, bool gpu_required, bool probe) {
   CLI::Option* gpu = cmd.add_option("-g,--gpu", args.gpu,
-                                    gpu_required ? "GPU of the table the plan must fit (see 'memplan gpus')"
-                                                 : "Say whether it fits on this GPU (see 'memplan gpus')");
+                                    gpu_required
+                                        ? "GPU of the table the plan must fit (see 'memplan gpus'), or a capacity "
+                                          "such as 24GiB"
+                                        : "Say whether it fits on this GPU (see 'memplan gpus'), or in a capacity "
+                                          "such as 24GiB; MEMPLAN_GPU_FILE adds your own GPUs");
   if (gpu_required) gpu->required();
   if (!probe) return;
   cmd.add_flag("--probe", args.probe,
                "Plan for the first GPU this machine has, against its free memory; the overhead uses\n"
                "this GPU's 'memplan calibrate' figures when they are cached");
   cmd.add_flag("--no-calibration", args.no_calibration, "With --probe: ignore cached calibration figures");
+}
+
+std::vector<GpuSpec> known_gpus() {
+  const char* file = std::getenv("MEMPLAN_GPU_FILE");
+  try {
+    return gpu_table(file != nullptr ? file : "");
+  } catch (const Error& e) {
+    throw Error(e.kind(), std::string(e.what()) + " (the GPU file MEMPLAN_GPU_FILE names)", e.key());
+  }
 }
 
 DeviceChoice choose_device(const DeviceArgs& args, const PlanSettings& settings) {
@@ -199,18 +213,33 @@ DeviceChoice choose_device(const DeviceArgs& args, const PlanSettings& settings)
                            (args.gpu.empty() ? "" : "; using --gpu " + args.gpu));
     }
   }
-  if (!d.gpu && !args.gpu.empty()) d.gpu = find_gpu(args.gpu, builtin_gpus());
+  if (!d.gpu && !args.gpu.empty()) {
+    // No GPU name starts with a digit: one that does is a capacity (parse_size says what is wrong with it).
+    if (std::isdigit(static_cast<unsigned char>(args.gpu.front())) != 0) {
+      d.budget = parse_size(args.gpu);
+    } else {
+      d.gpu = find_gpu(args.gpu, known_gpus());
+    }
+  }
   if (!settings.layout.gpus.empty()) d.gpus = gpu_list(settings.layout.gpus);
   const WorkloadKind kind = settings.workload.kind;
   if (kind == WorkloadKind::hessian || kind == WorkloadKind::full_fisher) {
     // Only the full-curvature analyses say how many parameters the largest GPU could take;
     // the table costs milliseconds to parse, a third of a plain estimate's process.
-    const std::vector<GpuSpec> table = builtin_gpus();
+    const std::vector<GpuSpec> table = known_gpus();
     const auto largest = std::max_element(table.begin(), table.end(),
                                           [](const GpuSpec& x, const GpuSpec& y) { return x.memory < y.memory; });
     if (largest != table.end()) d.largest = DeviceLimit{largest->name, largest->memory};
   }
   return d;
+}
+
+void require_named_gpu(const DeviceChoice& device, std::string_view command) {
+  if (device.gpu || !device.budget) return;
+  throw Error(ErrorKind::invalid_input,
+              std::string(command) + " needs a GPU from the table (--gpu NAME; memplan gpus lists them): it " +
+                  "resolves precisions by the GPU's compute capability, which a bare capacity does not have",
+              "gpu");
 }
 
 std::vector<std::string> estimate_command(const std::string& model, const DeviceArgs& device, const PlanOptions& given,

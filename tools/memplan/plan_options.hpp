@@ -69,14 +69,23 @@ struct DeviceArgs {
   bool no_calibration = false;
 };
 
+// The GPU table the CLI plans with: the built-in GPUs and, when the environment variable
+// MEMPLAN_GPU_FILE names a file in configs/gpus.yaml's format, the user's own.
+std::vector<GpuSpec> known_gpus();
+
 // Registers -g/--gpu (required for commands that need a GPU) and, with `probe`, --probe and
 // --no-calibration.
 void add_device_options(CLI::App& cmd, DeviceArgs& args, bool gpu_required, bool probe);
 
 // Returns the device `args` choose: --probe (the first GPU, its free memory, cached
-// calibration figures), else --gpu from the table; the layout's --gpus from the table; the
-// largest GPU of the table for the full-curvature analyses.
+// calibration figures), else --gpu from the table (known_gpus) or, when it is a bare
+// capacity ("32GiB", "80GB"), that many bytes as the budget with no GPU's capability; the
+// layout's --gpus from the table; the largest GPU of the table for the full-curvature analyses.
 DeviceChoice choose_device(const DeviceArgs& args, const PlanSettings& settings);
+
+// Throws Error(invalid_input, key gpu) when `device` is a bare capacity: `command` needs a
+// GPU's capability (precisions to choose) or speed, which a size does not have.
+void require_named_gpu(const DeviceChoice& device, std::string_view command);
 
 // `memplan estimate MODEL` with the given options: the command that shows a changed plan.
 std::vector<std::string> estimate_command(const std::string& model, const DeviceArgs& device, const PlanOptions& given,
