@@ -214,11 +214,25 @@ DeviceChoice choose_device(const DeviceArgs& args, const PlanSettings& settings)
     }
   }
   if (!d.gpu && !args.gpu.empty()) {
-    // No GPU name starts with a digit: one that does is a capacity (parse_size says what is wrong with it).
-    if (std::isdigit(static_cast<unsigned char>(args.gpu.front())) != 0) {
-      d.budget = parse_size(args.gpu);
+    // A name of the table first ("4090" is an alias); else text that starts with a digit is
+    // a capacity, with its unit: a bare "24" would be 24 bytes.
+    const std::vector<GpuSpec> table = known_gpus();
+    const std::string& text = args.gpu;
+    const bool capacity = std::isdigit(static_cast<unsigned char>(text.front())) != 0 &&
+                          std::none_of(table.begin(), table.end(), [&](const GpuSpec& g) {
+                            return lowered(g.name) == lowered(text) ||
+                                   std::any_of(g.aliases.begin(), g.aliases.end(),
+                                               [&](const std::string& a) { return lowered(a) == lowered(text); });
+                          });
+    if (!capacity) {
+      d.gpu = find_gpu(text, table);
+    } else if (std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) {
+      throw Error(ErrorKind::invalid_input,
+                  "--gpu " + printable(text) + ": no GPU has that name, and a capacity needs its unit (" + text +
+                      "GiB or " + text + "GB)",
+                  "gpu");
     } else {
-      d.gpu = find_gpu(args.gpu, known_gpus());
+      d.budget = parse_size(text);
     }
   }
   if (!settings.layout.gpus.empty()) d.gpus = gpu_list(settings.layout.gpus);
