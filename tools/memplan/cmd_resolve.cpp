@@ -1,7 +1,10 @@
 // memplan resolve: the precision a job will run in on a device, the chain walked, and why.
+#include <cctype>
 #include <iostream>
 
 #include "commands.hpp"
+#include "memplan/core/error.hpp"
+#include "memplan/core/text.hpp"
 #include "memplan/io/gpu_table.hpp"
 #include "memplan/probe/probe.hpp"
 #include "memplan/report/resolve.hpp"
@@ -42,7 +45,17 @@ int run_resolve(const ResolveArgs& args) {
   const PrintOptions print_options = args.output.print_options<ResolveReport>();
   ResolveReport report;
   if (!args.gpu.empty()) {
-    report.device = device_capability(find_gpu(args.gpu, known_gpus()));
+    const std::vector<GpuSpec> table = known_gpus();
+    try {
+      report.device = device_capability(find_gpu(args.gpu, table));
+    } catch (const Error& e) {
+      // estimate and fit take a capacity for --gpu; a precision needs a GPU's capability.
+      if (std::isdigit(static_cast<unsigned char>(args.gpu.front())) == 0) throw;
+      throw Error(ErrorKind::invalid_input,
+                  std::string(e.what()) + "; resolve needs a GPU's compute capability, which a capacity such as " +
+                      printable(args.gpu) + " does not have (--cc 8.9 names one directly)",
+                  "gpu");
+    }
     report.device_source = "--gpu";
   } else if (!args.cc.empty()) {
     report.device = gpu_with_capability(parse_compute_capability(args.cc));

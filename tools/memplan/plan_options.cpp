@@ -174,9 +174,8 @@ void add_as_option(CLI::App& cmd, std::string& as) {
 void add_device_options(CLI::App& cmd, DeviceArgs& args, bool gpu_required, bool probe) {
   CLI::Option* gpu = cmd.add_option("-g,--gpu", args.gpu,
                                     gpu_required
-                                        ? "GPU of the table the plan must fit (see 'memplan gpus'), or a capacity "
-                                          "such as 24GiB"
-                                        : "Say whether it fits on this GPU (see 'memplan gpus'), or in a capacity "
+                                        ? "GPU of the table the plan must fit (see 'memplan gpus')"
+                                        : "Say whether it fits on this GPU (see 'memplan gpus') or in a capacity\n"
                                           "such as 24GiB; MEMPLAN_GPU_FILE adds your own GPUs");
   if (gpu_required) gpu->required();
   if (!probe) return;
