@@ -1,7 +1,5 @@
 #include "memplan/io/gpu_table.hpp"
 
-#include <algorithm>
-
 #include "builtin_tables.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
@@ -20,15 +18,10 @@ std::vector<GpuSpec> gpu_table(const std::string& user_file) {
     std::vector<std::string> names = g.aliases;
     names.push_back(g.name);
     for (const std::string& n : names) {
-      for (const GpuSpec& b : table) {
-        const bool taken = lowered(b.name) == lowered(n) ||
-                           std::any_of(b.aliases.begin(), b.aliases.end(),
-                                       [&](const std::string& a) { return lowered(a) == lowered(n); });
-        if (taken) {
-          throw ConfigError(user_file, 0, 0, "name",
-                            "GPU name '" + printable(n) + "' is already the built-in " + b.name +
-                                "'s (memplan gpus lists them); give yours another name");
-        }
+      if (const GpuSpec* built_in = match_gpu(n, table)) {
+        throw ConfigError(user_file, 0, 0, "name",
+                          "GPU name '" + printable(n) + "' is already the built-in " + built_in->name +
+                              "'s (memplan gpus lists them); give yours another name");
       }
     }
     table.push_back(g);
@@ -36,16 +29,22 @@ std::vector<GpuSpec> gpu_table(const std::string& user_file) {
   return table;
 }
 
-GpuSpec find_gpu(std::string_view name, const std::vector<GpuSpec>& table) {
+const GpuSpec* match_gpu(std::string_view name, const std::vector<GpuSpec>& table) {
   const std::string want = lowered(name);
-  std::vector<std::string> known;
   for (const GpuSpec& g : table) {
-    if (lowered(g.name) == want) return g;
+    if (lowered(g.name) == want) return &g;
     for (const std::string& alias : g.aliases) {
-      if (lowered(alias) == want) return g;
+      if (lowered(alias) == want) return &g;
     }
-    known.push_back(g.name);
   }
+  return nullptr;
+}
+
+GpuSpec find_gpu(std::string_view name, const std::vector<GpuSpec>& table) {
+  if (const GpuSpec* g = match_gpu(name, table)) return *g;
+  std::vector<std::string> known;
+  known.reserve(table.size());
+  for (const GpuSpec& g : table) known.push_back(g.name);
   const std::vector<std::string> close = closest_names(name, known);
   throw Error(ErrorKind::invalid_input,
               "unknown GPU '" + printable(name) + "'" +

@@ -61,7 +61,7 @@ void define_estimate(CLI::App& cmd, int& exit_code, const NamedOptions& named) {
                  "Built-in name, .yaml, config.json, snapshot dir, .safetensors, .gguf or Hub id ORG/NAME[@REV]")
       ->capture_default_str();
   add_as_option(cmd, args->as);
-  add_device_options(cmd, args->device, /*gpu_required=*/false, /*probe=*/true);
+  add_device_options(cmd, args->device, /*gpu_required=*/false, /*probe=*/true, /*capacity=*/true);
   add_plan_options(cmd, args->options, named);
   add_output_options(cmd, args->output);
   cmd.add_flag("--explain", args->output.explain, "Show the arithmetic behind each row");

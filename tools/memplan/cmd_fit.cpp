@@ -62,9 +62,7 @@ void define_fit(CLI::App& self, int& exit_code, const NamedOptions& named) {
                   "Built-in name, .yaml, config.json, snapshot dir, .safetensors, .gguf or Hub id ORG/NAME[@REV]")
       ->required();
   add_as_option(*cmd, args->as);
-  add_device_options(*cmd, args->device, /*gpu_required=*/true, /*probe=*/false);
-  cmd->get_option("--gpu")->description(
-      "GPU of the table the plan must fit (see 'memplan gpus'), or a capacity such as 24GiB");
+  add_device_options(*cmd, args->device, /*gpu_required=*/true, /*probe=*/false, /*capacity=*/true);
   cmd->add_option("--vary", args->vary,
                   "batch, seq, or chunk: --streaming-chunk for -w streaming_extraction, else --attention-chunk\n"
                   "for --attention chunked|causal_linear_chunked (or name one: streaming_chunk, attention_chunk)")

@@ -88,7 +88,7 @@ void define_recommend(CLI::App& self, int& exit_code, const NamedOptions& named)
                   "Built-in name, .yaml, config.json, snapshot dir, .safetensors, .gguf or Hub id ORG/NAME[@REV]")
       ->required();
   add_as_option(*cmd, args->as);
-  add_device_options(*cmd, args->device, /*gpu_required=*/true, /*probe=*/false);
+  add_device_options(*cmd, args->device, /*gpu_required=*/true, /*probe=*/false, /*capacity=*/false);
   add_plan_options(*cmd, args->options, named);
   add_output_options(*cmd, args->output);
   cmd->callback([args, &exit_code] { exit_code = run_recommend(*args); });

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <optional>
 
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
@@ -48,9 +49,8 @@ std::optional<Calibration> cached_calibration(const std::string& gpu, const std:
   }
 }
 
-std::vector<GpuSpec> gpu_list(const std::vector<std::string>& entries) {
+std::vector<GpuSpec> gpu_list(const std::vector<std::string>& entries, const std::vector<GpuSpec>& table) {
   constexpr std::uint64_t kMostGpus = 4096;
-  const std::vector<GpuSpec> table = known_gpus();
   std::vector<GpuSpec> out;
   for (const std::string& entry : entries) {
     std::uint64_t copies = 1;
@@ -171,12 +171,12 @@ void add_as_option(CLI::App& cmd, std::string& as) {
       ->type_name("MODEL_TYPE");
 }
 
-void add_device_options(CLI::App& cmd, DeviceArgs& args, bool gpu_required, bool probe) {
-  CLI::Option* gpu = cmd.add_option("-g,--gpu", args.gpu,
-                                    gpu_required
-                                        ? "GPU of the table the plan must fit (see 'memplan gpus')"
-                                        : "Say whether it fits on this GPU (see 'memplan gpus') or in a capacity\n"
-                                          "such as 24GiB; MEMPLAN_GPU_FILE adds your own GPUs");
+void add_device_options(CLI::App& cmd, DeviceArgs& args, bool gpu_required, bool probe, bool capacity) {
+  std::string help = gpu_required ? "GPU of the table the plan must fit (see 'memplan gpus')"
+                                  : "Say whether it fits on this GPU (see 'memplan gpus')";
+  if (capacity) help += gpu_required ? ", or a capacity such as 24GiB" : " or in a capacity\nsuch as 24GiB";
+  if (!gpu_required) help += "; MEMPLAN_GPU_FILE adds your own GPUs";
+  CLI::Option* gpu = cmd.add_option("-g,--gpu", args.gpu, help);
   if (gpu_required) gpu->required();
   if (!probe) return;
   cmd.add_flag("--probe", args.probe,
@@ -212,19 +212,20 @@ DeviceChoice choose_device(const DeviceArgs& args, const PlanSettings& settings)
                            (args.gpu.empty() ? "" : "; using --gpu " + args.gpu));
     }
   }
+  // The table (with the user's GPU file) is read once, and only when a GPU is looked up.
+  std::optional<std::vector<GpuSpec>> loaded;
+  const auto table = [&]() -> const std::vector<GpuSpec>& {
+    if (!loaded) loaded = known_gpus();
+    return *loaded;
+  };
   if (!d.gpu && !args.gpu.empty()) {
     // A name of the table first ("4090" is an alias); else text that starts with a digit is
     // a capacity, with its unit: a bare "24" would be 24 bytes.
-    const std::vector<GpuSpec> table = known_gpus();
     const std::string& text = args.gpu;
-    const bool capacity = std::isdigit(static_cast<unsigned char>(text.front())) != 0 &&
-                          std::none_of(table.begin(), table.end(), [&](const GpuSpec& g) {
-                            return lowered(g.name) == lowered(text) ||
-                                   std::any_of(g.aliases.begin(), g.aliases.end(),
-                                               [&](const std::string& a) { return lowered(a) == lowered(text); });
-                          });
-    if (!capacity) {
-      d.gpu = find_gpu(text, table);
+    if (const GpuSpec* named = match_gpu(text, table())) {
+      d.gpu = *named;
+    } else if (std::isdigit(static_cast<unsigned char>(text.front())) == 0) {
+      d.gpu = find_gpu(text, table());  // throws, naming the closest GPUs
     } else if (std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) {
       throw Error(ErrorKind::invalid_input,
                   "--gpu " + printable(text) + ": no GPU has that name, and a capacity needs its unit (" + text +
@@ -234,15 +235,13 @@ DeviceChoice choose_device(const DeviceArgs& args, const PlanSettings& settings)
       d.budget = parse_size(text);
     }
   }
-  if (!settings.layout.gpus.empty()) d.gpus = gpu_list(settings.layout.gpus);
+  if (!settings.layout.gpus.empty()) d.gpus = gpu_list(settings.layout.gpus, table());
   const WorkloadKind kind = settings.workload.kind;
   if (kind == WorkloadKind::hessian || kind == WorkloadKind::full_fisher) {
-    // Only the full-curvature analyses say how many parameters the largest GPU could take;
-    // the table costs milliseconds to parse, a third of a plain estimate's process.
-    const std::vector<GpuSpec> table = known_gpus();
-    const auto largest = std::max_element(table.begin(), table.end(),
+    // Only the full-curvature analyses say how many parameters the largest GPU could take.
+    const auto largest = std::max_element(table().begin(), table().end(),
                                           [](const GpuSpec& x, const GpuSpec& y) { return x.memory < y.memory; });
-    if (largest != table.end()) d.largest = DeviceLimit{largest->name, largest->memory};
+    if (largest != table().end()) d.largest = DeviceLimit{largest->name, largest->memory};
   }
   return d;
 }

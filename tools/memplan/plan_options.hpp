@@ -73,9 +73,9 @@ struct DeviceArgs {
 // MEMPLAN_GPU_FILE names a file in configs/gpus.yaml's format, the user's own.
 std::vector<GpuSpec> known_gpus();
 
-// Registers -g/--gpu (required for commands that need a GPU) and, with `probe`, --probe and
-// --no-calibration.
-void add_device_options(CLI::App& cmd, DeviceArgs& args, bool gpu_required, bool probe);
+// Registers -g/--gpu (required for commands that need a GPU; `capacity`: it also takes a
+// size such as 24GiB) and, with `probe`, --probe and --no-calibration.
+void add_device_options(CLI::App& cmd, DeviceArgs& args, bool gpu_required, bool probe, bool capacity);
 
 // Returns the device `args` choose: --probe (the first GPU, its free memory, cached
 // calibration figures), else --gpu from the table (known_gpus) or, when it is a bare

@@ -20,6 +20,9 @@ std::vector<GpuSpec> builtin_gpus();
 // file: unreadable, invalid, or a name or alias a built-in GPU already has.
 std::vector<GpuSpec> gpu_table(const std::string& user_file);
 
+// Returns the GPU of `table` whose name or alias is `name` (case-insensitive), or nullptr.
+const GpuSpec* match_gpu(std::string_view name, const std::vector<GpuSpec>& table);
+
 // Returns the GPU whose name or alias is `name` (case-insensitive). Throws
 // Error(invalid_input) naming the closest names.
 GpuSpec find_gpu(std::string_view name, const std::vector<GpuSpec>& table);
