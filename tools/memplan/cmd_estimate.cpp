@@ -4,8 +4,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "memplan/io/model_file.hpp"
-#include "memplan/report/estimate.hpp"
+#include "memplan/frontend/requests.hpp"
 #include "plan_options.hpp"
 #include "progress.hpp"
 
@@ -25,9 +24,7 @@ int run_estimate(const EstimateArgs& args) {
   const PrintOptions print_options = args.output.print_options<EstimateReport>();
   const ModelEntry entry = find_model(args.model, say_fetch, args.as);
   spdlog::debug("model {} from {}", entry.spec.name, entry.origin);
-  const PlanSettings settings = plan_settings(args.options);
-  const Plan plan = bind(entry.spec, settings, choose_device(args.device, settings));
-  print(EstimateReport{entry.origin, plan, estimate(plan)}, print_options, std::cout);
+  print(estimate_report(entry, plan_settings(args.options), args.device), print_options, std::cout);
   return 0;
 }
 

@@ -5,9 +5,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "memplan/io/model_file.hpp"
-#include "memplan/plan/fit.hpp"
-#include "memplan/report/fit.hpp"
+#include "memplan/frontend/requests.hpp"
 #include "plan_options.hpp"
 #include "progress.hpp"
 
@@ -27,18 +25,7 @@ struct FitArgs {
 int run_fit(const FitArgs& a) {
   const PrintOptions print_options = a.output.print_options<FitReport>();
   const ModelEntry model = find_model(a.model, say_fetch, a.as);
-  const PlanSettings settings = plan_settings(a.options);
-  FitReport report;
-  report.plan = bind(model.spec, settings, choose_device(a.device, settings));
-  const Plan& plan = report.plan;
-  const FitKnob knob = choose_fit_knob(a.vary, plan.workload);
-  const std::string key = knob == FitKnob::batch ? "batch_size" : knob == FitKnob::seq ? "seq_len" : to_string(knob);
-  for (const OptionDef& o : plan_options()) {
-    if (o.key == key) report.option = flag_of(o);
-  }
-  report.result = fit_largest(plan.model, plan.workload, knob, budget_limit(*plan.budget, plan.threshold));
-  report.given = estimate_totals(plan).verdict;
-  print(report, print_options, std::cout);
+  print(fit_report(model, plan_settings(a.options), a.device, a.vary), print_options, std::cout);
   return 0;
 }
 

@@ -2,9 +2,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "memplan/io/gpu_table.hpp"
-#include "memplan/report/gpus.hpp"
-#include "plan_options.hpp"
+#include "memplan/frontend/requests.hpp"
 
 namespace memplan::cli {
 
@@ -15,7 +13,7 @@ void define_gpus(CLI::App& self, int& exit_code, const NamedOptions& /*named*/) 
   add_output_options(*cmd, *output);
   cmd->callback([output, &exit_code] {
     const PrintOptions print_options = output->print_options<GpusReport>();
-    print(GpusReport{known_gpus()}, print_options, std::cout);
+    print(gpus_report(), print_options, std::cout);
     exit_code = 0;
   });
 }

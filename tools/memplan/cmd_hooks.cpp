@@ -1,12 +1,9 @@
 // memplan hooks MODEL: the hook points a TransformerLens-style model exposes, with shapes
 // and bytes, and what a selection of them costs beside the full cache.
 #include <iostream>
-#include <map>
 
 #include "commands.hpp"
-#include "memplan/estimators/activations.hpp"
-#include "memplan/io/model_file.hpp"
-#include "memplan/report/hooks.hpp"
+#include "memplan/frontend/requests.hpp"
 #include "plan_options.hpp"
 #include "progress.hpp"
 #include "validators.hpp"
@@ -32,36 +29,16 @@ struct HooksArgs {
 void run_hooks(const HooksArgs& a) {
   const PrintOptions print_options = a.output.print_options<HooksReport>();
   const ModelEntry entry = find_model(a.model, say_fetch, a.as);
-  ActivationCacheOptions o;
-  o.batch = a.batch;
-  o.seq = a.seq ? a.seq : std::min<std::uint64_t>(2048, entry.spec.max_seq_len);
-  o.precision = parse_precision(a.precision);
-  o.filter = split_hook_filters(a.filter);
-  if (!a.layers.empty()) o.layers = parse_layer_selection(a.layers);
-  o.pos_slice = a.pos_slice;
-  o.remove_batch_dim = a.remove_batch_dim;
-  const Breakdown selected = estimate_activation_cache(entry.spec, o);
-
-  HooksReport r;
-  r.model = entry.spec.name;
-  r.batch = o.batch;
-  r.seq_len = o.seq;
-  r.dtype = to_string(o.precision);
-  std::map<std::string, std::size_t> row_of_kind;
-  for (const Hook& h : selected_hooks(entry.spec, o)) {
-    const Bytes bytes = hook_bytes(h, o);
-    const std::string key = a.all ? h.name : h.kind;
-    auto [it, fresh] = row_of_kind.emplace(key, r.rows.size());
-    if (fresh) r.rows.push_back({key, 0, hook_shape_text(h, o), bytes, Bytes(0)});
-    HookRow& row = r.rows[it->second];
-    ++row.count;
-    row.bytes = row.bytes.plus(bytes, "hook bytes");
-    ++r.selected_hooks;
-  }
-  r.selected_bytes = selected.total();
-  r.all_hooks = model_hooks(entry.spec, o.batch, o.seq).size();
-  r.all_bytes = selected.alternatives.empty() ? r.selected_bytes : selected.alternatives.front().item.bytes;
-  r.note = transformer_lens_gap(entry.spec);
+  HooksRequest request;
+  request.batch = a.batch;
+  request.seq = a.seq;
+  request.precision = a.precision;
+  request.filter = split_hook_filters(a.filter);
+  request.layers = a.layers;
+  request.pos_slice = a.pos_slice;
+  request.remove_batch_dim = a.remove_batch_dim;
+  request.all = a.all;
+  const HooksReport r = hooks_report(entry, request);
   print(r, print_options, std::cout);
 }
 

@@ -2,8 +2,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "memplan/io/model_file.hpp"
-#include "memplan/report/models.hpp"
+#include "memplan/frontend/requests.hpp"
 
 namespace memplan::cli {
 
@@ -14,9 +13,7 @@ void define_models(CLI::App& self, int& exit_code, const NamedOptions& /*named*/
   add_output_options(*cmd, *output);
   cmd->callback([output, &exit_code] {
     const PrintOptions print_options = output->print_options<ModelsReport>();
-    ModelsReport report;
-    for (const std::string& name : builtin_model_names()) report.models.push_back(load_builtin_model(name));
-    print(report, print_options, std::cout);
+    print(models_report(), print_options, std::cout);
     exit_code = 0;
   });
 }

@@ -5,11 +5,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "memplan/io/gpu_table.hpp"
-#include "memplan/io/model_file.hpp"
-#include "memplan/plan/fit.hpp"
-#include "memplan/plan/recommend.hpp"
-#include "memplan/report/recommend.hpp"
+#include "memplan/frontend/requests.hpp"
 #include "plan_options.hpp"
 #include "progress.hpp"
 
@@ -25,42 +21,10 @@ struct RecommendArgs {
   OutputOptions output;
 };
 
-// The flags that make a change, as the command line writes them.
-std::vector<std::string> flags_of(const std::vector<OptionSetting>& settings) {
-  std::vector<std::string> out;
-  for (const OptionSetting& c : settings) {
-    out.push_back(flag_of(*find_option(c.key)));
-    if (!c.value.empty()) out.push_back(c.value);
-  }
-  return out;
-}
-
-// A change as the command line writes it: its flags, and the whole `memplan estimate` line.
-ChangeCommand command_of(const RecommendArgs& a, const Mitigation& m) {
-  return {flags_of(m.settings), estimate_command(a.model, a.device, a.options, m.settings)};
-}
-
 int run_recommend(const RecommendArgs& a) {
   const PrintOptions print_options = a.output.print_options<RecommendReport>();
   const ModelEntry model = find_model(a.model, say_fetch, a.as);
-  const PlanSettings settings = plan_settings(a.options);
-  RecommendReport report;
-  const DeviceChoice device = choose_device(a.device, settings);
-  require_named_gpu(device, "recommend");
-  report.plan = bind(model.spec, settings, device);
-  const Plan& plan = report.plan;
-
-  // The plan as `memplan estimate --gpu G` plans it: precision resolved for the GPU.
-  RecommendRequest request;
-  request.device = device_capability(*plan.device);
-  request.policy = settings.policy;
-  request.workload = plan.workload;
-  request.limit = budget_limit(*plan.budget, plan.threshold);
-  report.recommendation = recommend(plan.model, request);
-  for (const Mitigation& m : report.recommendation.mitigations) report.commands.push_back(command_of(a, m));
-  if (report.recommendation.combined) report.combined_command = command_of(a, *report.recommendation.combined);
-  report.gpus = gpu_options(plan.model, plan.workload, settings.precision, settings.policy, known_gpus(),
-                            plan.threshold);
+  const RecommendReport report = recommend_report(model, a.model, given_options(a.options), a.device);
   print(report, print_options, std::cout);
   return 0;
 }

@@ -7,15 +7,9 @@
 
 #include "commands.hpp"
 #include "memplan/core/error.hpp"
+#include "memplan/frontend/requests.hpp"
 #include "memplan/io/atomic_file.hpp"
 #include "memplan/io/file_checks.hpp"
-#include "memplan/io/gpu_table.hpp"
-#include "memplan/io/model_file.hpp"
-#include "memplan/plan/fit.hpp"
-#include "memplan/plan/recommend.hpp"  // gpu_options
-#include "memplan/plan/sweep.hpp"
-#include "memplan/report/sweep.hpp"
-#include "memplan/resolve/resolver.hpp"
 #include "plan_options.hpp"
 #include "progress.hpp"
 
@@ -37,114 +31,28 @@ struct SweepArgs {
   OutputOptions output;
 };
 
-// Each value of an axis checked as the option table checks the option (`key`).
-std::vector<std::uint64_t> axis_counts(const std::vector<std::string>& values, std::string_view key) {
-  std::vector<std::uint64_t> out;
-  for (const std::string& v : values) {
-    PlanSettings scratch;
-    set_option(scratch, *find_option(key), {v});
-    out.push_back(key == "batch_size" ? scratch.workload.batch : scratch.workload.seq_len);
-  }
-  return out;
-}
-
 int run_sweep(const SweepArgs& a) {
   const PrintOptions print_options = a.output.print_options<SweepReport>();
   if (!a.svg.empty()) require_output_target(a.svg, a.models);  // before any work
   const PlanSettings settings = plan_settings(a.options);
-  std::vector<ModelSpec> models;
-  SweepReport report;
-  for (const std::string& ref : a.models) {
-    models.push_back(find_model(ref, say_fetch, a.as).spec);
-    report.models.push_back(models.back().name);
-    for (const std::string& w : models.back().import_warnings) report.notes.push_back(models.back().name + ": " + w);
-  }
-
-  SweepAxes axes;
-  axes.workloads.clear();
-  for (const std::string& w : a.workloads) axes.workloads.push_back(parse_workload_kind(w));
-  axes.batches = axis_counts(a.batches, "batch_size");
-  axes.seqs = axis_counts(a.seqs, "seq_len");
-  if (axes.seqs.empty()) {
-    std::uint64_t shortest = 2048;
-    for (const ModelSpec& m : models) shortest = std::min(shortest, m.max_seq_len);
-    axes.seqs = {shortest};
-  }
-
-  WorkloadMask kinds = 0;
-  for (const WorkloadKind kind : axes.workloads) kinds |= workload_bit(kind);
-  PlanSettings base_settings = settings;
-  base_settings.workload.kind = axes.workloads.front();
-  const DeviceArgs device{a.gpu};
-  DeviceChoice choice = choose_device(device, base_settings);
-  require_named_gpu(choice, "sweep");
-  for (const WorkloadKind kind : axes.workloads) {
-    PlanSettings s = base_settings;
-    s.workload.kind = kind;
-    if (!choice.largest) choice.largest = choose_device(DeviceArgs{}, s).largest;
-  }
-  const Plan plan = bind(models.front(), base_settings, choice, kinds);
-  const std::optional<GpuSpec>& gpu = plan.device;
-  const std::string& policy = settings.policy;
-  // Each requested precision resolved once: for the GPU, or auto as bf16 without one.
-  axes.precisions.clear();
-  for (const std::string& p : a.precisions) {
-    axes.named.push_back(p != "auto");
-    if (gpu) {
-      ResolveRequest q;
-      q.precision = p;
-      q.policy = policy;
-      q.device = device_capability(*gpu);
-      const Resolution res = resolve_precision(q);
-      axes.precisions.push_back(res.precision);
-      if (p == "auto")
-        report.notes.push_back("auto on " + gpu->name + ": " + to_string(res.precision) + " (" + res.reason + ")");
-      for (const std::string& w : res.warnings) report.notes.push_back(w);
-    } else if (p == "auto") {
-      axes.precisions.push_back(precisions::bf16);
-      report.notes.push_back("auto with no --gpu: bf16 (assumes compute capability 8.0+)");
-    } else {
-      axes.precisions.push_back(parse_precision(p));
-    }
-  }
-
-  Workload base = plan.workload;
-  base.analysis.largest_device = choice.largest;
-  report.axes = axes;
-  report.device = gpu;
-  report.threshold = plan.threshold;
-  report.smallest_gpu = a.smallest_gpu;
-  const std::vector<GpuSpec> table = a.smallest_gpu ? known_gpus() : std::vector<GpuSpec>{};
-  bool any = false;
-  std::size_t points = 1;
+  SweepRequest request;
+  for (const std::string& ref : a.models) request.models.push_back(find_model(ref, say_fetch, a.as));
+  request.workloads = a.workloads;
+  request.batches = a.batches;
+  request.seqs = a.seqs;
+  request.precisions = a.precisions;
+  request.gpu = a.gpu;
+  request.smallest_gpu = a.smallest_gpu;
+  std::size_t points = request.models.size();
   for (const std::size_t n :
-       {models.size(), axes.workloads.size(), axes.precisions.size(), axes.batches.size(), axes.seqs.size()}) {
+       {a.workloads.size(), a.precisions.size(), a.batches.size(), std::max<std::size_t>(1, a.seqs.size())}) {
     points *= n;
   }
-  std::vector<SweepRow> rows;
+  SweepReport report;
   {
     Progress progress("sweeping plans", points);
-    rows = run_sweep(models, base, axes, plan.budget, plan.threshold, [&] { progress.step(); });
+    report = sweep_report(request, settings, [&] { progress.step(); });
   }
-  for (SweepRow& row : rows) {
-    SweepReportRow out;
-    if (a.smallest_gpu && row.total) {
-      // The point's precision on each GPU of the table (bf16 runs as fp16 where bf16 does not).
-      const Workload w = workload_at(base, row.point, axes);
-      for (GpuOption& g :
-           gpu_options(models[row.point.model], w, to_string(row.point.precision), policy, table, plan.threshold)) {
-        if (g.fits) {
-          out.smallest_gpu = std::move(g);
-          break;
-        }
-      }
-    }
-    any = any || row.total.has_value();
-    out.row = std::move(row);
-    report.rows.push_back(std::move(out));
-  }
-  if (!any)
-    throw Error(ErrorKind::invalid_input, "no point of the sweep can be estimated: " + report.rows.front().row.error);
   if (!a.svg.empty()) {
     write_file_atomically(a.svg, sweep_svg(report, print_options.units), a.models);
     spdlog::debug("wrote {}", a.svg);

@@ -227,14 +227,14 @@ int run_main(int argc, char** argv) {
     } else if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
       message = cli::missing_value_message(message);
     }
-    std::cerr << "memplan: error: " << cli::terminal_safe(message)
+    std::cerr << "memplan: error: " << terminal_safe(message)
               << "\nRun 'memplan --help' or 'memplan COMMAND --help' for usage.\n";
     return 2;
   } catch (const Error& e) {
-    std::cerr << "memplan: error: " << cli::render_for_cli(e.what()) << '\n';
+    std::cerr << "memplan: error: " << render_for_cli(e.what()) << '\n';
     return e.kind() == ErrorKind::internal ? 3 : 2;
   } catch (const std::exception& e) {
-    std::cerr << "memplan: internal error: " << cli::terminal_safe(e.what()) << '\n';
+    std::cerr << "memplan: internal error: " << terminal_safe(e.what()) << '\n';
     return 3;
   }
 }

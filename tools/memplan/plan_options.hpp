@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "memplan/frontend/command_line.hpp"
+#include "memplan/frontend/device.hpp"
 #include "memplan/plan/plan.hpp"
 
 namespace memplan::cli {
@@ -45,50 +47,17 @@ void add_plan_options(CLI::App& cmd, PlanOptions& out, const NamedOptions& named
 // Returns every table option's flag ("--batch"), for did-you-mean on a mistyped flag.
 std::vector<std::string> plan_option_flags();
 
+// Returns the options given on the command line, in the table's order.
+std::vector<GivenOption> given_options(const PlanOptions& options);
+
 // Returns the settings the given options describe. Throws Error(invalid_input, key).
 PlanSettings plan_settings(const PlanOptions& options);
-
-// Returns "--batch" for the option with key "batch_size" (its short alias is not used).
-std::string flag_of(const OptionDef& option);
-
-// Returns `text` with control characters other than newline and tab (ESC, CR, ...) written
-// as \xNN, so that a name read from a file cannot drive the terminal.
-std::string terminal_safe(std::string_view text);
-
-// Returns terminal_safe(text) with every `key` naming an option written as its flag
-// (--batch), and `kind` as -w.
-std::string render_for_cli(std::string_view text);
 
 // --as MODEL_TYPE: read a config.json of a model_type memplan does not know as a known one.
 void add_as_option(CLI::App& cmd, std::string& as);
 
-// The device options of estimate, fit, recommend.
-struct DeviceArgs {
-  std::string gpu;
-  bool probe = false;
-  bool no_calibration = false;
-};
-
-// The GPU table the CLI plans with: the built-in GPUs and, when the environment variable
-// MEMPLAN_GPU_FILE names a file in configs/gpus.yaml's format, the user's own.
-std::vector<GpuSpec> known_gpus();
-
 // Registers -g/--gpu (required for commands that need a GPU; `capacity`: it also takes a
 // size such as 24GiB) and, with `probe`, --probe and --no-calibration.
 void add_device_options(CLI::App& cmd, DeviceArgs& args, bool gpu_required, bool probe, bool capacity);
-
-// Returns the device `args` choose: --probe (the first GPU, its free memory, cached
-// calibration figures), else --gpu from the table (known_gpus) or, when it is a bare
-// capacity ("32GiB", "80GB"), that many bytes as the budget with no GPU's capability; the
-// layout's --gpus from the table; the largest GPU of the table for the full-curvature analyses.
-DeviceChoice choose_device(const DeviceArgs& args, const PlanSettings& settings);
-
-// Throws Error(invalid_input, key gpu) when `device` is a bare capacity: `command` needs a
-// GPU's capability (precisions to choose) or speed, which a size does not have.
-void require_named_gpu(const DeviceChoice& device, std::string_view command);
-
-// `memplan estimate MODEL` with the given options: the command that shows a changed plan.
-std::vector<std::string> estimate_command(const std::string& model, const DeviceArgs& device, const PlanOptions& given,
-                                          const std::vector<OptionSetting>& change);
 
 }  // namespace memplan::cli
