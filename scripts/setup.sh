@@ -2,13 +2,15 @@
 # Installs the Debian packages memplan needs (only those missing), then configures and
 # builds it in build/ (or $MEMPLAN_BUILD_DIR). A second run rebuilds only what changed.
 # Progress goes to stderr, so a caller's stdout stays clean.
-# MEMPLAN_EXTRA_PACKAGES adds packages; MEMPLAN_PRESET configures from a CMakePresets.json
+# MEMPLAN_EXTRA_PACKAGES adds packages; MEMPLAN_BUILD_TARGET builds one target, not all;
+# MEMPLAN_PRESET configures from a CMakePresets.json
 # preset (scripts/test-sanitized: clang, its sanitizer runtimes, preset "sanitize").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build make g++ pkg-config libyaml-cpp-dev libfmt-dev libspdlog-dev libcli11-dev
           libeigen3-dev nlohmann-json3-dev libcurl4-openssl-dev libgtest-dev libgmock-dev libbenchmark-dev python3-jsonschema
+          python3-dev pybind11-dev python3-pytest  # the Python module (python/) and its tests
           clang-format clang-tidy)  # clang-format and clang-tidy (14 on Debian 12): scripts/lint
 read -r -a extra <<< "${MEMPLAN_EXTRA_PACKAGES:-}"
 packages+=("${extra[@]}")
@@ -34,4 +36,4 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${MEMPLAN_CMAKE_ARGS:-} >&2
   fi
 fi
-cmake --build "$build" --parallel "$(nproc)" >&2
+cmake --build "$build" --parallel "$(nproc)" ${MEMPLAN_BUILD_TARGET:+--target "$MEMPLAN_BUILD_TARGET"} >&2
