@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <optional>
 
-#include "builtin_tables.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
 #include "memplan/io/checkpoint_model.hpp"
@@ -20,25 +19,6 @@ ModelEntry load_model_file(const std::string& path) {
   const std::filesystem::path file(path);
   const bool yaml = file.extension() == ".yaml" || file.extension() == ".yml";
   return parse_model_yaml(text, path, (yaml ? file.stem() : file.filename()).string());
-}
-
-std::vector<std::string> builtin_model_names() {
-  std::vector<std::string> names;
-  for (const detail::BuiltinModel& m : detail::builtin_model_table()) names.emplace_back(m.name);
-  return names;
-}
-
-ModelEntry load_builtin_model(std::string_view name) {
-  const std::span<const detail::BuiltinModel> table = detail::builtin_model_table();
-  const auto it = std::lower_bound(table.begin(), table.end(), name,
-                                   [](const detail::BuiltinModel& m, std::string_view n) { return m.name < n; });
-  if (it != table.end() && it->name == name) return it->make();
-  const std::vector<std::string> close = closest_names(name, builtin_model_names());
-  throw Error(ErrorKind::invalid_input,
-              "unknown model '" + printable(name) + "'" +
-                  (close.empty() ? std::string() : "; closest built-in models: " + quoted_list(close)) +
-                  " (memplan models lists them all; a path to a .yaml file works too)",
-              "model");
 }
 
 ModelEntry find_model(std::string_view name_or_path, const std::function<void(const std::string&)>& progress,

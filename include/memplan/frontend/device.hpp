@@ -2,6 +2,7 @@
 // name of the GPU table (with the user's own file), a bare capacity, or the probed GPU.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,13 @@ std::vector<GpuSpec> known_gpus();
 // layout's `gpus` from the table; the largest GPU of the table for the full-curvature
 // analyses. Throws Error(invalid_input, key "gpu" or "gpus") naming the closest GPUs.
 DeviceChoice choose_device(const DeviceArgs& args, const PlanSettings& settings);
+
+// The part of choose_device that needs no machine: `gpu` as a GPU of `load_table()` or a
+// capacity (unless `d` already holds a probed GPU), the layout's `gpus`, the largest GPU
+// for the full-curvature analyses. `load_table` is called once, and only when a GPU is
+// looked up. Throws as choose_device.
+void choose_from_table(DeviceChoice& d, const DeviceArgs& args, const PlanSettings& settings,
+                       const std::function<std::vector<GpuSpec>()>& load_table);
 
 // Throws Error(invalid_input, key "gpu") when `device` is a bare capacity: `command` needs a
 // GPU's capability (precisions to choose) or speed, which a size does not have.
