@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <locale>
 #include <numeric>
+#include <sstream>
 
 namespace memplan {
 
@@ -101,6 +103,35 @@ std::string shape_text(const std::vector<std::uint64_t>& shape) {
   std::string out = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
   return out + "]";
+}
+
+namespace {
+
+// A string stream in the classic locale formats as printf does in the C locale.
+std::string stream_text(double value, int digits, std::ios_base::fmtflags floatfield) {
+  std::ostringstream out;
+  out.imbue(std::locale::classic());
+  out.setf(floatfield, std::ios_base::floatfield);
+  out.precision(digits);
+  out << value;
+  return out.str();
+}
+
+}  // namespace
+
+std::string fixed_text(double value, int digits) { return stream_text(value, digits, std::ios_base::fixed); }
+std::string scientific_text(double value, int digits) { return stream_text(value, digits, std::ios_base::scientific); }
+std::string general_text(double value, int digits) { return stream_text(value, digits, {}); }
+
+std::string shortest_text(double value) {
+  for (int digits = 1; digits < 17; ++digits) {
+    std::string text = general_text(value, digits);
+    std::istringstream in(text);
+    in.imbue(std::locale::classic());
+    double back = 0;
+    if (in >> back && back == value) return text;
+  }
+  return general_text(value, 17);  // 17 significant digits read back as any double
 }
 
 }  // namespace memplan

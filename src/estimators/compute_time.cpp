@@ -1,11 +1,10 @@
 #include "memplan/estimators/compute_time.hpp"
 
 #include <algorithm>
-#include <array>
-#include <charconv>
 
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
+#include "memplan/core/text.hpp"
 
 namespace memplan {
 
@@ -20,10 +19,7 @@ std::optional<double> listed(const GpuSpec& gpu, Format format) {
 
 // A number with `digits` significant digits in plain or scientific notation (no I/O).
 std::string number_text(double value, int digits, bool scientific) {
-  std::array<char, 64> buffer{};
-  const auto format = scientific ? std::chars_format::scientific : std::chars_format::general;
-  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value, format, digits);
-  return std::string(buffer.data(), result.ptr);
+  return scientific ? scientific_text(value, digits) : general_text(value, digits);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "memplan/estimators/curvature.hpp"
 
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -18,12 +17,7 @@ namespace {
 
 __extension__ using Wide = unsigned __int128;
 
-std::string fixed(long double value, int digits) {
-  std::array<char, 64> buffer{};
-  const auto r = std::to_chars(buffer.data(), buffer.data() + buffer.size(), static_cast<double>(value),
-                               std::chars_format::fixed, digits);
-  return std::string(buffer.data(), r.ptr);
-}
+std::string fixed(long double value, int digits) { return fixed_text(static_cast<double>(value), digits); }
 
 }  // namespace
 

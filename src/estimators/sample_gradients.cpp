@@ -1,7 +1,5 @@
 #include "memplan/estimators/sample_gradients.hpp"
 
-#include <array>
-#include <charconv>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -9,17 +7,14 @@
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/core/rows.hpp"
+#include "memplan/core/text.hpp"
 #include "memplan/estimators/training.hpp"
 
 namespace memplan {
 
 namespace {
 
-std::string decimal(double v) {
-  std::array<char, 32> buffer{};
-  const auto r = std::to_chars(buffer.data(), buffer.data() + buffer.size(), v, std::chars_format::general, 4);
-  return std::string(buffer.data(), r.ptr);
-}
+std::string decimal(double v) { return general_text(v, 4); }
 
 void check_layers(const ModelSpec& spec, const std::vector<std::uint64_t>& layers) {
   for (const std::uint64_t l : layers) {

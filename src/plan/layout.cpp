@@ -1,8 +1,6 @@
 #include "memplan/plan/layout.hpp"
 
 #include <algorithm>
-#include <array>
-#include <charconv>
 #include <utility>
 
 #include "memplan/core/error.hpp"
@@ -18,13 +16,6 @@ namespace memplan {
 namespace {
 
 std::string s(std::uint64_t v) { return std::to_string(v); }
-
-// Returns the shortest text that reads back as `v`: 0.9, 0.85.
-std::string fraction_text(double v) {
-  std::array<char, 32> buffer{};
-  const auto r = std::to_chars(buffer.data(), buffer.data() + buffer.size(), v);
-  return std::string(buffer.data(), r.ptr);
-}
 
 Item row(std::string name, Bytes bytes, std::string formula, std::string note = {}) {
   return {std::move(name), bytes, std::move(formula), std::nullopt, std::move(note), {}};
@@ -217,7 +208,7 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
                 group_digits(cap.blocks) + " blocks x " + group_digits(block_bytes.count()) + " B (" +
                     s(so.block_size) + " tokens x 2 x " + s(ss.n_layers) + " layers x " + s(ss.n_kv_heads) +
                     " kv_heads x " + s(ss.d_head) + " d_head at " + to_string(kv_dtype) + "); blocks = floor((ceil(" +
-                    fraction_text(so.gpu_memory_utilization) + " x " + group_digits(gpu.memory.count()) + ") - " +
+                    shortest_text(so.gpu_memory_utilization) + " x " + group_digits(gpu.memory.count()) + ") - " +
                     group_digits(non_kv.count()) + ") / " + group_digits(block_bytes.count()) + ")",
                 group_digits(cap.tokens) + " tokens: " + group_digits(cap.full_sequences) + " sequences of " +
                     group_digits(max_len));
@@ -234,7 +225,7 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   out.tensor = t;
   out.world_size = t;
   out.description = "vLLM, tensor_parallel_size " + s(t) + " on " + s(t) + " x " + gpu.name +
-                    ", gpu_memory_utilization " + fraction_text(so.gpu_memory_utilization) + ", max_model_len " +
+                    ", gpu_memory_utilization " + shortest_text(so.gpu_memory_utilization) + ", max_model_len " +
                     group_digits(max_len) + ", max_num_seqs " + group_digits(so.max_num_seqs);
   out.devices.push_back(std::move(d));
   out.serving = cap;

@@ -36,4 +36,14 @@ std::string lowered(std::string_view text);
 // Returns a tensor's shape as "[4096, 11008]".
 std::string shape_text(const std::vector<std::uint64_t>& shape);
 
+// `value` as printf's %.*f, %.*e and %.*g write it in the C locale ("0.85", "1.2e+14",
+// "3.142"), whatever the global locale. Not std::to_chars: the libc++ of the WebAssembly
+// build (web/) has no floating-point to_chars.
+std::string fixed_text(double value, int digits);
+std::string scientific_text(double value, int digits);
+std::string general_text(double value, int digits);
+
+// The shortest general_text that reads back as `value`: 0.9, 0.85.
+std::string shortest_text(double value);
+
 }  // namespace memplan

@@ -32,5 +32,23 @@ TEST(Text, LongNamesAreRuledOutByLength) {
   EXPECT_TRUE(closest_names("n_headssss", {"d_mod"}).empty());  // 5 apart by length alone, 3 allowed
 }
 
+// printf's conversions, written out by hand.
+TEST(Text, DecimalsAsPrintfWritesThem) {
+  EXPECT_EQ(fixed_text(3.14159, 2), "3.14");
+  EXPECT_EQ(fixed_text(2.5e6, 1), "2500000.0");
+  EXPECT_EQ(scientific_text(123456789.0, 2), "1.23e+08");
+  EXPECT_EQ(scientific_text(0.00042, 1), "4.2e-04");
+  EXPECT_EQ(general_text(2.0 / 3.0, 4), "0.6667");
+  EXPECT_EQ(general_text(1234567.0, 4), "1.235e+06");
+  EXPECT_EQ(general_text(12.5, 4), "12.5");
+}
+
+TEST(Text, ShortestDecimalReadsBack) {
+  EXPECT_EQ(shortest_text(0.85), "0.85");
+  EXPECT_EQ(shortest_text(0.9), "0.9");
+  EXPECT_EQ(shortest_text(1e20), "1e+20");
+  EXPECT_EQ(shortest_text(0.1 + 0.2), "0.30000000000000004");  // 0.3 is another double
+}
+
 }  // namespace text_test
 }  // namespace memplan
