@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 packages=(cmake ninja-build make g++ pkg-config libyaml-cpp-dev libfmt-dev libspdlog-dev libcli11-dev
           libeigen3-dev nlohmann-json3-dev libcurl4-openssl-dev libgtest-dev libgmock-dev libbenchmark-dev python3-jsonschema
           python3-dev pybind11-dev python3-pytest  # the Python module (python/) and its tests
+          emscripten chromium chromium-driver python3-selenium  # the web calculator (web/) and its browser test
           clang-format clang-tidy)  # clang-format and clang-tidy (14 on Debian 12): scripts/lint
 read -r -a extra <<< "${MEMPLAN_EXTRA_PACKAGES:-}"
 packages+=("${extra[@]}")
