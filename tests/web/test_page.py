@@ -11,11 +11,18 @@ import subprocess
 import time
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
-from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select
+
+pytest.importorskip("selenium", reason="python3-selenium is not installed (scripts/setup.sh installs it)")
+for program in ("/usr/bin/chromium", "/usr/bin/chromedriver"):
+    if not os.access(program, os.X_OK):
+        pytest.skip(f"{program} is not installed (Debian's chromium and chromium-driver; scripts/setup.sh "
+                    "installs them)", allow_module_level=True)
+
+from selenium import webdriver  # noqa: E402  (after the skips above)
+from selenium.webdriver.chrome.options import Options  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import Select  # noqa: E402
 
 SITE = pathlib.Path(os.environ["MEMPLAN_WEB_SITE"])
 CLI = os.environ["MEMPLAN_CLI"]
