@@ -123,15 +123,15 @@ RecommendReport recommend_report(const ModelEntry& model, const std::string& mod
   return report;
 }
 
-HooksReport hooks_report(const ModelEntry& model, const HooksRequest& a) {
+HooksReport hooks_report(const ModelEntry& model, const HooksRequest& request) {
   ActivationCacheOptions o;
-  o.batch = a.batch;
-  o.seq = a.seq ? a.seq : std::min<std::uint64_t>(2048, model.spec.max_seq_len);
-  o.precision = parse_precision(a.precision);
-  o.filter = a.filter;
-  if (!a.layers.empty()) o.layers = parse_layer_selection(a.layers);
-  o.pos_slice = a.pos_slice;
-  o.remove_batch_dim = a.remove_batch_dim;
+  o.batch = request.batch;
+  o.seq = request.seq ? request.seq : std::min<std::uint64_t>(2048, model.spec.max_seq_len);
+  o.precision = parse_precision(request.precision);
+  o.filter = request.filter;
+  if (!request.layers.empty()) o.layers = parse_layer_selection(request.layers);
+  o.pos_slice = request.pos_slice;
+  o.remove_batch_dim = request.remove_batch_dim;
   const Breakdown selected = estimate_activation_cache(model.spec, o);
 
   HooksReport r;
@@ -142,7 +142,7 @@ HooksReport hooks_report(const ModelEntry& model, const HooksRequest& a) {
   std::map<std::string, std::size_t> row_of_kind;
   for (const Hook& h : selected_hooks(model.spec, o)) {
     const Bytes bytes = hook_bytes(h, o);
-    const std::string key = a.all ? h.name : h.kind;
+    const std::string key = request.all ? h.name : h.kind;
     auto [it, fresh] = row_of_kind.emplace(key, r.rows.size());
     if (fresh) r.rows.push_back({key, 0, hook_shape_text(h, o), bytes, Bytes(0)});
     HookRow& row = r.rows[it->second];
@@ -157,10 +157,10 @@ HooksReport hooks_report(const ModelEntry& model, const HooksRequest& a) {
   return r;
 }
 
-SweepReport sweep_report(const SweepRequest& a, const PlanSettings& settings, const std::function<void()>& step) {
+SweepReport sweep_report(const SweepRequest& request, const PlanSettings& settings, const std::function<void()>& step) {
   std::vector<ModelSpec> models;
   SweepReport report;
-  for (const ModelEntry& entry : a.models) {
+  for (const ModelEntry& entry : request.models) {
     models.push_back(entry.spec);
     report.models.push_back(models.back().name);
     for (const std::string& w : models.back().import_warnings) report.notes.push_back(models.back().name + ": " + w);
@@ -168,9 +168,9 @@ SweepReport sweep_report(const SweepRequest& a, const PlanSettings& settings, co
 
   SweepAxes axes;
   axes.workloads.clear();
-  for (const std::string& w : a.workloads) axes.workloads.push_back(parse_workload_kind(w));
-  axes.batches = axis_counts(a.batches, "batch_size");
-  axes.seqs = axis_counts(a.seqs, "seq_len");
+  for (const std::string& w : request.workloads) axes.workloads.push_back(parse_workload_kind(w));
+  axes.batches = axis_counts(request.batches, "batch_size");
+  axes.seqs = axis_counts(request.seqs, "seq_len");
   if (axes.seqs.empty()) {
     std::uint64_t shortest = 2048;
     for (const ModelSpec& m : models) shortest = std::min(shortest, m.max_seq_len);
@@ -181,7 +181,7 @@ SweepReport sweep_report(const SweepRequest& a, const PlanSettings& settings, co
   for (const WorkloadKind kind : axes.workloads) kinds |= workload_bit(kind);
   PlanSettings base_settings = settings;
   base_settings.workload.kind = axes.workloads.front();
-  const DeviceArgs device{a.gpu};
+  const DeviceArgs device{request.gpu};
   DeviceChoice choice = choose_device(device, base_settings);
   require_named_gpu(choice, "sweep");
   for (const WorkloadKind kind : axes.workloads) {
@@ -194,7 +194,7 @@ SweepReport sweep_report(const SweepRequest& a, const PlanSettings& settings, co
   const std::string& policy = settings.policy;
   // Each requested precision resolved once: for the GPU, or auto as bf16 without one.
   axes.precisions.clear();
-  for (const std::string& p : a.precisions) {
+  for (const std::string& p : request.precisions) {
     axes.named.push_back(p != "auto");
     if (gpu) {
       ResolveRequest q;
@@ -219,15 +219,15 @@ SweepReport sweep_report(const SweepRequest& a, const PlanSettings& settings, co
   report.axes = axes;
   report.device = gpu;
   report.threshold = plan.threshold;
-  report.smallest_gpu = a.smallest_gpu;
-  const std::vector<GpuSpec> table = a.smallest_gpu ? known_gpus() : std::vector<GpuSpec>{};
+  report.smallest_gpu = request.smallest_gpu;
+  const std::vector<GpuSpec> table = request.smallest_gpu ? known_gpus() : std::vector<GpuSpec>{};
   bool any = false;
   std::vector<SweepRow> rows = run_sweep(models, base, axes, plan.budget, plan.threshold, [&] {
     if (step) step();
   });
   for (SweepRow& row : rows) {
     SweepReportRow out;
-    if (a.smallest_gpu && row.total) {
+    if (request.smallest_gpu && row.total) {
       // The point's precision on each GPU of the table (bf16 runs as fp16 where bf16 does not).
       const Workload w = workload_at(base, row.point, axes);
       for (GpuOption& g :
