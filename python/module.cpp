@@ -28,6 +28,8 @@ PyObject* internal_error = nullptr;
 std::string render_for_python(std::string_view text) {
   return render_option_refs(text, [](std::string_view key) -> std::optional<std::string> {
     if (key == "kind") return std::string("workload");
+    if (key == "as") return std::string("as_model_type");
+    if (key == "gpu" || key == "probe" || key == "cpu" || key == "vary") return std::string(key);
     if (const OptionDef* o = find_option(key)) return std::string(o->flag);
     return std::nullopt;
   });
@@ -157,7 +159,8 @@ void define_module(py::module_& m) {
       .def(py::init<>())
       .def_readwrite("gpu", &DeviceArgs::gpu)
       .def_readwrite("probe", &DeviceArgs::probe)
-      .def_readwrite("no_calibration", &DeviceArgs::no_calibration);
+      .def_readwrite("no_calibration", &DeviceArgs::no_calibration)
+      .def_readwrite("cpu", &DeviceArgs::cpu);
   py::class_<HooksRequest>(m, "HooksRequest")
       .def(py::init<>())
       .def_readwrite("batch", &HooksRequest::batch)

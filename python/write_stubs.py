@@ -10,7 +10,7 @@ sys.path.insert(0, os.path.dirname(package_dir))
 from memplan import _memplan  # noqa: E402  (the extension just built)
 
 TYPES = {"flag": "bool", "count": "int", "number": "float", "text": "str", "list": "str | Sequence[str | int]"}
-OWN = {"model", "workload", "gpu", "probe", "no_calibration", "as_model_type"}
+OWN = {"model", "workload", "gpu", "probe", "no_calibration", "cpu", "as_model_type"}
 table = [o for o in _memplan.option_table()]
 
 
@@ -85,6 +85,7 @@ def estimate(
     gpu: str | None = ...,
     probe: bool = ...,
     no_calibration: bool = ...,
+    cpu: bool | str = ...,
     as_model_type: str | None = ...,
 {option_params()}) -> Estimate: ...
 

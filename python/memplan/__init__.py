@@ -209,31 +209,36 @@ def _options(given: Mapping[str, Any], own: Iterable[str] = ()) -> list[tuple[st
     return out
 
 
-def _device(gpu: str | None, probe: bool = False, no_calibration: bool = False) -> Any:
+def _device(gpu: str | None, probe: bool = False, no_calibration: bool = False, cpu: bool | str = False) -> Any:
     d = _memplan.DeviceArgs()
     d.gpu = gpu or ""
     d.probe = probe
     d.no_calibration = no_calibration
+    if not isinstance(cpu, (bool, str)):
+        raise InputError(f"cpu={cpu!r}: True (the RAM available now) or a size such as '64GiB'")
+    d.cpu = "host" if cpu is True else cpu or ""
     return d
 
 
-_OWN = ("model", "workload", "gpu", "probe", "no_calibration", "as_model_type")
+_OWN = ("model", "workload", "gpu", "probe", "no_calibration", "cpu", "as_model_type")
 
 
 def estimate(model: Any = "llama-2-7b", workload: str | None = None, *, gpu: str | None = None, probe: bool = False,
-             no_calibration: bool = False, as_model_type: str | None = None, **options: Any) -> Estimate:
+             no_calibration: bool = False, cpu: bool | str = False, as_model_type: str | None = None,
+             **options: Any) -> Estimate:
     """The memory a workload needs on a model, and where it goes (``memplan estimate``).
 
     workload: weights, inference (default), generation, extraction, streaming_extraction,
     training, sae and the analyses. gpu: a GPU of ``memplan.gpus()`` or a capacity such as
     "24GiB"; the verdict says whether the plan fits. probe: plan for this machine's first GPU.
-    as_model_type: read a config of an unknown model_type as this one. Other keyword
+    cpu: plan for this machine's CPU instead (True: against the RAM available now; or a size
+    such as "64GiB"): fp32 by default, no CUDA context or caching allocator. as_model_type: read a config of an unknown model_type as this one. Other keyword
     arguments are plan options (``memplan.options()``).
     """
     if workload is not None:
         options = {"workload": workload, **options}
     name, text = _model(model)
-    return Estimate(_memplan.estimate(name, text, as_model_type or "", _device(gpu, probe, no_calibration),
+    return Estimate(_memplan.estimate(name, text, as_model_type or "", _device(gpu, probe, no_calibration, cpu),
                                       _options(options, _OWN)))
 
 

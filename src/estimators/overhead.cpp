@@ -58,6 +58,7 @@ OverheadBytes overhead_bytes(const OverheadOptions& o, const std::vector<TensorR
   Bytes allocated;
   for (const TensorRun& t : persistent)
     allocated = allocated.plus(Bytes(t.bytes).times(t.count, "allocated bytes"), "allocated bytes");
+  if (o.host) return {Bytes(0), Bytes(0), Bytes(0), fraction_of(transient, o.fragmentation)};
   const Bytes reserved = allocator_reserved(persistent);
   return {o.cuda_context, o.cublas_workspace.value_or(default_workspace), Bytes(reserved.count() - allocated.count()),
           fraction_of(transient, o.fragmentation)};
@@ -107,6 +108,7 @@ Breakdown estimate_overhead(const OverheadOptions& o, const std::vector<TensorRu
   fragmentation.high = fraction_of(transient, o.fragmentation_high);
 
   overhead.detail = {context, workspace, rounding, fragmentation};
+  if (o.host) overhead.detail = {fragmentation};
   Bytes low, high;
   for (const Item& row : overhead.detail) {
     low = low.plus(row.low.value_or(row.bytes), "overhead low end");
@@ -115,7 +117,8 @@ Breakdown estimate_overhead(const OverheadOptions& o, const std::vector<TensorRu
   overhead.bytes = bytes.total();
   overhead.low = low;
   overhead.high = high;
-  overhead.formula = "cuda_context + cublas_workspace + allocator_rounding + fragmentation";
+  overhead.formula = o.host ? "fragmentation (on the CPU: no CUDA context, cuBLAS workspace or caching allocator)"
+                            : "cuda_context + cublas_workspace + allocator_rounding + fragmentation";
   return Breakdown{{overhead}};
 }
 

@@ -47,7 +47,7 @@ std::string render_for_cli(std::string_view text) {
     if (key == "kind") return std::string("-w");
     if (const OptionDef* o = find_option(key)) return flag_of(*o);
     // The command-line options outside the table.
-    for (const char* cli_only : {"gpu", "vary", "budget", "format", "units", "explain", "probe", "as"}) {
+    for (const char* cli_only : {"gpu", "vary", "budget", "format", "units", "explain", "probe", "cpu", "as"}) {
       if (key == cli_only) return "--" + std::string(key);
     }
     return std::nullopt;

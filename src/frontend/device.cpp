@@ -1,5 +1,6 @@
 #include "memplan/frontend/device.hpp"
 
+#include <cctype>
 #include <cstdlib>
 #include <optional>
 
@@ -7,6 +8,7 @@
 #include "memplan/core/text.hpp"
 #include "memplan/io/gpu_table.hpp"
 #include "memplan/kernels/calibration.hpp"
+#include "memplan/probe/host.hpp"
 #include "memplan/probe/probe.hpp"
 
 namespace memplan {
@@ -45,6 +47,32 @@ std::vector<GpuSpec> known_gpus() {
 
 DeviceChoice choose_device(const DeviceArgs& args, const PlanSettings& settings) {
   DeviceChoice d;
+  if (!args.cpu.empty()) {
+    if (!args.gpu.empty() || args.probe) {
+      throw Error(ErrorKind::invalid_input,
+                  "`cpu` plans for the host instead of a GPU: give `gpu` or `probe`, not both", "cpu");
+    }
+    d.cpu = true;
+    if (args.cpu != "host") {
+      if (std::isdigit(static_cast<unsigned char>(args.cpu.front())) == 0) {
+        throw Error(ErrorKind::invalid_input,
+                    "`cpu` takes a size with its unit (64GiB), not '" + printable(args.cpu) +
+                        "'; a model goes before the options",
+                    "cpu");
+      }
+      d.budget = parse_size(args.cpu);
+    } else {
+      const HostInfo host = read_host();
+      std::optional<Bytes> room = host.ram_available;
+      if (host.memory_limit && (!room || *host.memory_limit < *room)) room = host.memory_limit;
+      if (room) {
+        d.budget = room;
+      } else {
+        d.warnings.emplace_back(
+            "`cpu`: the host's available RAM could not be read; no verdict (give a size: `cpu` 64GiB)");
+      }
+    }
+  }
   if (args.probe) {
     const ProbeResult probed = probe();
     if (const ProbedDevice* device = first_device(probed)) {

@@ -181,7 +181,8 @@ SweepReport sweep_report(const SweepRequest& request, const PlanSettings& settin
   for (const WorkloadKind kind : axes.workloads) kinds |= workload_bit(kind);
   PlanSettings base_settings = settings;
   base_settings.workload.kind = axes.workloads.front();
-  const DeviceArgs device{request.gpu};
+  DeviceArgs device;
+  device.gpu = request.gpu;
   DeviceChoice choice = choose_device(device, base_settings);
   require_named_gpu(choice, "sweep");
   for (const WorkloadKind kind : axes.workloads) {

@@ -171,12 +171,26 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
     }
   }
 
-  // The precision the job runs in.
-  if (resolve_for) {
+  if (d.cpu) {
+    if (layout) throw_invalid_input("cpu", "`cpu` plans one process on the host; multi-GPU layouts need GPUs");
+    if (s.was_given("cuda_context")) {
+      throw_invalid_input("cuda_context", "`cuda_context` sizes a GPU's; a plan for the CPU has none");
+    }
+    w.overhead.host = true;
+  }
+
+  // The precision the job runs in: resolved for the CPU or the GPU when there is one.
+  std::optional<DeviceCapability> capability;
+  if (d.cpu) {
+    capability = cpu_device();
+  } else if (resolve_for) {
+    capability = device_capability(*resolve_for);
+  }
+  if (capability) {
     ResolveRequest request;
     request.precision = s.precision;
     request.policy = s.policy;
-    request.device = device_capability(*resolve_for);
+    request.device = *capability;
     const Resolution resolution = resolve_precision(request);
     w.weights.precision = resolution.precision;
     plan.warnings.insert(plan.warnings.end(), resolution.warnings.begin(), resolution.warnings.end());
@@ -203,6 +217,7 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
                             "'s context of " + std::to_string(model.max_seq_len));
   }
   plan.device = d.gpu;
+  plan.cpu = d.cpu;
   if (d.budget) {
     plan.budget = d.budget;
   } else if (d.gpu) {

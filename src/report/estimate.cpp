@@ -224,7 +224,10 @@ void table(const EstimateReport& r, const PrintOptions& options, std::ostream& o
     }
   }
 
-  if (b.find("overhead") != nullptr) {
+  if (b.find("overhead") != nullptr && r.plan.cpu) {
+    out << fmt::format("\nallocated  {} of tensors; {} with the allocator's margin (on the CPU: no CUDA context)\n",
+                       format_bytes(b.allocated(), u), format_bytes(total, u));
+  } else if (b.find("overhead") != nullptr) {
     out << fmt::format(
         "\nallocated  {} of tensors; reserved {} by the caching allocator; {} with the CUDA context and workspaces\n",
         format_bytes(b.allocated(), u), format_bytes(b.reserved(), u), format_bytes(total, u));
@@ -235,6 +238,9 @@ void table(const EstimateReport& r, const PrintOptions& options, std::ostream& o
     const Bytes capacity = *r.plan.budget;  // what the verdict was judged against
     if (device) {
       out << fmt::format("\ndevice     {} ({}): {} of {} ", device->name, device->display, format_bytes(total, u),
+                         format_bytes(capacity, u));
+    } else if (r.plan.cpu) {
+      out << fmt::format("\ndevice     cpu (this machine's RAM): {} of {} ", format_bytes(total, u),
                          format_bytes(capacity, u));
     } else {
       out << fmt::format("\nbudget     {} (a bare capacity, no GPU's capability or speed): {} of {} ",
@@ -275,6 +281,9 @@ void json(const EstimateReport& r, std::ostream& out) {
   detail::add_peak_json(j, r.estimate.breakdown);
   if (const std::optional<GpuSpec>& device = r.plan.device) {
     j["device"] = {{"name", device->name}, {"memory_bytes", device->memory.count()}};
+  } else if (r.plan.cpu) {
+    j["device"] = {{"name", "cpu"}};
+    if (r.plan.budget) j["device"]["memory_bytes"] = r.plan.budget->count();
   } else if (r.plan.budget) {
     j["budget_bytes"] = r.plan.budget->count();  // --gpu 24GiB: a capacity, no GPU
   }

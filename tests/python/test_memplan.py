@@ -59,6 +59,18 @@ def test_verdict_against_a_gpu_and_a_capacity():
     assert memplan.estimate("gpt2").verdict is None
 
 
+def test_the_cpu_as_a_target():
+    # GPT-2 on the CPU: fp32 by default, 124,439,808 x 4 bytes of weights, no CUDA context.
+    plan = memplan.estimate("gpt2", cpu="8GiB")
+    assert plan.to_dict()["device"] == {"name": "cpu", "memory_bytes": 8 * 2**30}
+    assert next(c for c in plan.components if c.name == "weights").bytes == 124_439_808 * 4
+    overhead = next(c for c in plan.components if c.name == "overhead")
+    assert [c.name for c in overhead.children] == ["fragmentation"]
+    assert plan.fits is True
+    with pytest.raises(memplan.InputError, match="cpu plans for the host instead of a GPU"):
+        memplan.estimate("gpt2", cpu=True, gpu="tesla-t4")
+
+
 def test_a_config_dict_is_a_model():
     # Mistral-7B-v0.1's config.json: 7,241,732,096 parameters (keras-hub mistral_presets.py).
     config = json.loads((DATA / "hf" / "mistral-7b-v0.1" / "config.json").read_text())

@@ -90,6 +90,12 @@ void add_device_options(CLI::App& cmd, DeviceArgs& args, bool gpu_required, bool
                "Plan for the first GPU this machine has, against its free memory; the overhead uses\n"
                "this GPU's 'memplan calibrate' figures when they are cached");
   cmd.add_flag("--no-calibration", args.no_calibration, "With --probe: ignore cached calibration figures");
+  cmd.add_option("--cpu", args.cpu,
+                 "Plan for this machine's CPU instead of a GPU: fp32 by default, no CUDA context or caching\n"
+                 "allocator, held against the RAM available now, or a size (--cpu=64GiB)")
+      ->expected(0, 1)
+      ->default_str("host")
+      ->type_name("[=SIZE]");
 }
 
 }  // namespace memplan::cli

@@ -37,6 +37,7 @@ struct OverheadOptions {
   double fragmentation = 0.10;            // margin on transient tensors (the forward pass's working set)
   double fragmentation_low = 0.0;
   double fragmentation_high = 0.25;
+  bool host = false;  // a job on the CPU: no CUDA context, cuBLAS workspace or caching allocator
 };
 
 // The overhead's four rows as bytes, without the breakdown's text.
@@ -54,7 +55,8 @@ OverheadBytes overhead_bytes(const OverheadOptions& options, const std::vector<T
 
 // Returns a Breakdown with one component, "overhead", whose rows are cuda_context,
 // cublas_workspace, allocator_rounding (reserved - allocated for `persistent`), and
-// fragmentation (a fraction of `transient`). Throws Error(invalid_input) for a fraction
+// fragmentation (a fraction of `transient`); for a `host` job only fragmentation (malloc
+// leaves gaps too). Throws Error(invalid_input) for a fraction
 // outside 0..1 and Error(overflow).
 Breakdown estimate_overhead(const OverheadOptions& options, const std::vector<TensorRun>& persistent, Bytes transient);
 

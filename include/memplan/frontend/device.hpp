@@ -17,13 +17,17 @@ struct DeviceArgs {
   std::string gpu;  // a GPU of the table, or a capacity with its unit ("24GiB"); empty: none
   bool probe = false;
   bool no_calibration = false;
+  // The host CPU instead of a GPU: "host" (its available RAM now is the budget) or the budget
+  // as a size ("64GiB"); empty: not the CPU.
+  std::string cpu;
 };
 
 // The GPU table front-ends plan with: the built-in GPUs and, when the environment variable
 // MEMPLAN_GPU_FILE names a file in configs/gpus.yaml's format, the user's own.
 std::vector<GpuSpec> known_gpus();
 
-// Returns the device `args` choose: `probe` (the first GPU, its free memory, cached
+// Returns the device `args` choose: `cpu` (the host, its available RAM or the size given:
+// the smaller of MemAvailable and a container's memory limit), `probe` (the first GPU, its free memory, cached
 // calibration figures), else `gpu` from the table (known_gpus) or, when it is a bare
 // capacity ("32GiB", "80GB"), that many bytes as the budget with no GPU's capability; the
 // layout's `gpus` from the table; the largest GPU of the table for the full-curvature

@@ -25,6 +25,7 @@ namespace memplan {
 // Where the plan runs, as the front-end found it (the GPU table and the probe are I/O).
 struct DeviceChoice {
   std::optional<GpuSpec> gpu;              // the GPU named, a plan's budget GPU, or the probed one
+  bool cpu = false;                        // the host CPU instead of a GPU (budget: its RAM, when known)
   bool probed = false;                     // gpu came from the probe: its memory is what is free now
   std::vector<GpuSpec> gpus;               // the `gpus` list of a device_map layout, in order
   std::optional<Bytes> budget;             // a budget in bytes instead of the GPU's memory (plan files)
@@ -39,6 +40,7 @@ struct Plan {
   std::string precision_requested;      // as asked: auto or a name
   std::string precision_note;           // why auto chose what it chose (empty for a named precision)
   std::optional<GpuSpec> device;        // the GPU the verdict and time are for
+  bool cpu = false;                     // planned for the host CPU: no GPU, no CUDA overheads
   std::optional<LayoutOptions> layout;  // set when a multi-GPU layout was asked for
   std::optional<Bytes> budget;          // the device's memory (or the budget given): what must hold the plan
   double threshold = 0.85;              // the budget share a plan may use before its verdict warns

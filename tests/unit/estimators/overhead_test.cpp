@@ -37,6 +37,18 @@ TEST(Overhead, RowsAndDefaults) {
   EXPECT_EQ(estimate_overhead(o, {}, Bytes(0)).components.front().detail[1].bytes.count(), 8 * (4ULL << 20));
 }
 
+TEST(Overhead, OnTheCpuOnlyTheFragmentationMargin) {
+  OverheadOptions o;
+  o.host = true;
+  const Breakdown b = estimate_overhead(o, {{1000, 1}}, Bytes(1000));
+  testing::expect_consistent(b);
+  const Item& overhead = b.components.front();
+  ASSERT_EQ(overhead.detail.size(), 1U);
+  EXPECT_EQ(overhead.detail[0].name, "fragmentation");
+  EXPECT_EQ(overhead.bytes.count(), 100U);  // 10% of 1000; no context, workspace or allocator rounding
+  EXPECT_EQ(overhead_bytes(o, {{1000, 1}}, Bytes(1000)).total().count(), 100U);
+}
+
 TEST(Overhead, RejectsAFractionOutsideZeroToOne) {
   OverheadOptions o;
   o.fragmentation = 1.5;

@@ -162,6 +162,21 @@ TEST(Bind, ResolvesThePrecisionForTheDeviceAndSetsItsBudget) {
   EXPECT_FALSE(plan.precision_note.empty());
 }
 
+TEST(Bind, TheCpuRunsFp32WithoutCudaOverheads) {
+  DeviceChoice cpu;
+  cpu.cpu = true;
+  cpu.budget = Bytes{64ULL << 30};
+  const Plan plan = bind(llama2_7b(), PlanSettings{}, cpu);
+  EXPECT_EQ(plan.workload.weights.precision, precisions::fp32);  // auto on a CPU: fp32 is the one native kernel
+  EXPECT_TRUE(plan.workload.overhead.host);
+  EXPECT_TRUE(plan.cpu);
+  EXPECT_FALSE(plan.device.has_value());
+  EXPECT_EQ(plan.budget, Bytes{64ULL << 30});
+  PlanSettings layout;
+  set_option(layout, *find_option("tp"), {"2"});
+  EXPECT_THROW(bind(llama2_7b(), layout, cpu), Error);
+}
+
 TEST(Verdict, ThreeStatesAroundTheThresholdAndTheBudget) {
   const Bytes budget{1'000'000};
   // floor(1,000,000 x 0.85) = 850,000.
