@@ -91,6 +91,25 @@ def test_flags_and_lists():
     assert listed.total_bytes < memplan.estimate("gpt2", "extraction", seq=128).total_bytes
 
 
+def test_zero_states_are_deepspeeds_plus_the_reduce_bucket():
+    # DeepSpeed's estimate_zero2/3_model_states_mem_needs (deepspeed/runtime/zero/stage_1_and_2.py,
+    # stage3.py), one node of N GPUs, written out here; docs/accuracy.md explains each difference.
+    P, L, N = 6_738_415_616, 131_072_000, 8  # Llama-2-7b; its largest module: 32,000 x 4,096
+    bucket = 500_000_000 * 2  # reduce_bucket_size elements of bf16 gradients, which DeepSpeed leaves out
+    cases = [
+        (["2"], [], 2 * P + int(18 * P / N), bucket),
+        (["2"], ["optimizer"], 2 * P, bucket),
+        (["3"], [], 4 * L + int(18 * P / N), bucket - 2 * P // N),  # memplan's backward peak holds 16 B per P / N
+        (["3"], ["optimizer"], 4 * L + int(2 * P / N), bucket),
+        (["3"], ["optimizer", "params"], 4 * L, bucket),
+    ]
+    states = {"weights", "gradients", "master_weights", "optimizer_states", "optimizer_workspace", "gathered_parameters"}
+    for zero, offload, deepspeed, difference in cases:
+        plan = memplan.estimate("llama-2-7b", "training", dp=N, zero=zero[0], offload=offload or None, seq=512)
+        rows = plan.to_dict()["devices"][0]["components"]
+        assert sum(r["bytes"] for r in rows if r["name"] in states) == deepspeed + difference, (zero, offload)
+
+
 # --- errors ------------------------------------------------------------------------------
 
 def test_a_bad_value_is_an_input_error_naming_the_keyword():
