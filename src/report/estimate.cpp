@@ -209,6 +209,10 @@ void table(const EstimateReport& r, const PrintOptions& options, std::ostream& o
   }
   if (!b.alternatives.empty()) {
     out << "\nfor comparison:\n";
+    std::size_t alternative_width = name_width;  // a phase's name can be longer than every row's
+    for (const Alternative& alternative : b.alternatives) {
+      alternative_width = std::max(alternative_width, alternative.item.name.size());
+    }
     for (const Alternative& alternative : b.alternatives) {
       const Item& a = alternative.item;
       const Item* current = b.find(alternative.replaces);
@@ -220,7 +224,8 @@ void table(const EstimateReport& r, const PrintOptions& options, std::ostream& o
                     : fmt::format(" ({} less than this plan's {})",
                                   format_bytes(Bytes(current->bytes.count() - a.bytes.count()), u), current->name);
       }
-      out << fmt::format("  {:<{}}  {:>11}  {}{}\n", a.name, name_width, format_bytes(a.bytes, u), a.note, delta);
+      out << fmt::format("  {:<{}}  {:>11}  {}{}\n", a.name, alternative_width, format_bytes(a.bytes, u), a.note,
+                         delta);
     }
   }
 
