@@ -459,6 +459,7 @@ TensorShard tensor_parallel_shard(const ModelSpec& spec, const TensorShardOption
   // A checkpoint's stored tensors (a .gguf) are not split per rank: a shard is priced from
   // its architecture at the requested precision, as every multi-GPU layout is.
   out.spec.stored_weights.clear();
+  out.spec.stored_layers.reset();
   return out;
 }
 

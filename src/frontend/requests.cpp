@@ -90,8 +90,26 @@ FitReport fit_report(const ModelEntry& model, const PlanSettings& settings, cons
   report.plan = bind(model.spec, settings, choose_device(device, settings));
   const Plan& plan = report.plan;
   const FitKnob knob = choose_fit_knob(std::string(vary), plan.workload);
-  const std::string key = knob == FitKnob::batch ? "batch_size" : knob == FitKnob::seq ? "seq_len" : to_string(knob);
+  const std::string key = knob == FitKnob::batch        ? "batch_size"
+                          : knob == FitKnob::seq        ? "seq_len"
+                          : knob == FitKnob::gpu_layers ? "ngl"
+                                                        : to_string(knob);
   if (const OptionDef* o = find_option(key)) report.option = flag_of(*o);
+  if (plan.layout && plan.layout->llama_cpp) {
+    // llama.cpp's --fit: each GPU keeps a margin of 1 GiB free (--fit-target's default); on
+    // the CPU the plan's threshold applies.
+    constexpr std::uint64_t kFitTarget = 1024ULL * 1024 * 1024;
+    const Bytes budget = plan.budget.value_or(Bytes(0));
+    if (plan.cpu) {
+      report.limit = budget_limit(budget, plan.threshold);
+    } else {
+      report.limit = Bytes(budget.count() > kFitTarget ? budget.count() - kFitTarget : 0);
+      report.limit_rule = "llama.cpp's --fit margin of 1 GiB (--fit-target 1024)";
+    }
+    report.result = fit_llama_cpp(plan.model, plan.workload, *plan.layout, knob, *report.limit);
+    report.given = estimate(plan).verdict;
+    return report;
+  }
   report.result = fit_largest(plan.model, plan.workload, knob, budget_limit(*plan.budget, plan.threshold));
   report.given = estimate_totals(plan).verdict;
   return report;

@@ -56,6 +56,7 @@ ModelEntry checkpoint_model(ModelEntry config, const SafetensorsInventory& inven
     ++groups[{checkpoint_component(t.name), t.dtype, t.elements, t.bytes}];
   }
   spec.stored_weights.clear();
+  spec.stored_layers.reset();
   for (const auto& [key, copies] : groups) {
     const auto& [component, dtype, elements, bytes] = key;
     spec.stored_weights.push_back({component, dtype, elements, bytes, copies});

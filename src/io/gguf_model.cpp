@@ -3,6 +3,7 @@
 // ggml-org/llama.cpp commit 00395eb285c7c6821ff372e3ca41dae9da33c2c7); tensor names follow
 // its LLM_TENSOR_NAMES ("token_embd", "blk.N.attn_q", "output", ...).
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <iterator>
 #include <map>
@@ -153,6 +154,37 @@ std::vector<StoredTensors> stored_weights(const GgufFile& f) {
       ++out[it->second].copies;
     }
   }
+  return out;
+}
+
+// The tensors by the llama.cpp layer that loads them (src/llama-model.cpp: the input layer
+// always on the CPU, blocks and the output layer where -ngl puts them), each rounded up to
+// ggml's CPU buffer alignment (32 bytes, TENSOR_ALIGNMENT in ggml-cpu).
+StoredLayers stored_layers(const GgufFile& f, std::uint64_t n_layers) {
+  constexpr std::uint64_t kAlignment = 32;
+  StoredLayers out;
+  out.blocks.assign(n_layers, 0);
+  bool head = false;
+  std::uint64_t token_embd = 0;
+  for (const GgufTensor& t : f.tensors) {
+    const std::uint64_t bytes = checked_mul(ceil_div(t.bytes, kAlignment), kAlignment, "GGUF tensor bytes");
+    const std::string_view name = t.name;
+    std::uint64_t* sum = &out.blocks.front();
+    if (component_of(name) == "embeddings") {
+      sum = &out.input;
+      if (name == "token_embd.weight") token_embd = bytes;
+    } else if (name.starts_with("output")) {
+      sum = &out.output;
+      if (name == "output.weight") head = true;
+    } else if (name.starts_with("blk.")) {
+      std::uint64_t block = 0;
+      const char* first = name.data() + 4;
+      const auto [end, ec] = std::from_chars(first, name.data() + name.size(), block);
+      if (ec == std::errc() && block < n_layers) sum = &out.blocks[block];
+    }
+    *sum = checked_add(*sum, bytes, "GGUF layer bytes");
+  }
+  if (!head) out.tied_head = token_embd;
   return out;
 }
 
@@ -310,6 +342,7 @@ GgufImport gguf_model(const GgufFile& f) {
   const std::uint64_t params = count_parameters(s);
 
   s.stored_weights = stored_weights(f);
+  if (!f.tensors.empty()) s.stored_layers = stored_layers(f, s.n_layers);
   if (f.tensors.empty()) {
     out.notes.push_back("no tensors (a vocabulary-only file?): the weights are priced from the architecture");
     return out;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "memplan/core/error.hpp"
+#include "memplan/plan/layout.hpp"
 
 namespace memplan {
 
@@ -29,6 +30,21 @@ std::optional<Breakdown> estimate_at(const ModelSpec& spec, Workload w, FitKnob 
   }
 }
 
+// The component that grows the most from the result's value to the next one binds.
+void set_binding(FitResult& r, const Breakdown& over) {
+  std::uint64_t most = 0;
+  for (const Item& c : over.components) {
+    const Item* before = r.breakdown->find(c.name);
+    const std::uint64_t was = before ? before->bytes.count() : 0;
+    const std::uint64_t grew = c.bytes.count() > was ? c.bytes.count() - was : 0;
+    if (grew > most || r.binding.empty()) {
+      most = grew;
+      r.binding = c.name;
+      r.binding_bytes = c.bytes;
+    }
+  }
+}
+
 }  // namespace
 
 Bytes budget_limit(Bytes budget, double threshold) {
@@ -43,6 +59,7 @@ std::string to_string(FitKnob knob) {
     case FitKnob::seq: return "seq";
     case FitKnob::attention_chunk: return "attention_chunk";
     case FitKnob::streaming_chunk: return "streaming_chunk";
+    case FitKnob::gpu_layers: return "ngl";
   }
   return "batch";
 }
@@ -53,7 +70,8 @@ FitKnob choose_fit_knob(std::string_view vary, const Workload& w) {
       "`kind` streaming_extraction (the `streaming_chunk` knob) or `attention` chunked|causal_linear_chunked (the "
       "`attention_chunk` knob)";
   if (vary == "batch") return FitKnob::batch;
-  if (vary == "seq") return FitKnob::seq;
+  if (vary == "seq" || vary == "ctx") return FitKnob::seq;
+  if (vary == "ngl") return FitKnob::gpu_layers;
   if (vary == "chunk") {
     if (streaming) return FitKnob::streaming_chunk;
     if (chunked_attention(w)) return FitKnob::attention_chunk;
@@ -76,8 +94,9 @@ FitKnob choose_fit_knob(std::string_view vary, const Workload& w) {
     return FitKnob::attention_chunk;
   }
   throw Error(ErrorKind::invalid_input,
-              "`vary` must be batch, seq or chunk (or attention_chunk, streaming_chunk), got '" + std::string(vary) +
-                  "'",
+              "`vary` must be batch, seq or chunk (or attention_chunk, streaming_chunk; with `engine` llama.cpp ngl or "
+              "ctx), got '" +
+                  std::string(vary) + "'",
               "vary");
 }
 
@@ -87,6 +106,7 @@ std::uint64_t fit_knob_value(const Workload& w, FitKnob knob) {
     case FitKnob::seq: return w.seq_len;
     case FitKnob::attention_chunk: return w.attention_chunk;
     case FitKnob::streaming_chunk: return w.streaming_chunk;
+    case FitKnob::gpu_layers: return 0;  // a layout option, not the workload's
   }
   return 0;
 }
@@ -97,6 +117,7 @@ void set_fit_knob(Workload& w, FitKnob knob, std::uint64_t value) {
     case FitKnob::seq: w.seq_len = value; break;
     case FitKnob::attention_chunk: w.attention_chunk = value; break;
     case FitKnob::streaming_chunk: w.streaming_chunk = value; break;
+    case FitKnob::gpu_layers: break;
   }
 }
 
@@ -113,11 +134,15 @@ std::uint64_t fit_knob_cap(const ModelSpec& spec, const Workload& w, FitKnob kno
       return spec.max_seq_len - w.new_tokens;
     case FitKnob::attention_chunk:
     case FitKnob::streaming_chunk: return std::max<std::uint64_t>(w.seq_len, 1);
+    case FitKnob::gpu_layers: return spec.n_layers + 1;
   }
   return 1;
 }
 
 FitResult fit_largest(const ModelSpec& spec, const Workload& workload, FitKnob knob, Bytes limit, std::uint64_t cap) {
+  if (knob == FitKnob::gpu_layers) {
+    throw Error(ErrorKind::invalid_input, "`vary` ngl is llama.cpp's -ngl: add `engine` llama.cpp", "vary");
+  }
   FitResult r;
   r.knob = knob;
   r.cap = cap > 0 ? cap : fit_knob_cap(spec, workload, knob);
@@ -152,18 +177,65 @@ FitResult fit_largest(const ModelSpec& spec, const Workload& workload, FitKnob k
     return r;
   }
   r.next_total = over->total();
-  // The component that grows the most from the value to the next one binds.
-  std::uint64_t most = 0;
-  for (const Item& c : over->components) {
-    const Item* before = r.breakdown->find(c.name);
-    const std::uint64_t was = before ? before->bytes.count() : 0;
-    const std::uint64_t grew = c.bytes.count() > was ? c.bytes.count() - was : 0;
-    if (grew > most || r.binding.empty()) {
-      most = grew;
-      r.binding = c.name;
-      r.binding_bytes = c.bytes;
+  set_binding(r, *over);
+  return r;
+}
+
+FitResult fit_llama_cpp(const ModelSpec& spec, const Workload& workload, const LayoutOptions& options, FitKnob knob,
+                        Bytes limit) {
+  if (knob != FitKnob::gpu_layers && knob != FitKnob::seq) {
+    throw Error(ErrorKind::invalid_input, "with `engine` llama.cpp, `vary` is ngl or ctx (= seq)", "vary");
+  }
+  // The device the search watches: the GPU, or the host for a plan on the CPU.
+  const auto at = [&](std::uint64_t value) -> std::optional<Breakdown> {
+    Workload w = workload;
+    LayoutOptions o = options;
+    if (knob == FitKnob::gpu_layers) {
+      o.llama_cpp->gpu_layers = value;
+    } else {
+      w.seq_len = value;
+    }
+    try {
+      Breakdown b = estimate_layout(spec, w, o).devices.front().breakdown;
+      b.total();  // throws on overflow
+      return b;
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::overflow) throw;
+      return std::nullopt;
+    }
+  };
+  const auto fits = [&](std::uint64_t value) {
+    const std::optional<Breakdown> b = at(value);
+    return b && b->total() <= limit;
+  };
+  FitResult r;
+  r.knob = knob;
+  r.cap = fit_knob_cap(spec, workload, knob);
+  std::uint64_t lo = knob == FitKnob::gpu_layers ? 0 : 1, hi = r.cap;
+  if (!fits(lo)) {
+    const std::optional<Breakdown> first = at(lo);
+    if (first) r.next_total = first->total();
+    r.next_overflows = !first;
+    return r;
+  }
+  if (fits(hi)) {
+    lo = hi;
+  } else {
+    while (hi - lo > 1) {  // fits(lo), !fits(hi)
+      const std::uint64_t mid = lo + (hi - lo) / 2;
+      (fits(mid) ? lo : hi) = mid;
     }
   }
+  r.value = lo;
+  r.breakdown = at(lo);
+  if (lo == r.cap) return r;
+  const std::optional<Breakdown> over = at(lo + 1);
+  if (!over) {
+    r.next_overflows = true;
+    return r;
+  }
+  r.next_total = over->total();
+  set_binding(r, *over);
   return r;
 }
 

@@ -10,6 +10,7 @@
 #include "memplan/estimators/kv_cache.hpp"
 
 #include "analysis_workloads.hpp"
+#include "llama_cpp_layout.hpp"
 
 namespace memplan {
 
@@ -104,7 +105,7 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
     throw_invalid_input("gpu", "vLLM's KV cache is what gpu_memory_utilization leaves of a GPU: name it with `gpu`");
   const GpuSpec& gpu = o.gpus.front();
   if (spec.lm_head == LmHead::none)
-    throw_invalid_input("serving", "vLLM serving plans decoder models; " + spec.name + " has no LM head");
+    throw_invalid_input("engine", "vLLM serving plans decoder models; " + spec.name + " has no LM head");
   const std::uint64_t t = o.parallel.tensor;
   const std::uint64_t max_len = so.max_model_len ? so.max_model_len : spec.max_seq_len;
   if (max_len > spec.max_seq_len) {
@@ -488,10 +489,30 @@ LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const
 
 }  // namespace
 
+Engine parse_engine(std::string_view text) {
+  if (text == "pytorch") return Engine::pytorch;
+  if (text == "vllm") return Engine::vllm;
+  if (text == "llama.cpp") return Engine::llama_cpp;
+  throw Error(ErrorKind::invalid_input,
+              "`engine` is pytorch, vllm or llama.cpp, not '" + printable(text) + "'" +
+                  did_you_mean(text, {"pytorch", "vllm", "llama.cpp"}),
+              "engine");
+}
+
 LayoutEstimate estimate_layout(const ModelSpec& spec, const Workload& w, const LayoutOptions& o) {
   const std::string training_option = training_only_option(o.parallel);
-  if (o.vllm && o.device_map)
-    throw_invalid_input("device_map", "`serving` vllm and `device_map` are two engines: choose one");
+  if ((o.vllm || o.llama_cpp) && o.device_map)
+    throw_invalid_input("device_map", "`engine` " + std::string(o.vllm ? "vllm" : "llama.cpp") +
+                                          " and `device_map` are two engines: choose one");
+  if (o.llama_cpp) {
+    if (w.kind != WorkloadKind::inference && w.kind != WorkloadKind::generation) {
+      throw_invalid_input("engine",
+                          "`engine` llama.cpp plans inference and generation, not `kind` " + to_string(w.kind));
+    }
+    if (o.parallel.tensor != 1 || !training_only_option(o.parallel).empty())
+      throw_invalid_input("engine", "`engine` llama.cpp runs on one GPU (with -ngl) here; it takes no `tp`/`pp`/`dp`");
+    return detail::llama_cpp_layout(spec, w, o);
+  }
   if (o.device_map) {
     if (!inference_like(w.kind)) {
       throw_invalid_input("device_map",
@@ -513,12 +534,12 @@ LayoutEstimate estimate_layout(const ModelSpec& spec, const Workload& w, const L
   }
   if (o.vllm) {
     if (w.kind != WorkloadKind::inference) {
-      throw_invalid_input("serving",
-                          "`serving` vllm plans a server (its KV cache is what the GPU has left), not `kind` " +
+      throw_invalid_input("engine",
+                          "`engine` vllm plans a server (its KV cache is what the GPU has left), not `kind` " +
                               to_string(w.kind));
     }
     if (!training_option.empty())
-      throw_invalid_input("serving", training_option + " plans training; vLLM serving takes `tp`");
+      throw_invalid_input("engine", training_option + " plans training; vLLM serving takes `tp`");
     return vllm_layout(spec, w, o);
   }
   if (w.kind == WorkloadKind::training) {
@@ -537,7 +558,7 @@ LayoutEstimate estimate_layout(const ModelSpec& spec, const Workload& w, const L
   if (!training_option.empty()) {
     throw_invalid_input("workload", training_option +
                                         " lays out a training step: use `kind` training (inference over several GPUs: "
-                                        "`tp`, `serving` vllm or `device_map`)");
+                                        "`tp`, `engine` vllm or `device_map`)");
   }
   return tensor_parallel_layout(spec, w, o);
 }

@@ -11,8 +11,10 @@
 #include "memplan/core/text.hpp"
 #include "memplan/estimators/activations.hpp"
 #include "memplan/estimators/curvature.hpp"
+#include "memplan/estimators/llama_cpp.hpp"
 #include "memplan/estimators/parallelism.hpp"
 #include "memplan/estimators/training.hpp"
+#include "memplan/plan/layout.hpp"
 
 namespace memplan {
 
@@ -65,6 +67,7 @@ constexpr std::string_view kCurvature = "Curvature (fisher, hessian, lanczos)";
 constexpr std::string_view kGradients = "Sample gradients and TracIn";
 constexpr std::string_view kAnalyses = "Attention and representation analyses";
 constexpr std::string_view kLayout = "Multi-GPU layouts";
+constexpr std::string_view kEngine = "Serving engines (vllm, llama.cpp)";
 
 // clang-format off
 const std::array kOptions = std::to_array<OptionDef>({
@@ -421,25 +424,43 @@ const std::array kOptions = std::to_array<OptionDef>({
      }
      s.layout.stage_layers.push_back(n);
    })},
-  {.key = "serving", .flag = "serving", .kind = OptionKind::text, .group = kLayout,
-   .help = "vllm: serving; the KV cache fills what gpu_memory_utilization leaves (needs a GPU)", .common = true,
-   .set = MEMPLAN_SET(if (v.text != "vllm") throw Error(ErrorKind::invalid_input,
-                                                          "`serving` plans vLLM only: vllm, not '" + printable(v.text) + "'");
-                      s.layout.serving = v.text)},
-  {.key = "gpu_memory_utilization", .flag = "gpu_memory_utilization", .kind = OptionKind::number, .group = kLayout,
+  {.key = "engine", .flag = "engine", .kind = OptionKind::text, .group = kEngine,
+   .help = "Whose allocation rules: pytorch (transformers), vllm (a server whose KV cache fills what "
+           "gpu_memory_utilization leaves; needs a GPU) or llama.cpp (its buffers on the GPU and the host)",
+   .default_text = "pytorch", .common = true,
+   .set = MEMPLAN_SET((void)parse_engine(v.text); s.layout.engine = v.text)},
+  {.key = "gpu_memory_utilization", .flag = "gpu_memory_utilization", .kind = OptionKind::number, .group = kEngine,
    .help = "vLLM: fraction of each GPU it may use", .default_text = "0.9", .low = 1e-6, .high = 1,
    .set = MEMPLAN_SET(s.layout.gpu_memory_utilization = v.number)},
-  {.key = "max_model_len", .flag = "max_model_len", .kind = OptionKind::count, .group = kLayout,
+  {.key = "max_model_len", .flag = "max_model_len", .kind = OptionKind::count, .group = kEngine,
    .help = "vLLM: longest sequence", .default_text = "the model's context", .min = 1,
    .set = MEMPLAN_SET(s.layout.max_model_len = v.count)},
-  {.key = "max_num_seqs", .flag = "max_num_seqs", .kind = OptionKind::count, .group = kLayout,
+  {.key = "max_num_seqs", .flag = "max_num_seqs", .kind = OptionKind::count, .group = kEngine,
    .help = "vLLM: sequences per batch", .default_text = "256", .min = 1, .set = MEMPLAN_SET(s.layout.max_num_seqs = v.count)},
-  {.key = "max_num_batched_tokens", .flag = "max_num_batched_tokens", .kind = OptionKind::count, .group = kLayout,
+  {.key = "max_num_batched_tokens", .flag = "max_num_batched_tokens", .kind = OptionKind::count, .group = kEngine,
    .help = "vLLM: tokens per forward of the profile run", .default_text = "8192", .min = 1,
    .set = MEMPLAN_SET(s.layout.max_num_batched_tokens = v.count)},
-  {.key = "block_size", .flag = "block_size", .kind = OptionKind::count, .group = kLayout,
+  {.key = "block_size", .flag = "block_size", .kind = OptionKind::count, .group = kEngine,
    .help = "vLLM: tokens per KV cache block", .default_text = "16", .min = 1, .max = 1 << 20,
    .set = MEMPLAN_SET(s.layout.block_size = v.count)},
+  {.key = "ngl", .flag = "ngl", .kind = OptionKind::count, .group = kEngine,
+   .help = "llama.cpp -ngl: the last N layers on the GPU; more than the model's layers puts the output layer there "
+           "too", .default_text = "every layer and the output layer with a GPU, 0 with cpu", .max = 1 << 20,
+   .set = MEMPLAN_SET(s.layout.ngl = v.count)},
+  {.key = "ubatch", .flag = "ubatch", .kind = OptionKind::count, .group = kEngine,
+   .help = "llama.cpp -ub: tokens per micro-batch, which sizes the compute buffer", .default_text = "512", .min = 1,
+   .max = 1 << 24, .set = MEMPLAN_SET(s.layout.ubatch = v.count)},
+  {.key = "cache_type_k", .flag = "cache_type_k", .kind = OptionKind::text, .group = kEngine,
+   .help = "llama.cpp -ctk: f16, bf16, f32, q8_0, q4_0, q4_1, iq4_nl, q5_0 or q5_1", .default_text = "f16",
+   .set = MEMPLAN_SET((void)parse_llama_cpp_cache_type(v.text, "cache_type_k"); s.layout.cache_type_k = v.text)},
+  {.key = "cache_type_v", .flag = "cache_type_v", .kind = OptionKind::text, .group = kEngine,
+   .help = "llama.cpp -ctv: as cache_type_k; a quantised V cache needs flash attention", .default_text = "f16",
+   .set = MEMPLAN_SET((void)parse_llama_cpp_cache_type(v.text, "cache_type_v"); s.layout.cache_type_v = v.text)},
+  {.key = "flash_attn", .flag = "flash_attn", .kind = OptionKind::text, .group = kEngine,
+   .help = "llama.cpp -fa: on, off or auto (on where the backend has it: CPU, CUDA, Metal)", .default_text = "auto",
+   .set = MEMPLAN_SET(if (v.text != "on" && v.text != "off" && v.text != "auto") throw Error(
+       ErrorKind::invalid_input, "`flash_attn` is on, off or auto, not '" + printable(v.text) + "'");
+                      s.layout.flash_attn = v.text)},
   {.key = "device_map", .flag = "device_map", .kind = OptionKind::text, .group = kLayout,
    .help = "auto (= balanced), balanced, balanced_low_0 or sequential: whole layers on the gpus in order, as "
            "transformers' from_pretrained(device_map=...) places them",

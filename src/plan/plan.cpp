@@ -1,6 +1,7 @@
 #include "memplan/plan/plan.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
@@ -11,10 +12,28 @@ namespace memplan {
 namespace {
 
 bool layout_given(const PlanSettings& s) {
-  return std::any_of(s.given.begin(), s.given.end(), [](const std::string& key) {
-    const OptionDef* o = find_option(key);
-    return o != nullptr && o->group == "Multi-GPU layouts";
-  });
+  return parse_engine(s.layout.engine) != Engine::pytorch ||
+         std::any_of(s.given.begin(), s.given.end(), [](const std::string& key) {
+           const OptionDef* o = find_option(key);
+           return o != nullptr && o->group == "Multi-GPU layouts";
+         });
+}
+
+// The engines' own knobs, given for another engine, are mistakes.
+void check_engine_options(const PlanSettings& s) {
+  const Engine engine = parse_engine(s.layout.engine);
+  const auto refuse = [&](std::initializer_list<const char*> keys, const char* engine_name) {
+    for (const char* key : keys) {
+      if (s.was_given(key)) {
+        throw_invalid_input(key, "`" + std::string(key) + "` is a " + engine_name + " setting: add `engine` " +
+                                     (std::string(engine_name) == "vLLM" ? "vllm" : "llama.cpp"));
+      }
+    }
+  };
+  if (engine != Engine::vllm) {
+    refuse({"gpu_memory_utilization", "max_model_len", "max_num_seqs", "max_num_batched_tokens", "block_size"}, "vLLM");
+  }
+  if (engine != Engine::llama_cpp) refuse({"ngl", "ubatch", "cache_type_k", "cache_type_v", "flash_attn"}, "llama.cpp");
 }
 
 // Knobs that only mean something together.
@@ -80,18 +99,25 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
   p.schedule = parse_pipeline_schedule(a.schedule);
   p.stage_layers = a.stage_layers;
 
-  if (!a.serving.empty()) {
+  const Engine engine = parse_engine(a.engine);
+  if (engine == Engine::vllm) {
     o.vllm = ServingOptions{a.gpu_memory_utilization, a.max_model_len, a.max_num_seqs, a.max_num_batched_tokens,
                             a.block_size};
-  } else {
-    for (const char* key :
-         {"gpu_memory_utilization", "max_model_len", "max_num_seqs", "max_num_batched_tokens", "block_size"}) {
-      if (s.was_given(key)) {
-        throw_invalid_input("serving",
-                            "`gpu_memory_utilization`, `max_model_len`, `max_num_seqs`, `max_num_batched_tokens` and "
-                            "`block_size` apply to `serving` vllm");
-      }
+  }
+  if (engine == Engine::llama_cpp) {
+    LlamaCppOptions l;
+    l.n_ubatch = a.ubatch;
+    l.type_k = parse_llama_cpp_cache_type(a.cache_type_k, "cache_type_k").id;
+    l.type_v = parse_llama_cpp_cache_type(a.cache_type_v, "cache_type_v").id;
+    l.flash_attn = a.flash_attn != "off";
+    l.gpu = !d.cpu;
+    l.gpu_layers = a.ngl.value_or(d.cpu ? 0 : std::numeric_limits<std::uint32_t>::max());
+    if (d.cpu && a.ngl.value_or(0) != 0) {
+      throw_invalid_input("ngl", "`ngl` offloads layers to a GPU; a plan for the CPU (`cpu`) has none");
     }
+    o.llama_cpp = l;
+    o.cpu = d.cpu;
+    o.host_memory = d.budget;
   }
   if (!a.device_map.empty()) {
     o.device_map = parse_placement_policy(a.device_map);
@@ -149,11 +175,15 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
   }
   check_options_apply(s, kinds != 0 ? kinds : workload_bit(w.kind));
   check_combinations(s, w);
+  check_engine_options(s);
   if (w.kind == WorkloadKind::hessian || w.kind == WorkloadKind::full_fisher) w.analysis.largest_device = d.largest;
 
   // The device: the one named or probed; with only a device_map list, the weakest of it
   // decides the precision.
   const bool layout = layout_given(s);
+  // vLLM resolves auto by its own rules unless a policy is named.
+  const std::string policy = parse_engine(s.layout.engine) == Engine::vllm && !s.was_given("policy") ? "vllm"
+                                                                                                     : s.policy;
   std::optional<GpuSpec> resolve_for = d.gpu;
   if (!resolve_for && layout && !d.gpus.empty()) {
     resolve_for = *std::min_element(d.gpus.begin(), d.gpus.end(), [](const GpuSpec& a, const GpuSpec& b) {
@@ -172,7 +202,8 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
   }
 
   if (d.cpu) {
-    if (layout) throw_invalid_input("cpu", "`cpu` plans one process on the host; multi-GPU layouts need GPUs");
+    if (layout && parse_engine(s.layout.engine) != Engine::llama_cpp)
+      throw_invalid_input("cpu", "`cpu` plans one process on the host; multi-GPU layouts need GPUs");
     if (s.was_given("cuda_context")) {
       throw_invalid_input("cuda_context", "`cuda_context` sizes a GPU's; a plan for the CPU has none");
     }
@@ -189,18 +220,18 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
   if (capability) {
     ResolveRequest request;
     request.precision = s.precision;
-    request.policy = s.policy;
+    request.policy = policy;
     request.device = *capability;
     const Resolution resolution = resolve_precision(request);
     w.weights.precision = resolution.precision;
     plan.warnings.insert(plan.warnings.end(), resolution.warnings.begin(), resolution.warnings.end());
     if (s.precision == "auto") plan.precision_note = resolution.reason;
   } else if (s.precision == "auto") {
-    find_policy(s.policy);  // still reject an unknown policy
+    find_policy(policy);  // still reject an unknown policy
     w.weights.precision = precisions::bf16;
     plan.precision_note = "auto with no device: assumes compute capability 8.0+; `gpu` NAME or `probe` resolves it";
   } else {
-    find_policy(s.policy);
+    find_policy(policy);
     w.weights.precision = parse_precision(s.precision);
   }
 
@@ -210,6 +241,7 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
                             " overrides the checkpoint's quantisation (" + model.stored_weights_source +
                             "): the weights are priced at " + to_string(w.weights.precision));
     plan.model.stored_weights.clear();
+    plan.model.stored_layers.reset();
     plan.model.stored_weights_source.clear();
   }
   if (w.kind != WorkloadKind::weights && w.seq_len + w.new_tokens > model.max_seq_len) {

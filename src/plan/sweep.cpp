@@ -79,6 +79,7 @@ std::vector<SweepRow> run_sweep(const std::vector<ModelSpec>& models, const Work
     if (point.named && !spec_ptr->stored_weights_source.empty()) {
       repriced = *spec_ptr;
       repriced.stored_weights.clear();
+      repriced.stored_layers.reset();
       repriced.stored_weights_source.clear();
       row.notes.push_back("`precision` " + to_string(point.precision) + " overrides the checkpoint's quantisation");
       spec_ptr = &repriced;

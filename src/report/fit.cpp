@@ -29,13 +29,17 @@ FitFigures figures_of(const FitReport& r) {
   switch (r.result.knob) {
     case FitKnob::batch: f.fixed = "seq_len " + std::to_string(w.seq_len); break;
     case FitKnob::seq: f.fixed = "batch " + std::to_string(w.batch); break;
+    case FitKnob::gpu_layers: f.fixed = "-c " + std::to_string(w.seq_len); break;
     default: f.fixed = "batch " + std::to_string(w.batch) + ", seq_len " + std::to_string(w.seq_len); break;
   }
   f.gpu = r.plan.device ? r.plan.device->name : "";
   f.budget = r.plan.budget.value_or(Bytes(0));
-  f.limit = budget_limit(f.budget, r.plan.threshold);
+  f.limit = r.limit.value_or(budget_limit(f.budget, r.plan.threshold));
   if (r.result.breakdown) f.total = r.result.breakdown->total();
   f.given_value = fit_knob_value(w, r.result.knob);
+  if (r.result.knob == FitKnob::gpu_layers && r.plan.layout && r.plan.layout->llama_cpp) {
+    f.given_value = std::min<std::uint64_t>(r.plan.layout->llama_cpp->gpu_layers, r.plan.model.n_layers + 1);
+  }
   return f;
 }
 
@@ -47,11 +51,17 @@ void table(const FitReport& report, const PrintOptions& options, std::ostream& o
   out << fmt::format("fit        {} {} ({}) on {}: largest {} with {}\n", report.plan.model.name,
                      to_string(report.plan.workload.kind), to_string(report.plan.workload.weights.precision), on,
                      f.vary, f.fixed);
-  out << fmt::format("limit      {} of {} ({:g}%)\n", format_bytes(f.limit, u), format_bytes(f.budget, u),
-                     report.plan.threshold * 100.0);
+  if (report.limit_rule.empty()) {
+    out << fmt::format("limit      {} of {} ({:g}%)\n", format_bytes(f.limit, u), format_bytes(f.budget, u),
+                       report.plan.threshold * 100.0);
+  } else {
+    out << fmt::format("limit      {} of {} ({})\n", format_bytes(f.limit, u), format_bytes(f.budget, u),
+                       report.limit_rule);
+  }
   const std::string next = r.next_total ? format_bytes(*r.next_total, u) : std::string("more than 64 bits of bytes");
-  if (r.value == 0) {
-    out << fmt::format("result     nothing fits: {} 1 needs {}\n", f.vary, next);
+  if (!r.breakdown) {
+    out << fmt::format("result     nothing fits: {} {} needs {}\n", f.vary, r.knob == FitKnob::gpu_layers ? 0 : 1,
+                       next);
     for (const std::string& w : report.plan.warnings) out << "warning: " << w << '\n';
     return;
   }
@@ -64,9 +74,10 @@ void table(const FitReport& report, const PrintOptions& options, std::ostream& o
     }
   } else {
     out << fmt::format("note       {} {} is the search's upper end ({})\n", f.vary, r.cap,
-                       r.knob == FitKnob::batch ? "2^24 sequences"
-                       : r.knob == FitKnob::seq ? "the model's context"
-                                                : "the sequence length: a longer chunk holds no more");
+                       r.knob == FitKnob::batch        ? "2^24 sequences"
+                       : r.knob == FitKnob::seq        ? "the model's context"
+                       : r.knob == FitKnob::gpu_layers ? "every layer and the output layer"
+                                                       : "the sequence length: a longer chunk holds no more");
   }
   if (!report.option.empty()) out << fmt::format("option     {} {}\n", report.option, r.value);
   if (report.given) {
@@ -97,7 +108,8 @@ void json(const FitReport& report, std::ostream& out) {
   j["threshold"] = report.plan.threshold;
   j["budget_bytes"] = f.budget.count();
   j["limit_bytes"] = f.limit.count();
-  if (r.value > 0) j["total_bytes"] = f.total.count();
+  if (!report.limit_rule.empty()) j["limit_rule"] = report.limit_rule;
+  if (r.breakdown) j["total_bytes"] = f.total.count();
   if (r.next_total) j["next_total_bytes"] = r.next_total->count();
   if (r.next_overflows) j["next_overflows"] = true;
   if (!r.binding.empty()) j["binding"] = {{"name", r.binding}, {"bytes", r.binding_bytes.count()}};

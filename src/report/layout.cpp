@@ -73,12 +73,28 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
       for (std::size_t i = begin; i < end; ++i) r.cells.push_back(cell(l.devices[i]));
       rows.push_back(std::move(r));
     };
-    add("per GPU", [](const DeviceMemory& d) { return d.role; });
+    add(l.llama_cpp ? "per device" : "per GPU", [](const DeviceMemory& d) { return d.role; });
     for (const std::string& name : names) {
       add(name, [&](const DeviceMemory& d) {
         const Item* c = d.breakdown.find(name);
         return c == nullptr ? std::string("-") : format_bytes(c->bytes, u);
       });
+    }
+    if (l.llama_cpp && any_host) {  // llama.cpp's host buffers, one row each
+      std::vector<std::string> host_names;
+      for (const DeviceMemory& d : l.devices) {
+        for (const Item& c : d.breakdown.host) {
+          if (std::find(host_names.begin(), host_names.end(), c.name) == host_names.end()) host_names.push_back(c.name);
+        }
+      }
+      for (const std::string& name : host_names) {
+        add("host " + name, [&](const DeviceMemory& d) {
+          for (const Item& c : d.breakdown.host) {
+            if (c.name == name) return format_bytes(c.bytes, u);
+          }
+          return std::string("-");
+        });
+      }
     }
     rows.push_back({"", {}});
     add(any_phase ? "total (peak)" : "total",
@@ -94,7 +110,8 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
       });
     }
     if (any_capacity) {
-      add("GPU", [](const DeviceMemory& d) { return d.gpu.empty() ? std::string("-") : d.gpu; });
+      add(l.llama_cpp ? "device" : "GPU",
+          [](const DeviceMemory& d) { return d.gpu.empty() ? std::string("-") : d.gpu; });
       add("capacity",
           [&](const DeviceMemory& d) { return d.capacity ? format_bytes(*d.capacity, u) : std::string("-"); });
       add("left", [&](const DeviceMemory& d) {
@@ -113,14 +130,16 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
     for (const Row& r : rows) {
       for (std::size_t c = 0; c < r.cells.size(); ++c) widths[c] = std::max(widths[c], r.cells[c].size());
     }
-    std::size_t rule = name_width;
+    std::size_t label_width = name_width;
+    for (const Row& r : rows) label_width = std::max(label_width, r.label.size());
+    std::size_t rule = label_width;
     for (const std::size_t w : widths) rule += 2 + w;
     for (const Row& r : rows) {
       if (r.cells.empty()) {
         out << std::string(rule, '-') << '\n';
         continue;
       }
-      std::string text = fmt::format("{:<{}}", r.label, name_width);
+      std::string text = fmt::format("{:<{}}", r.label, label_width);
       for (std::size_t c = 0; c < r.cells.size(); ++c) text += fmt::format("  {:>{}}", r.cells[c], widths[c]);
       out << text << '\n';
     }
@@ -164,6 +183,12 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
         group_digits(s.max_model_len), group_digits(s.full_sequences),
         s.max_model_len ? static_cast<double>(s.tokens) / static_cast<double>(s.max_model_len) : 0.0);
   }
+  if (l.llama_cpp && l.llama_cpp->gpu) {
+    const LlamaCppLayout& c = *l.llama_cpp;
+    out << fmt::format("\nllama.cpp  {} of {} layers{} on the GPU; KV cache {} cells per layer; host RAM {}\n",
+                       c.gpu_layers, c.n_layers, c.output_on_gpu ? " and the output layer" : "", group_digits(c.cells),
+                       format_bytes(l.devices.front().breakdown.host_total(), u));
+  }
   if (!l.offloaded.empty()) {
     std::string list;
     for (const std::string& o : l.offloaded) list += (list.empty() ? "" : ", ") + o;
@@ -176,8 +201,8 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
     const Bytes total = w.breakdown.total();
     out << '\n';
     if (*fits && l.devices.size() == 1) {
-      out << fmt::format("fits       on every GPU: {} of {} on {}, {} left\n", format_bytes(total, u),
-                         format_bytes(*w.capacity, u), w.gpu,
+      out << fmt::format("fits       {}: {} of {} on {}, {} left\n", l.llama_cpp ? "yes" : "on every GPU",
+                         format_bytes(total, u), format_bytes(*w.capacity, u), w.gpu,
                          format_bytes(Bytes(w.capacity->count() - total.count()), u));
     } else if (*fits) {
       out << fmt::format("fits       on every GPU; the fullest is {} ({} of {} on {}, {} left)\n", w.role,
@@ -261,6 +286,20 @@ void layout_json(const EstimateReport& r, std::ostream& out) {
                     {"tokens", s.tokens},
                     {"max_model_len", s.max_model_len},
                     {"full_sequences", s.full_sequences}};
+  }
+  if (l.llama_cpp) {
+    const LlamaCppLayout& c = *l.llama_cpp;
+    j["llama_cpp"] = {{"n_ctx", c.n_ctx},
+                      {"cells", c.cells},
+                      {"n_ubatch", c.n_ubatch},
+                      {"gpu_layers", c.gpu_layers},
+                      {"n_layers", c.n_layers},
+                      {"output_on_gpu", c.output_on_gpu},
+                      {"gpu", c.gpu},
+                      {"cache_type_k", c.cache_type_k},
+                      {"cache_type_v", c.cache_type_v},
+                      {"flash_attn", c.flash_attn},
+                      {"host_bytes", l.devices.empty() ? 0 : l.devices.front().breakdown.host_total().count()}};
   }
   if (!l.offloaded.empty()) j["offloaded"] = l.offloaded;
   j["notes"] = l.notes;

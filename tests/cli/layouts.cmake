@@ -13,9 +13,9 @@ cli_case(layout_fsdp_hybrid EXIT 0 ARGS estimate llama-2-13b -w training --dp 16
 cli_case(layout_offload EXIT 0 ARGS estimate llama-2-7b -w training --dp 4 --zero 2 --offload optimizer --gpu rtx-4090
          STDOUT "optimizer offloaded.*host RAM")
 # vLLM: weights per rank 34,490,302,464 B = 32.12 GiB; the KV cache fills what 0.9 x 80 GiB leaves.
-cli_case(layout_vllm EXIT 0 ARGS estimate llama-2-70b --serving vllm --tp 4 --gpu a100-80gb STDERR_EMPTY
+cli_case(layout_vllm EXIT 0 ARGS estimate llama-2-70b --engine vllm --tp 4 --gpu a100-80gb STDERR_EMPTY
          STDOUT "workload +serving.*tensor_parallel_size 4.*weights +32\\.12 GiB.*kv_cache.*KV budget .* = ceil\\(0\\.90 x 80\\.00 GiB\\).*blocks of 16 tokens.*max_model_len 4,096")
-cli_case(layout_vllm_no_room EXIT 0 ARGS estimate llama-2-70b --serving vllm --gpu a100-80gb
+cli_case(layout_vllm_no_room EXIT 0 ARGS estimate llama-2-70b --engine vllm --gpu a100-80gb
          STDOUT "fits +NO: .*the KV cache cannot hold one max_model_len sequence.*No available memory for the cache blocks")
 # device_map="auto": accelerate's balanced placement of Llama-2-70b over three A100s (26 / 28 / 26 blocks).
 cli_case(layout_device_map EXIT 0 ARGS estimate llama-2-70b -w extraction --filter "blocks.*.hook_resid_post"
@@ -25,7 +25,7 @@ cli_case(layout_device_map_offload EXIT 0 ARGS estimate llama-2-70b --device-map
          STDOUT "offloaded .*lm_head \\(cpu\\).*fits +NO: .*offloaded to the CPU")
 cli_case(layout_tp_inference EXIT 0 ARGS estimate llama-2-7b --tp 4 --no-overhead --format json
          STDOUT "\"engine\": \"tensor_parallel\".*\"name\": \"kv_cache\",\n +\"bytes\": 268435456")
-cli_case(layout_help EXIT 0 ARGS estimate --help STDOUT "Multi-GPU layouts.*--tp.*--zero.*--fsdp.*--serving.*--device-map.*--gpus")
+cli_case(layout_help EXIT 0 ARGS estimate --help STDOUT "Multi-GPU layouts.*--tp.*--zero.*--fsdp.*--device-map.*--gpus.*Serving engines.*--engine")
 
 # Layouts that cannot be built are input errors (exit 2), with nothing on stdout.
 cli_case(layout_heads_not_dividing EXIT 2 ARGS estimate llama-2-7b -w training --tp 3 STDOUT_EMPTY
@@ -35,11 +35,11 @@ cli_case(layout_more_stages_than_layers EXIT 2 ARGS estimate llama-2-7b -w train
 cli_case(layout_zero3_pipeline EXIT 2 ARGS estimate llama-2-7b -w training --pp 2 --dp 2 --zero 3 STDOUT_EMPTY
          STDERR "supports ZeRO stages 0-2, not 3")
 cli_case(layout_pp_inference EXIT 2 ARGS estimate llama-2-7b --pp 2 STDOUT_EMPTY STDERR "--pp lays out a training step: use -w training")
-cli_case(layout_vllm_needs_gpu EXIT 2 ARGS estimate llama-2-7b --serving vllm STDOUT_EMPTY STDERR "name it with --gpu")
+cli_case(layout_vllm_needs_gpu EXIT 2 ARGS estimate llama-2-7b --engine vllm STDOUT_EMPTY STDERR "name it with --gpu")
 cli_case(layout_unknown_gpu EXIT 2 ARGS estimate llama-2-7b --device-map auto --gpus 2xa100-80gb,a101 STDOUT_EMPTY
          STDERR "unknown GPU 'a101'")
 cli_case(layout_serving_knob_alone EXIT 2 ARGS estimate llama-2-7b --gpu-memory-utilization 0.8 STDOUT_EMPTY
-         STDERR "apply to --serving vllm")
+         STDERR "is a vLLM setting: add --engine vllm")
 cli_case(layout_zero_and_fsdp EXIT 2 ARGS estimate llama-2-7b -w training --dp 2 --zero 2 --fsdp full STDOUT_EMPTY
          STDERR "two engines")
 cli_case(layout_hybrid_group EXIT 2 ARGS estimate llama-2-7b -w training --dp 12 --fsdp hybrid --shard-group 8

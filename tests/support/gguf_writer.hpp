@@ -137,6 +137,29 @@ class GgufWriter {
     for (std::uint64_t i = 0; i < count; ++i) value += gguf_string("t" + std::to_string(i));
     return raw_kv(key, value);
   }
+  // A SentencePiece vocabulary llama.cpp loads: <unk>, <s>, </s>, the 256 byte tokens, then
+  // "t259", "t260", ... up to `count` tokens, with their token types.
+  GgufWriter& spm_vocabulary(std::uint64_t count) {
+    std::string tokens = le32(kArray) + le32(kString) + le64(count);
+    std::string types = le32(kArray) + le32(kI32) + le64(count);
+    for (std::uint64_t i = 0; i < count; ++i) {
+      std::string text = "t" + std::to_string(i);
+      std::uint32_t type = 1;  // normal
+      if (i < 3) {
+        text = i == 0 ? "<unk>" : i == 1 ? "<s>" : "</s>";
+        type = i == 0 ? 2 : 3;  // unknown, control
+      } else if (i < 3 + 256) {
+        const char* hex = "0123456789ABCDEF";
+        text = std::string("<0x") + hex[(i - 3) >> 4] + hex[(i - 3) & 15] + ">";
+        type = 6;  // byte
+      }
+      tokens += gguf_string(text);
+      types += le32(type);
+    }
+    str("tokenizer.ggml.model", "llama");
+    raw_kv("tokenizer.ggml.tokens", tokens);
+    return raw_kv("tokenizer.ggml.token_type", types);
+  }
   GgufWriter& u32_array(std::string_view key, const std::vector<std::uint32_t>& values) {
     std::string value = le32(kArray) + le32(kU32) + le64(values.size());
     for (std::uint32_t v : values) value += le32(v);

@@ -132,7 +132,7 @@ void write_model(std::ostream& out, const ModelEntry& e, std::size_t index) {
       << "  s.mtp_layers = " << u64(s.mtp_layers) << ";\n";
   // A model file describes an architecture: stored weights and import warnings come only
   // from checkpoints, and a file cannot set them.
-  if (!s.stored_weights.empty() || !s.stored_weights_source.empty() || !s.import_warnings.empty()) {
+  if (!s.stored_weights.empty() || s.stored_layers || !s.stored_weights_source.empty() || !s.import_warnings.empty()) {
     throw std::runtime_error(s.name + ": a built-in model holds stored weights or import warnings");
   }
   out << "  return e;\n}\n\n";

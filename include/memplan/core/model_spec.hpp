@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -85,6 +86,18 @@ struct StoredTensors {
   bool operator==(const StoredTensors&) const = default;
 };
 
+// A .gguf's tensors by the llama.cpp layer that loads them, each rounded up to the 32-byte
+// alignment of ggml's CPU buffers: the input layer (token and position embeddings), each
+// block (blk.N.*, with tables such as rope_freqs in block 0) and the output layer (output
+// norm and LM head).
+struct StoredLayers {
+  std::uint64_t input = 0;
+  std::vector<std::uint64_t> blocks;
+  std::uint64_t output = 0;
+  std::uint64_t tied_head = 0;  // no output.weight: token_embd's bytes, which llama.cpp loads again as the head
+  bool operator==(const StoredLayers&) const = default;
+};
+
 struct ModelSpec {
   std::string name;               // e.g. "llama-2-7b"
   Family family = Family::llama;  // sets the defaults below when a file leaves them out
@@ -139,6 +152,7 @@ struct ModelSpec {
   // and the weights precision no longer applies to them; the fields above still size the
   // caches and activations.
   std::vector<StoredTensors> stored_weights;
+  std::optional<StoredLayers> stored_layers;  // the same tensors by llama.cpp layer (a .gguf)
   // How a quantised checkpoint stores stored_weights, in one line ("AWQ 4-bit, groups of 128
   // (quantization_config)"); empty when they are the file itself (a .gguf). When set, a
   // `precision` given explicitly prices the architecture at that precision instead, and says so.

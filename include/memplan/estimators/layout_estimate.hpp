@@ -26,6 +26,19 @@ struct DeviceMemory {
   bool fits() const;
 };
 
+// llama.cpp's figures beside its devices.
+struct LlamaCppLayout {
+  std::uint64_t n_ctx = 0;       // -c
+  std::uint64_t cells = 0;       // KV cells per full-attention layer
+  std::uint64_t n_ubatch = 0;    // -ub
+  std::uint64_t gpu_layers = 0;  // repeating layers on the GPU
+  std::uint64_t n_layers = 0;
+  bool output_on_gpu = false;
+  bool gpu = false;  // false: the plan is for the CPU alone
+  std::string cache_type_k, cache_type_v;
+  bool flash_attn = true;
+};
+
 struct LayoutEstimate {
   std::string engine;            // "megatron", "deepspeed", "fsdp", "ddp", "vllm", "accelerate", "tensor_parallel"
   std::string description;       // "t=8 x p=4 x d=2 = 64 GPUs; ZeRO-1"
@@ -34,7 +47,8 @@ struct LayoutEstimate {
   std::string sharding = "none";
   std::vector<DeviceMemory> devices;       // one per device role
   std::optional<ServingCapacity> serving;  // vLLM
-  std::vector<std::string> offloaded;      // placement: what lands on the CPU or disk instead of a GPU
+  std::optional<LlamaCppLayout> llama_cpp;
+  std::vector<std::string> offloaded;  // placement: what lands on the CPU or disk instead of a GPU
   std::vector<std::string> notes;
   // Returns the index of the device with the largest share of its capacity (the largest
   // total when capacities are not set). Throws Error(overflow).

@@ -11,6 +11,7 @@
 #include "memplan/core/breakdown.hpp"
 #include "memplan/core/bytes.hpp"
 #include "memplan/core/model_spec.hpp"
+#include "memplan/plan/layout.hpp"
 #include "memplan/plan/workload.hpp"
 
 namespace memplan {
@@ -25,14 +26,16 @@ enum class FitKnob {
   seq,              // Workload::seq_len: input tokens per sequence
   attention_chunk,  // Workload::attention_chunk: query rows per chunk (--attention chunked, causal_linear_chunked)
   streaming_chunk,  // Workload::streaming_chunk: tokens per chunk (streaming_extraction)
+  gpu_layers,       // llama.cpp's -ngl (LayoutOptions::llama_cpp): layers on the GPU
 };
 
-// Returns "batch", "seq", "attention_chunk", "streaming_chunk".
+// Returns "batch", "seq", "attention_chunk", "streaming_chunk", "ngl".
 std::string to_string(FitKnob knob);
 
-// Returns the knob `vary` names for `workload`: "batch", "seq", "attention_chunk",
-// "streaming_chunk", or "chunk" = the chunk this workload has (streaming_chunk for
-// streaming_extraction, else attention_chunk when the attention variant is chunked).
+// Returns the knob `vary` names for `workload`: "batch", "seq" (or "ctx", llama.cpp's name),
+// "attention_chunk", "streaming_chunk", "ngl", or "chunk" = the chunk this workload has
+// (streaming_chunk for streaming_extraction, else attention_chunk when the attention variant
+// is chunked).
 // Throws Error(invalid_input, key "vary") for another name, or a chunk knob the workload
 // does not use (it would not change the estimate).
 FitKnob choose_fit_knob(std::string_view vary, const Workload& workload);
@@ -51,9 +54,9 @@ std::uint64_t fit_knob_cap(const ModelSpec& spec, const Workload& workload, FitK
 
 struct FitResult {
   FitKnob knob = FitKnob::batch;
-  std::uint64_t value = 0;             // the largest value in [1, cap] that fits; 0 when 1 does not
+  std::uint64_t value = 0;             // the largest value in [1, cap] (ngl: [0, cap]) that fits; 0 when none does
   std::uint64_t cap = 0;               // the search's upper end (fit_knob_cap, or the caller's)
-  std::optional<Breakdown> breakdown;  // at value (unset when value is 0)
+  std::optional<Breakdown> breakdown;  // at value (unset when nothing fits)
   std::optional<Bytes> next_total;     // at value + 1 (at 1 when nothing fits); unset at the cap or on overflow
   bool next_overflows = false;         // the total at value + 1 does not fit in 64 bits
   std::string binding;                 // the component that grows the most from value to value + 1
@@ -68,5 +71,13 @@ struct FitResult {
 // value (and as fit_knob_cap).
 FitResult fit_largest(const ModelSpec& spec, const Workload& workload, FitKnob knob, Bytes limit,
                       std::uint64_t cap = 0);
+
+// llama.cpp's question (LayoutOptions::llama_cpp): the most layers on the GPU (knob
+// gpu_layers, 0 to n_layers + 1, the last adding the output layer) or the longest context
+// (knob seq) whose buffers on the GPU (or, planned for the CPU, on the host) stay within
+// `limit`; the breakdown is that device's. Throws Error(invalid_input, key "vary") for
+// another knob, and as estimate_layout.
+FitResult fit_llama_cpp(const ModelSpec& spec, const Workload& workload, const LayoutOptions& options, FitKnob knob,
+                        Bytes limit);
 
 }  // namespace memplan

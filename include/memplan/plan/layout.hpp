@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "memplan/core/gpu_spec.hpp"
+#include "memplan/estimators/llama_cpp.hpp"
 #include "memplan/estimators/parallelism.hpp"
 #include "memplan/plan/workload.hpp"
 
@@ -22,9 +24,18 @@ struct ServingOptions {
   std::uint64_t block_size = 16;  // tokens per KV cache block
 };
 
+// Whose allocation rules a plan follows (`engine`).
+enum class Engine { pytorch, vllm, llama_cpp };
+
+// Accepts "pytorch", "vllm" and "llama.cpp"; throws Error(invalid_input, key "engine") listing them.
+Engine parse_engine(std::string_view text);
+
 struct LayoutOptions {
   ParallelTrainingOptions parallel;           // t (any workload); p, d, sharding, offload (training)
   std::optional<ServingOptions> vllm;         // set: vLLM tensor-parallel serving of the model
+  std::optional<LlamaCppOptions> llama_cpp;   // set: llama.cpp, on `gpus` (at most one) or on the host (cpu)
+  bool cpu = false;                           // llama.cpp: no GPU; the host's RAM is the budget
+  std::optional<Bytes> host_memory;           // llama.cpp with cpu: the host's budget when known
   std::optional<PlacementPolicy> device_map;  // set: accelerate device_map placement over `gpus`
   std::vector<GpuSpec> gpus;                  // device_map: the GPUs in order; otherwise at most one, the GPU
                                               //   every device is (required for vLLM, optional otherwise)
@@ -41,6 +52,8 @@ struct LayoutOptions {
 //   vocabulary padding and KV-head replication);
 // - vllm: weights / t, the profile run's activation peak, and the KV cache vLLM allocates in
 //   what gpu_memory_utilization leaves (LayoutEstimate.serving);
+// - llama_cpp: the GPU's buffers for the layers -ngl offloads (weights, KV cache, compute
+//   buffer) and the host's for the rest (estimate_llama_cpp), the host as its own device;
 // - device_map: the units accelerate places on each GPU, with the KV cache, cached hooks and
 //   working set of the layers there, and what is offloaded to the CPU.
 // Devices carry the GPU they are checked against when one is given. Throws

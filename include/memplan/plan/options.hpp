@@ -30,12 +30,17 @@ struct LayoutRequest {
   std::uint64_t micro_batches = 1;
   std::string schedule = "1f1b";            // 1f1b or gpipe
   std::vector<std::uint64_t> stage_layers;  // layers per pipeline stage; empty = even
-  std::string serving;                      // "vllm", or empty
+  std::string engine = "pytorch";           // pytorch, vllm or llama.cpp
   double gpu_memory_utilization = 0.9;
   std::uint64_t max_model_len = 0;  // 0 = the model's context
   std::uint64_t max_num_seqs = 256;
   std::uint64_t max_num_batched_tokens = 8192;
   std::uint64_t block_size = 16;
+  std::optional<std::uint64_t> ngl;  // llama.cpp -ngl; unset = everything on the GPU (0 with cpu)
+  std::uint64_t ubatch = 512;
+  std::string cache_type_k = "f16";
+  std::string cache_type_v = "f16";
+  std::string flash_attn = "auto";  // on, off, auto
   std::string device_map;           // auto, balanced, balanced_low_0, sequential; empty = none
   std::vector<std::string> gpus;    // device_map: GPU names in order ("3xa100-80gb" is three)
   std::vector<Bytes> max_memory;    // device_map: one size for all GPUs, or one per GPU

@@ -17,6 +17,8 @@ struct FitReport {
   FitResult result;              // fit_largest over one knob, against budget_limit(*plan.budget, plan.threshold)
   std::optional<Verdict> given;  // the verdict of the plan as given (estimate_totals)
   std::string option;            // the knob as an option of the front-end ("--batch"); "" when it has none
+  std::optional<Bytes> limit;    // the search's limit when not budget x threshold (llama.cpp's --fit)
+  std::string limit_rule;        // what sets it, in words ("" = the threshold)
 };
 
 // Writes the search's answer: the limit, the largest value that fits and its total, the

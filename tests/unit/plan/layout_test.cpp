@@ -190,7 +190,7 @@ TEST(Layout, LayoutsThatDoNotApplyAreTypedErrors) {
   vllm.vllm = ServingOptions{};
   expect_invalid([&] { estimate_layout(llama2_7b(), bf16(WorkloadKind::inference), vllm); }, "gpu");
   vllm.gpus = {a100_80gb()};
-  expect_invalid([&] { estimate_layout(llama2_7b(), bf16(WorkloadKind::training), vllm); }, "serving");
+  expect_invalid([&] { estimate_layout(llama2_7b(), bf16(WorkloadKind::training), vllm); }, "engine");
   vllm.vllm->max_model_len = 8192;  // Llama-2's context is 4096
   expect_invalid([&] { estimate_layout(llama2_7b(), bf16(WorkloadKind::inference), vllm); }, "max_model_len");
 

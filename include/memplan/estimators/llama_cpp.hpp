@@ -1,0 +1,66 @@
+// llama.cpp as it allocates: the model's tensors in the buffers of the devices their layers
+// are on, a KV cache of whole 256-cell blocks in the cache types asked for, the output
+// buffer, and the compute buffer ggml's graph allocator reserves for one micro-batch.
+// docs/llama-cpp.md gives each rule with the llama.cpp source it comes from.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memplan/core/breakdown.hpp"
+#include "memplan/core/ggml_types.hpp"
+#include "memplan/core/model_spec.hpp"
+#include "memplan/core/precision.hpp"
+
+namespace memplan {
+
+struct LlamaCppOptions {
+  std::uint64_t n_ctx = 4096;            // -c: tokens of context (cells are whole blocks of 256)
+  std::uint64_t n_ubatch = 512;          // -ub: tokens per micro-batch (the compute buffer's size)
+  std::uint32_t type_k = 1, type_v = 1;  // -ctk / -ctv: ggml type ids of the cache (1 = F16)
+  bool flash_attn = true;                // -fa (auto turns it on where the backend has it: CPU, CUDA, Metal)
+  std::uint64_t gpu_layers = 0;  // -ngl: the last N repeating layers on the GPU; N > n_layers adds the output layer
+  bool gpu = false;              // a GPU to offload to (false: everything on the host)
+  Precision weights = precisions::fp16;  // the weights' type when the model is not a .gguf
+};
+
+// Where a model's tensors go: the input layer (token and position embeddings) always in host
+// memory, each repeating layer and the output layer (final norm and LM head) where -ngl puts it.
+struct LlamaCppWeights {
+  std::uint64_t input = 0;            // token_embd, position_embd, ...
+  std::vector<std::uint64_t> layers;  // blk.N.*
+  std::uint64_t output = 0;           // output_norm and an untied output (LM head)
+  std::uint64_t tied_head = 0;        // a tied head: token_embd, which the output layer loads again off the host
+  bool stored = false;                // from a .gguf's tensors (else the architecture at a precision)
+};
+
+struct LlamaCppEstimate {
+  std::uint64_t cells = 0;       // KV cells per layer
+  std::uint64_t gpu_layers = 0;  // repeating layers on the GPU
+  bool output_on_gpu = false;
+  Breakdown gpu;   // what the GPU holds (empty without one)
+  Breakdown host;  // what host RAM holds
+};
+
+// Returns the weights per llama.cpp layer: a .gguf's tensors as stored, or the architecture
+// at `weights` precision. Throws Error(overflow).
+LlamaCppWeights llama_cpp_weights(const ModelSpec& spec, const Precision& weights);
+
+// Returns the KV cells llama.cpp allocates for n_ctx tokens: n_ctx rounded up to 256.
+std::uint64_t llama_cpp_cells(std::uint64_t n_ctx);
+
+// Returns the GPU's and the host's memory for `spec` under `options`. Throws
+// Error(invalid_input) for what llama.cpp refuses (a quantised V cache without flash
+// attention, a cache type whose blocks do not divide a row, n_ubatch or n_ctx of 0, a model
+// llama.cpp cannot run such as one without an LM head), Error(unsupported) for latent
+// attention, whose llama.cpp cache memplan does not model, Error(overflow).
+LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions& options);
+
+// The cache types llama.cpp accepts for -ctk / -ctv (common/arg.cpp kv_cache_types).
+const std::vector<std::uint32_t>& llama_cpp_cache_types();
+
+// Returns the cache type named `name` ("q8_0", "F16"); throws Error(invalid_input, key) listing them.
+const GgmlType& parse_llama_cpp_cache_type(std::string_view name, const char* key);
+
+}  // namespace memplan

@@ -1,0 +1,277 @@
+#include "memplan/estimators/llama_cpp.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "memplan/core/bytes.hpp"
+#include "memplan/core/error.hpp"
+#include "memplan/core/text.hpp"
+#include "memplan/estimators/weights.hpp"
+
+#include "llama_cpp_graph.hpp"
+
+namespace memplan {
+
+namespace {
+
+constexpr std::uint64_t kCellBlock = 256;  // llama_context pads n_ctx to a multiple of 256
+constexpr std::uint64_t kF32 = 4;
+
+std::string digits(std::uint64_t v) { return group_digits(v); }
+
+Item buffer_row(std::string name, std::uint64_t bytes, std::string formula, std::string note = {}) {
+  return {std::move(name), Bytes(bytes), std::move(formula), std::nullopt, std::move(note), {}};
+}
+
+const GgmlType& ggml_type(std::uint32_t id, const char* key) {
+  const GgmlType* t = find_ggml_type(id);
+  if (t == nullptr) throw Error(ErrorKind::invalid_input, "no ggml type " + std::to_string(id), key);
+  return *t;
+}
+
+// Bytes of one layer's keys or values: cells rows of `width` elements of `type`.
+std::uint64_t cache_bytes(const GgmlType& type, std::uint64_t width, std::uint64_t cells, const char* key) {
+  if (width % type.block_size != 0) {
+    throw Error(ErrorKind::invalid_input,
+                "a " + std::string(type.name) + " cache stores rows in blocks of " + std::to_string(type.block_size) +
+                    " elements; this model's rows are " + std::to_string(width) + " wide (llama.cpp refuses it)",
+                key);
+  }
+  return checked_mul(checked_mul(width / type.block_size, type.type_size, "KV cache"), cells, "KV cache");
+}
+
+// The cells a layer holds: every cell of the context, or for a sliding-window layer
+// (llama-kv-cache-iswa.cpp) its window plus one micro-batch, padded to 256, at most the context.
+std::uint64_t layer_cells(AttentionKind kind, const ModelSpec& spec, std::uint64_t cells, std::uint64_t n_ubatch) {
+  std::uint64_t window = 0;
+  if (kind == AttentionKind::sliding) window = spec.sliding_window;
+  if (kind == AttentionKind::chunked) window = spec.attention_chunk;
+  if (window == 0) return cells;
+  return std::min(cells, ceil_div(checked_add(window, n_ubatch, "KV cells"), kCellBlock) * kCellBlock);
+}
+
+}  // namespace
+
+const std::vector<std::uint32_t>& llama_cpp_cache_types() {
+  static const std::vector<std::uint32_t> types = {0, 1,  30, 8, 2,
+                                                   3, 20, 6,  7};  // F32 F16 BF16 Q8_0 Q4_0 Q4_1 IQ4_NL Q5_0 Q5_1
+  return types;
+}
+
+const GgmlType& parse_llama_cpp_cache_type(std::string_view name, const char* key) {
+  std::vector<std::string> names;
+  for (const std::uint32_t id : llama_cpp_cache_types()) names.push_back(lowered(find_ggml_type(id)->name));
+  const std::string want = lowered(name);
+  for (const std::uint32_t id : llama_cpp_cache_types()) {
+    const GgmlType& t = *find_ggml_type(id);
+    if (lowered(t.name) == want) return t;
+  }
+  throw Error(ErrorKind::invalid_input,
+              "`" + std::string(key) + "` is a llama.cpp cache type: " + quoted_list(names, "or") + ", not '" +
+                  printable(name) + "'" + did_you_mean(name, names),
+              key);
+}
+
+std::uint64_t llama_cpp_cells(std::uint64_t n_ctx) { return ceil_div(n_ctx, kCellBlock) * kCellBlock; }
+
+LlamaCppWeights llama_cpp_weights(const ModelSpec& spec, const Precision& weights) {
+  LlamaCppWeights out;
+  if (spec.stored_layers) {
+    const StoredLayers& l = *spec.stored_layers;
+    out.input = l.input;
+    out.layers = l.blocks;
+    out.output = l.output;
+    out.tied_head = l.tied_head;
+    out.stored = true;
+    return out;
+  }
+  // The architecture at a precision: the embeddings in the input layer; a block is what one
+  // more layer adds; the output layer the rest (final norm, an untied head).
+  WeightsOptions o;
+  o.precision = weights;
+  const auto priced = [&](const ModelSpec& s) {
+    const Breakdown b = estimate_weights(s, o);
+    std::uint64_t embeddings = 0, head = 0;
+    for (const Item& c : b.components.front().detail) {
+      if (c.name == "embeddings") embeddings = c.bytes.count();
+      if (c.name == "lm_head") head = c.bytes.count();
+    }
+    return std::array<std::uint64_t, 3>{b.total().count(), embeddings, head};
+  };
+  const auto [total, embeddings, head] = priced(spec);
+  const std::uint64_t L = std::max<std::uint64_t>(spec.n_layers, 1);
+  std::uint64_t block = 0;
+  if (spec.n_layers >= 2 && uniform_layers(spec)) {
+    ModelSpec fewer = spec;
+    fewer.n_layers -= 1;
+    block = total - priced(fewer)[0];
+  } else {
+    block = (total - embeddings - head) / L;  // layers that differ: an even share each
+  }
+  out.input = embeddings;
+  out.layers.assign(L, block);
+  out.output = total - embeddings - block * L;
+  if (spec.lm_head == LmHead::tied) {
+    const Precision& embedding = is_quantized(weights) ? o.unquantized : weights;
+    out.tied_head = ceil_div(
+        checked_mul(checked_mul(spec.vocab_size, spec.d_model, "head"), element_bits(embedding.format), "head"), 8);
+  }
+  return out;
+}
+
+LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions& o) {
+  if (o.n_ctx == 0) throw Error(ErrorKind::invalid_input, "llama.cpp's context (-c) must be at least 1", "seq_len");
+  if (o.n_ubatch == 0) throw Error(ErrorKind::invalid_input, "`ubatch` must be at least 1", "ubatch");
+  if (spec.lm_head == LmHead::none) {
+    throw Error(ErrorKind::invalid_input, "llama.cpp's estimate is for decoders; " + spec.name + " has no LM head",
+                "engine");
+  }
+  if (spec.mla.kv_lora_rank != 0) {
+    throw Error(ErrorKind::invalid_input,
+                "memplan does not model llama.cpp's cache for latent attention (" + spec.name +
+                    "): use `engine` pytorch or vllm",
+                "engine");
+  }
+  const GgmlType& tk = ggml_type(o.type_k, "cache_type_k");
+  const GgmlType& tv = ggml_type(o.type_v, "cache_type_v");
+  if (!o.flash_attn && tv.block_size != 1) {
+    throw Error(ErrorKind::invalid_input,
+                "llama.cpp needs flash attention for a quantised V cache (" + lowered(tv.name) +
+                    "): set `flash_attn` on or `cache_type_v` f16",
+                "cache_type_v");
+  }
+
+  LlamaCppEstimate out;
+  const std::uint64_t L = spec.n_layers;
+  const std::uint64_t T = std::min(o.n_ubatch, llama_cpp_cells(o.n_ctx));
+  out.cells = llama_cpp_cells(o.n_ctx);
+  const std::uint64_t on_gpu = o.gpu ? std::min(o.gpu_layers, L) : 0;
+  out.gpu_layers = on_gpu;
+  out.output_on_gpu = o.gpu && o.gpu_layers > L;
+  const auto layer_on_gpu = [&](std::uint64_t il) { return il >= L - on_gpu; };
+
+  // Weights: the input layer on the host, each block and the output layer where -ngl puts them.
+  const LlamaCppWeights w = llama_cpp_weights(spec, o.weights);
+  std::uint64_t w_gpu = 0, w_host = w.input;
+  for (std::uint64_t il = 0; il < w.layers.size(); ++il) {
+    std::uint64_t& sum = layer_on_gpu(il) ? w_gpu : w_host;
+    sum = checked_add(sum, w.layers[il], "weights");
+  }
+  // A tied head on the host is the embedding itself; on the GPU it is a copy.
+  if (out.output_on_gpu) {
+    w_gpu = checked_add(checked_add(w_gpu, w.output, "weights"), w.tied_head, "weights");
+  } else {
+    w_host = checked_add(w_host, w.output, "weights");
+  }
+  const std::string source = w.stored ? "the .gguf's tensors, each rounded up to 32 bytes"
+                                      : "the architecture at " + to_string(o.weights);
+
+  // The KV cache: per layer, keys and values of n_kv_heads x d_head per cell.
+  const std::uint64_t width = checked_mul(spec.n_kv_heads, spec.d_head, "KV width");
+  std::uint64_t kv_gpu = 0, kv_host = 0, largest_kv = 0;
+  for (std::uint64_t il = 0; il < L; ++il) {
+    const AttentionKind kind = attention_kind(spec, il);
+    const std::uint64_t cells = layer_cells(kind, spec, out.cells, o.n_ubatch);
+    largest_kv = std::max(largest_kv, cells);
+    const std::uint64_t bytes = checked_add(cache_bytes(tk, width, cells, "cache_type_k"),
+                                            cache_bytes(tv, width, cells, "cache_type_v"), "KV cache");
+    std::uint64_t& sum = layer_on_gpu(il) ? kv_gpu : kv_host;
+    sum = checked_add(sum, bytes, "KV cache");
+  }
+  const std::string kv_formula = digits(out.cells) + " cells (-c " + digits(o.n_ctx) + " rounded up to 256) x " +
+                                 digits(width) + " (n_kv_heads x d_head) per layer, K " + lowered(tk.name) + ", V " +
+                                 lowered(tv.name);
+
+  // The output buffer: one row of f32 logits per sequence (llama_context::output_reserve).
+  const std::uint64_t output_buffer = checked_mul(spec.vocab_size, kF32, "output buffer");
+
+  // The compute buffer: what ggml's graph allocator reserves for the worst micro-batch, n_ubatch
+  // tokens, all of them outputs, against every cell. For the graphs memplan has recorded
+  // (llama/qwen2 and gpt2 blocks) it is replayed exactly; otherwise the replay's closed form,
+  // which can be off by several percent where the allocator's free holes fall differently.
+  const std::uint64_t d = spec.d_model, F = std::max(spec.d_mlp, expert_width(spec)), V = spec.vocab_size;
+  const std::uint64_t n_kv = std::max<std::uint64_t>(largest_kv, 1);
+  const std::uint64_t per_token = checked_mul(T, kF32, "compute buffer");
+  detail::LlamaCppGraphShape shape{spec.family == Family::gpt2,
+                                   o.flash_attn,
+                                   L,
+                                   d,
+                                   spec.n_heads,
+                                   spec.n_kv_heads,
+                                   spec.d_head,
+                                   F,
+                                   V,
+                                   T,
+                                   n_kv,
+                                   tk.block_size != 1,
+                                   tv.block_size != 1,
+                                   tk.id == 0,
+                                   tv.id == 0};
+  const auto kinds = attention_layer_counts(spec);
+  const bool sliding = std::any_of(kinds.begin(), kinds.end(),
+                                   [](const auto& c) { return c.first != AttentionKind::full; });
+  const bool llama_like = (spec.family == Family::llama || spec.family == Family::mistral ||
+                           spec.family == Family::qwen2) &&
+                          spec.mlp == MlpKind::gated && spec.norm == NormKind::rmsnorm;
+  const bool gpt2_like = spec.family == Family::gpt2 && spec.mlp == MlpKind::plain;
+  const bool recorded = (llama_like || gpt2_like) && spec.experts == 0 && !sliding &&
+                        checked_mul(spec.n_heads, spec.d_head, "c") == d;
+  std::uint64_t compute = 0;
+  if (recorded) {
+    compute = detail::llama_cpp_graph_bytes(shape);
+  } else {
+    // inputs I, then the larger of a layer's peak and the logits above the final norm.
+    const auto rows = [&](std::uint64_t cols) { return checked_mul(per_token, cols, "compute buffer"); };
+    const std::uint64_t D = rows(d), Q = rows(checked_mul(spec.n_heads, spec.d_head, "c"));
+    const std::uint64_t g = rows(spec.mlp == MlpKind::gated ? checked_mul(3, F, "c") : F);
+    const std::uint64_t mask = checked_mul(checked_mul(n_kv, T, "c"), o.flash_attn ? 2 : 4, "compute buffer");
+    const std::uint64_t inputs =
+        o.flash_attn
+            ? checked_add(checked_add(rows(7), D, "c"), mask, "c")
+            : checked_add(checked_add(checked_add(rows(5), rows(checked_mul(2, width, "c")), "c"), D, "c"), mask, "c");
+    const std::uint64_t logits = checked_add(checked_add(rows(1), checked_mul(2, D, "c"), "c"), rows(V), "c");
+    if (o.flash_attn) {
+      compute = std::max(checked_add(checked_add(inputs, checked_mul(3, D, "c"), "c"), g, "c"), logits);
+    } else {
+      const std::uint64_t scores = checked_mul(rows(n_kv), spec.n_heads, "c");
+      compute = std::max(
+          {checked_add(checked_add(checked_add(inputs, checked_mul(2, D, "c"), "c"), checked_mul(2, Q, "c"), "c"),
+                       scores, "c"),
+           checked_add(checked_add(inputs, checked_mul(2, D, "c"), "c"), g, "c"),
+           checked_add(checked_add(rows(1), checked_mul(3, D, "c"), "c"), g, "c"), logits});
+    }
+  }
+  const std::uint64_t host_inputs = checked_add(checked_mul(T, 28, "c"), checked_mul(per_token, d, "c"), "c");
+  const std::string compute_formula =
+      "one micro-batch of " + digits(T) + " tokens (-ub) against " + digits(n_kv) + " cells" +
+      (o.flash_attn ? ", flash attention" : ", without flash attention: every head's scores") +
+      (recorded ? "; ggml's allocator replayed over llama.cpp's graph" : "; closed form (graph not recorded)");
+
+  const auto add = [](Breakdown& b, Item item) {
+    if (item.bytes.count() > 0) b.components.push_back(std::move(item));
+  };
+  const std::string weights_note = "from " + source;
+  if (o.gpu) {
+    add(out.gpu,
+        buffer_row("weights", w_gpu,
+                   digits(on_gpu) + " of " + digits(L) + " layers" + (out.output_on_gpu ? " and the output layer" : ""),
+                   weights_note));
+    add(out.gpu, buffer_row("kv_cache", kv_gpu, kv_formula, digits(on_gpu) + " layers' cache"));
+    if (on_gpu > 0 || out.output_on_gpu) add(out.gpu, buffer_row("compute_buffer", compute, compute_formula));
+  }
+  add(out.host, buffer_row("weights", w_host,
+                           "the input layer" + (on_gpu < L ? ", " + digits(L - on_gpu) + " layers" : std::string()) +
+                               (out.output_on_gpu ? std::string() : " and the output layer"),
+                           weights_note));
+  add(out.host, buffer_row("kv_cache", kv_host, kv_formula, digits(L - on_gpu) + " layers' cache"));
+  add(out.host, buffer_row("output_buffer", output_buffer, "V=" + digits(V) + " f32 logits for one sequence"));
+  const bool offloaded = on_gpu > 0 || out.output_on_gpu;
+  add(out.host, offloaded ? buffer_row("compute_buffer", host_inputs,
+                                       "the host's part of the graph: its inputs and the embedded micro-batch (" +
+                                           digits(T) + " x d_model " + digits(d) + " f32)")
+                          : buffer_row("compute_buffer", compute, compute_formula));
+  return out;
+}
+
+}  // namespace memplan

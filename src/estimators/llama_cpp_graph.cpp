@@ -1,0 +1,568 @@
+#include "llama_cpp_graph.hpp"
+
+#include <algorithm>
+#include <array>
+#include <list>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memplan/core/bytes.hpp"
+#include "memplan/core/error.hpp"
+
+namespace memplan::detail {
+
+namespace {
+
+// Each event allocates ("A") or frees ("F") one tensor, named as the graph names it; {i} is
+// the layer, {p} the one before, #k the k-th tensor of that name in the layer. node* are
+// unnamed T x d_model tensors (flash attention's output, the biased projections, the output
+// rows). Recorded from llama.cpp v0.5.0 (node-llama-cpp 3.22.1) on the CPU backend.
+constexpr std::array<std::string_view, 49> kLlamaNoFaL1{{"A inp_tokens#0",      "A inp_embd#0",
+                                                         "A inp_pos#0",         "A attn_inp_k_idxs#0",
+                                                         "A attn_inp_v_idxs#0", "A attn_inp_kq_mask#0",
+                                                         "A out_ids#0",         "A embd#0",
+                                                         "F inp_tokens#0",      "A norm-0#0",
+                                                         "A Qcur-0#0",          "A Qcur-0#1",
+                                                         "F Qcur-0#0",          "A Vcur-0#0",
+                                                         "A Kcur-0#0",          "F norm-0#0",
+                                                         "A Kcur-0#1",          "F Kcur-0#0",
+                                                         "F inp_pos#0",         "F Kcur-0#1",
+                                                         "F attn_inp_k_idxs#0", "F Vcur-0#0",
+                                                         "F attn_inp_v_idxs#0", "A kq-0#0",
+                                                         "F Qcur-0#1",          "F attn_inp_kq_mask#0",
+                                                         "A kqv-0#0",           "F kq-0#0",
+                                                         "A kqv_out-0#0",       "F kqv-0#0",
+                                                         "A attn_out-0#0",      "F kqv_out-0#0",
+                                                         "A node0-0#0",         "F attn_out-0#0",
+                                                         "A node1-0#0",         "F embd#0",
+                                                         "F out_ids#0",         "F node1-0#0",
+                                                         "A norm-0#1",          "A ffn_gate-0#0",
+                                                         "A ffn_up-0#0",        "F norm-0#1",
+                                                         "A ffn_swiglu-0#0",    "F ffn_gate-0#0",
+                                                         "F ffn_up-0#0",        "A ffn_out-0#0",
+                                                         "F ffn_swiglu-0#0",    "F node0-0#0",
+                                                         "A result_output#0"}};
+constexpr std::array<std::string_view, 39> kLlamaNoFaHead{{"A inp_tokens#0",
+                                                           "A inp_embd#0",
+                                                           "A inp_pos#0",
+                                                           "A attn_inp_k_idxs#0",
+                                                           "A attn_inp_v_idxs#0",
+                                                           "A attn_inp_kq_mask#0",
+                                                           "A out_ids#0",
+                                                           "A embd#0",
+                                                           "F inp_tokens#0",
+                                                           "A norm-0#0",
+                                                           "A Qcur-0#0",
+                                                           "A Qcur-0#1",
+                                                           "F Qcur-0#0",
+                                                           "A Vcur-0#0",
+                                                           "A Kcur-0#0",
+                                                           "F norm-0#0",
+                                                           "A Kcur-0#1",
+                                                           "F Kcur-0#0",
+                                                           "F Kcur-0#1",
+                                                           "F Vcur-0#0",
+                                                           "A kq-0#0",
+                                                           "F Qcur-0#1",
+                                                           "A kqv-0#0",
+                                                           "F kq-0#0",
+                                                           "A kqv_out-0#0",
+                                                           "F kqv-0#0",
+                                                           "A attn_out-0#0",
+                                                           "F kqv_out-0#0",
+                                                           "F embd#0",
+                                                           "A norm-0#1",
+                                                           "A ffn_gate-0#0",
+                                                           "A ffn_up-0#0",
+                                                           "F norm-0#1",
+                                                           "A ffn_swiglu-0#0",
+                                                           "F ffn_gate-0#0",
+                                                           "F ffn_up-0#0",
+                                                           "A ffn_out-0#0",
+                                                           "F ffn_swiglu-0#0",
+                                                           "F attn_out-0#0"}};
+constexpr std::array<std::string_view, 30> kLlamaNoFaBody{
+    {"A norm-{i}#0",     "A Qcur-{i}#0",     "A Qcur-{i}#1",     "F Qcur-{i}#0",       "A Vcur-{i}#0",
+     "A Kcur-{i}#0",     "F norm-{i}#0",     "A Kcur-{i}#1",     "F Kcur-{i}#0",       "F Kcur-{i}#1",
+     "F Vcur-{i}#0",     "A kq-{i}#0",       "F Qcur-{i}#1",     "A kqv-{i}#0",        "F kq-{i}#0",
+     "A kqv_out-{i}#0",  "F kqv-{i}#0",      "A attn_out-{i}#0", "F kqv_out-{i}#0",    "F ffn_out-{p}#0",
+     "A norm-{i}#1",     "A ffn_gate-{i}#0", "A ffn_up-{i}#0",   "F norm-{i}#1",       "A ffn_swiglu-{i}#0",
+     "F ffn_gate-{i}#0", "F ffn_up-{i}#0",   "A ffn_out-{i}#0",  "F ffn_swiglu-{i}#0", "F attn_out-{i}#0"}};
+constexpr std::array<std::string_view, 40> kLlamaNoFaTail{
+    {"A norm-{i}#0",     "A Qcur-{i}#0",         "A Qcur-{i}#1",       "F Qcur-{i}#0",        "A Vcur-{i}#0",
+     "A Kcur-{i}#0",     "F norm-{i}#0",         "A Kcur-{i}#1",       "F Kcur-{i}#0",        "F inp_pos#0",
+     "F Kcur-{i}#1",     "F attn_inp_k_idxs#0",  "F Vcur-{i}#0",       "F attn_inp_v_idxs#0", "A kq-{i}#0",
+     "F Qcur-{i}#1",     "F attn_inp_kq_mask#0", "A kqv-{i}#0",        "F kq-{i}#0",          "A kqv_out-{i}#0",
+     "F kqv-{i}#0",      "A attn_out-{i}#0",     "F kqv_out-{i}#0",    "A node0-{i}#0",       "F attn_out-{i}#0",
+     "A node1-{i}#0",    "F ffn_out-{p}#0",      "F out_ids#0",        "F node1-{i}#0",       "A norm-{i}#1",
+     "A ffn_gate-{i}#0", "A ffn_up-{i}#0",       "F norm-{i}#1",       "A ffn_swiglu-{i}#0",  "F ffn_gate-{i}#0",
+     "F ffn_up-{i}#0",   "A ffn_out-{i}#0",      "F ffn_swiglu-{i}#0", "F node0-{i}#0",       "A result_output#0"}};
+constexpr std::array<std::string_view, 45> kLlamaFaL1{
+    {"A inp_tokens#0",      "A inp_embd#0",         "A inp_pos#0",         "A attn_inp_k_idxs#0",
+     "A attn_inp_v_idxs#0", "A attn_inp_kq_mask#0", "A out_ids#0",         "A embd#0",
+     "F inp_tokens#0",      "A norm-0#0",           "A Qcur-0#0",          "A Qcur-0#1",
+     "F Qcur-0#0",          "A Vcur-0#0",           "A Kcur-0#0",          "F norm-0#0",
+     "A Kcur-0#1",          "F Kcur-0#0",           "F inp_pos#0",         "F Kcur-0#1",
+     "F attn_inp_k_idxs#0", "F Vcur-0#0",           "F attn_inp_v_idxs#0", "A node0-0#0",
+     "F Qcur-0#1",          "F attn_inp_kq_mask#0", "A attn_out-0#0",      "F node0-0#0",
+     "A node1-0#0",         "F attn_out-0#0",       "A node2-0#0",         "F embd#0",
+     "F out_ids#0",         "F node2-0#0",          "A norm-0#1",          "A ffn_gate-0#0",
+     "A ffn_up-0#0",        "F norm-0#1",           "A ffn_swiglu-0#0",    "F ffn_gate-0#0",
+     "F ffn_up-0#0",        "A ffn_out-0#0",        "F ffn_swiglu-0#0",    "F node1-0#0",
+     "A result_output#0"}};
+constexpr std::array<std::string_view, 35> kLlamaFaHead{
+    {"A inp_tokens#0",       "A inp_embd#0",   "A inp_pos#0",    "A attn_inp_k_idxs#0", "A attn_inp_v_idxs#0",
+     "A attn_inp_kq_mask#0", "A out_ids#0",    "A embd#0",       "F inp_tokens#0",      "A norm-0#0",
+     "A Qcur-0#0",           "A Qcur-0#1",     "F Qcur-0#0",     "A Vcur-0#0",          "A Kcur-0#0",
+     "F norm-0#0",           "A Kcur-0#1",     "F Kcur-0#0",     "F Kcur-0#1",          "F Vcur-0#0",
+     "A node0-0#0",          "F Qcur-0#1",     "A attn_out-0#0", "F node0-0#0",         "F embd#0",
+     "A norm-0#1",           "A ffn_gate-0#0", "A ffn_up-0#0",   "F norm-0#1",          "A ffn_swiglu-0#0",
+     "F ffn_gate-0#0",       "F ffn_up-0#0",   "A ffn_out-0#0",  "F ffn_swiglu-0#0",    "F attn_out-0#0"}};
+constexpr std::array<std::string_view, 26> kLlamaFaBody{
+    {"A norm-{i}#0",       "A Qcur-{i}#0",     "A Qcur-{i}#1",     "F Qcur-{i}#0",     "A Vcur-{i}#0",
+     "A Kcur-{i}#0",       "F norm-{i}#0",     "A Kcur-{i}#1",     "F Kcur-{i}#0",     "F Kcur-{i}#1",
+     "F Vcur-{i}#0",       "A node0-{i}#0",    "F Qcur-{i}#1",     "A attn_out-{i}#0", "F node0-{i}#0",
+     "F ffn_out-{p}#0",    "A norm-{i}#1",     "A ffn_gate-{i}#0", "A ffn_up-{i}#0",   "F norm-{i}#1",
+     "A ffn_swiglu-{i}#0", "F ffn_gate-{i}#0", "F ffn_up-{i}#0",   "A ffn_out-{i}#0",  "F ffn_swiglu-{i}#0",
+     "F attn_out-{i}#0"}};
+constexpr std::array<std::string_view, 36> kLlamaFaTail{
+    {"A norm-{i}#0",     "A Qcur-{i}#0",         "A Qcur-{i}#1",     "F Qcur-{i}#0",        "A Vcur-{i}#0",
+     "A Kcur-{i}#0",     "F norm-{i}#0",         "A Kcur-{i}#1",     "F Kcur-{i}#0",        "F inp_pos#0",
+     "F Kcur-{i}#1",     "F attn_inp_k_idxs#0",  "F Vcur-{i}#0",     "F attn_inp_v_idxs#0", "A node0-{i}#0",
+     "F Qcur-{i}#1",     "F attn_inp_kq_mask#0", "A attn_out-{i}#0", "F node0-{i}#0",       "A node1-{i}#0",
+     "F attn_out-{i}#0", "A node2-{i}#0",        "F ffn_out-{p}#0",  "F out_ids#0",         "F node2-{i}#0",
+     "A norm-{i}#1",     "A ffn_gate-{i}#0",     "A ffn_up-{i}#0",   "F norm-{i}#1",        "A ffn_swiglu-{i}#0",
+     "F ffn_gate-{i}#0", "F ffn_up-{i}#0",       "A ffn_out-{i}#0",  "F ffn_swiglu-{i}#0",  "F node1-{i}#0",
+     "A result_output#0"}};
+constexpr std::array<std::string_view, 43> kGpt2NoFaL1{{"A inp_tokens#0",
+                                                        "A inp_embd#0",
+                                                        "A inp_pos#0",
+                                                        "A attn_inp_k_idxs#0",
+                                                        "A attn_inp_v_idxs#0",
+                                                        "A attn_inp_kq_mask#0",
+                                                        "A out_ids#0",
+                                                        "A embd#0",
+                                                        "F inp_tokens#0",
+                                                        "A pos_embd#0",
+                                                        "F inp_pos#0",
+                                                        "F pos_embd#0",
+                                                        "A norm-0#0",
+                                                        "A wqkv-0#0",
+                                                        "F norm-0#0",
+                                                        "F attn_inp_k_idxs#0",
+                                                        "A Vcur-0 (cont)#0",
+                                                        "F Vcur-0 (cont)#0",
+                                                        "F attn_inp_v_idxs#0",
+                                                        "A kq-0#0",
+                                                        "F wqkv-0#0",
+                                                        "F attn_inp_kq_mask#0",
+                                                        "A kqv-0#0",
+                                                        "F kq-0#0",
+                                                        "A kqv_out-0#0",
+                                                        "F kqv-0#0",
+                                                        "A node0-0#0",
+                                                        "F kqv_out-0#0",
+                                                        "A node1-0#0",
+                                                        "F node0-0#0",
+                                                        "A node2-0#0",
+                                                        "F embd#0",
+                                                        "F out_ids#0",
+                                                        "F node2-0#0",
+                                                        "A norm-0#1",
+                                                        "A ffn_up-0#0",
+                                                        "F norm-0#1",
+                                                        "A ffn_down-0#0",
+                                                        "F ffn_up-0#0",
+                                                        "F node1-0#0",
+                                                        "A norm#0",
+                                                        "F ffn_down-0#0",
+                                                        "A result_output#0"}};
+constexpr std::array<std::string_view, 32> kGpt2NoFaHead{{"A inp_tokens#0",
+                                                          "A inp_embd#0",
+                                                          "A inp_pos#0",
+                                                          "A attn_inp_k_idxs#0",
+                                                          "A attn_inp_v_idxs#0",
+                                                          "A attn_inp_kq_mask#0",
+                                                          "A out_ids#0",
+                                                          "A embd#0",
+                                                          "F inp_tokens#0",
+                                                          "A pos_embd#0",
+                                                          "F inp_pos#0",
+                                                          "F pos_embd#0",
+                                                          "A norm-0#0",
+                                                          "A wqkv-0#0",
+                                                          "F norm-0#0",
+                                                          "A Vcur-0 (cont)#0",
+                                                          "F Vcur-0 (cont)#0",
+                                                          "A kq-0#0",
+                                                          "F wqkv-0#0",
+                                                          "A kqv-0#0",
+                                                          "F kq-0#0",
+                                                          "A kqv_out-0#0",
+                                                          "F kqv-0#0",
+                                                          "A node0-0#0",
+                                                          "F kqv_out-0#0",
+                                                          "F embd#0",
+                                                          "A norm-0#1",
+                                                          "A ffn_up-0#0",
+                                                          "F norm-0#1",
+                                                          "A ffn_down-0#0",
+                                                          "F ffn_up-0#0",
+                                                          "F node0-0#0"}};
+constexpr std::array<std::string_view, 20> kGpt2NoFaBody{
+    {"A norm-{i}#0",   "A wqkv-{i}#0",  "F norm-{i}#0",     "A Vcur-{i} (cont)#0", "F Vcur-{i} (cont)#0",
+     "A kq-{i}#0",     "F wqkv-{i}#0",  "A kqv-{i}#0",      "F kq-{i}#0",          "A kqv_out-{i}#0",
+     "F kqv-{i}#0",    "A node0-{i}#0", "F kqv_out-{i}#0",  "F ffn_down-{p}#0",    "A norm-{i}#1",
+     "A ffn_up-{i}#0", "F norm-{i}#1",  "A ffn_down-{i}#0", "F ffn_up-{i}#0",      "F node0-{i}#0"}};
+constexpr std::array<std::string_view, 31> kGpt2NoFaTail{{"A norm-{i}#0",
+                                                          "A wqkv-{i}#0",
+                                                          "F norm-{i}#0",
+                                                          "F attn_inp_k_idxs#0",
+                                                          "A Vcur-{i} (cont)#0",
+                                                          "F Vcur-{i} (cont)#0",
+                                                          "F attn_inp_v_idxs#0",
+                                                          "A kq-{i}#0",
+                                                          "F wqkv-{i}#0",
+                                                          "F attn_inp_kq_mask#0",
+                                                          "A kqv-{i}#0",
+                                                          "F kq-{i}#0",
+                                                          "A kqv_out-{i}#0",
+                                                          "F kqv-{i}#0",
+                                                          "A node0-{i}#0",
+                                                          "F kqv_out-{i}#0",
+                                                          "A node1-{i}#0",
+                                                          "F node0-{i}#0",
+                                                          "A node2-{i}#0",
+                                                          "F ffn_down-{p}#0",
+                                                          "F out_ids#0",
+                                                          "F node2-{i}#0",
+                                                          "A norm-{i}#1",
+                                                          "A ffn_up-{i}#0",
+                                                          "F norm-{i}#1",
+                                                          "A ffn_down-{i}#0",
+                                                          "F ffn_up-{i}#0",
+                                                          "F node1-{i}#0",
+                                                          "A norm#0",
+                                                          "F ffn_down-{i}#0",
+                                                          "A result_output#0"}};
+constexpr std::array<std::string_view, 37> kGpt2FaL1{{"A inp_tokens#0",
+                                                      "A inp_embd#0",
+                                                      "A inp_pos#0",
+                                                      "A attn_inp_k_idxs#0",
+                                                      "A attn_inp_v_idxs#0",
+                                                      "A attn_inp_kq_mask#0",
+                                                      "A out_ids#0",
+                                                      "A embd#0",
+                                                      "F inp_tokens#0",
+                                                      "A pos_embd#0",
+                                                      "F inp_pos#0",
+                                                      "F pos_embd#0",
+                                                      "A norm-0#0",
+                                                      "A wqkv-0#0",
+                                                      "F norm-0#0",
+                                                      "F attn_inp_k_idxs#0",
+                                                      "F attn_inp_v_idxs#0",
+                                                      "A node0-0#0",
+                                                      "F wqkv-0#0",
+                                                      "F attn_inp_kq_mask#0",
+                                                      "A node1-0#0",
+                                                      "F node0-0#0",
+                                                      "A node2-0#0",
+                                                      "F node1-0#0",
+                                                      "A node3-0#0",
+                                                      "F embd#0",
+                                                      "F out_ids#0",
+                                                      "F node3-0#0",
+                                                      "A norm-0#1",
+                                                      "A ffn_up-0#0",
+                                                      "F norm-0#1",
+                                                      "A ffn_down-0#0",
+                                                      "F ffn_up-0#0",
+                                                      "F node2-0#0",
+                                                      "A norm#0",
+                                                      "F ffn_down-0#0",
+                                                      "A result_output#0"}};
+constexpr std::array<std::string_view, 26> kGpt2FaHead{
+    {"A inp_tokens#0",       "A inp_embd#0", "A inp_pos#0", "A attn_inp_k_idxs#0", "A attn_inp_v_idxs#0",
+     "A attn_inp_kq_mask#0", "A out_ids#0",  "A embd#0",    "F inp_tokens#0",      "A pos_embd#0",
+     "F inp_pos#0",          "F pos_embd#0", "A norm-0#0",  "A wqkv-0#0",          "F norm-0#0",
+     "A node0-0#0",          "F wqkv-0#0",   "A node1-0#0", "F node0-0#0",         "F embd#0",
+     "A norm-0#1",           "A ffn_up-0#0", "F norm-0#1",  "A ffn_down-0#0",      "F ffn_up-0#0",
+     "F node1-0#0"}};
+constexpr std::array<std::string_view, 14> kGpt2FaBody{
+    {"A norm-{i}#0", "A wqkv-{i}#0", "F norm-{i}#0", "A node0-{i}#0", "F wqkv-{i}#0", "A node1-{i}#0", "F node0-{i}#0",
+     "F ffn_down-{p}#0", "A norm-{i}#1", "A ffn_up-{i}#0", "F norm-{i}#1", "A ffn_down-{i}#0", "F ffn_up-{i}#0",
+     "F node1-{i}#0"}};
+constexpr std::array<std::string_view, 25> kGpt2FaTail{
+    {"A norm-{i}#0",        "A wqkv-{i}#0",     "F norm-{i}#0",  "F attn_inp_k_idxs#0",
+     "F attn_inp_v_idxs#0", "A node0-{i}#0",    "F wqkv-{i}#0",  "F attn_inp_kq_mask#0",
+     "A node1-{i}#0",       "F node0-{i}#0",    "A node2-{i}#0", "F node1-{i}#0",
+     "A node3-{i}#0",       "F ffn_down-{p}#0", "F out_ids#0",   "F node3-{i}#0",
+     "A norm-{i}#1",        "A ffn_up-{i}#0",   "F norm-{i}#1",  "A ffn_down-{i}#0",
+     "F ffn_up-{i}#0",      "F node2-{i}#0",    "A norm#0",      "F ffn_down-{i}#0",
+     "A result_output#0"}};
+
+using Part = std::vector<std::string>;
+
+Part part_of(std::span<const std::string_view> list) { return Part(list.begin(), list.end()); }
+
+struct Parts {
+  Part one, head, body, tail;
+};
+
+Parts recorded(bool gpt2, bool fa) {
+  if (gpt2) {
+    return fa ? Parts{part_of(kGpt2FaL1), part_of(kGpt2FaHead), part_of(kGpt2FaBody), part_of(kGpt2FaTail)}
+              : Parts{part_of(kGpt2NoFaL1), part_of(kGpt2NoFaHead), part_of(kGpt2NoFaBody), part_of(kGpt2NoFaTail)};
+  }
+  return fa ? Parts{part_of(kLlamaFaL1), part_of(kLlamaFaHead), part_of(kLlamaFaBody), part_of(kLlamaFaTail)}
+            : Parts{part_of(kLlamaNoFaL1), part_of(kLlamaNoFaHead), part_of(kLlamaNoFaBody), part_of(kLlamaNoFaTail)};
+}
+
+std::size_t find_from(const Part& p, const std::string& event, std::size_t from = 0) {
+  const auto it = std::find(p.begin() + static_cast<std::ptrdiff_t>(from), p.end(), event);
+  if (it == p.end()) throw Error(ErrorKind::internal, "llama.cpp graph: no event '" + event + "'");
+  return static_cast<std::size_t>(it - p.begin());
+}
+
+void insert_at(Part& p, std::size_t at, const Part& events) {
+  p.insert(p.begin() + static_cast<std::ptrdiff_t>(at), events.begin(), events.end());
+}
+
+// The recorded graphs are for f16 caches. A quantised K or V cache (heads a multiple of 64
+// wide) adds Hadamard rotations of q, k, v and the attention output; an f32 cache under flash
+// attention adds an f16 copy of the cache. This rewrites a recorded part into the graph
+// llama.cpp builds then (recorded the same way for every cache type; the block type itself
+// never matters).
+Part rewrite(Part ev, const LlamaCppGraphShape& s, bool first, bool last) {
+  const bool krot = s.k_quantized && s.d_head % 64 == 0, vrot = s.v_quantized && s.d_head % 64 == 0;
+  const bool kcast = s.flash_attn && s.k_f32, vcast = s.flash_attn && s.v_f32;
+  if (!krot && !vrot && !kcast && !vcast) return ev;
+  const std::string X = first ? "0" : "{i}";
+  const auto at = [&](const std::string& name) { return name + "-" + X + "#0"; };
+  if (first) {
+    if (krot) insert_at(ev, find_from(ev, "A inp_embd#0") + 1, {"A attn_inp_k_rot#0"});
+    if (vrot) insert_at(ev, find_from(ev, "A inp_pos#0") + 1, {"A attn_inp_v_rot#0"});
+  }
+  const std::string core = s.flash_attn ? "A " + at("node0") : "A " + at("kq");
+  if (s.gpt2) {
+    // Q, K and V are views of the fused projection W: a rotation copies first, and W is freed
+    // at its last use.
+    const std::string W = "F " + at("wqkv");
+    const std::size_t a = find_from(ev, "F " + at("norm")) + 1, b = find_from(ev, core);
+    std::vector<std::string> uses;
+    if (krot) uses.emplace_back("Qc");
+    if (vrot) uses.emplace_back("Vc");
+    if (krot) uses.emplace_back("Kc");
+    if (!krot) uses.emplace_back("SK");
+    if (!vrot) uses.emplace_back("SV");
+    if (!krot) uses.emplace_back("CORE");
+    const auto free_w = [&](const char* use) { return uses.back() == use ? Part{W} : Part{}; };
+    const std::string qc = "Qcur-" + X + " (cont)#0", kc = "Kcur-" + X + " (cont)#0", vc = "Vcur-" + X + " (cont)#0";
+    Part seg;
+    const auto add = [&](const Part& more) { seg.insert(seg.end(), more.begin(), more.end()); };
+    if (krot) {
+      add({"A " + qc});
+      add(free_w("Qc"));
+      add({"A " + at("qrot"), "F " + qc});
+    }
+    if (vrot) {
+      add({"A " + vc});
+      add(free_w("Vc"));
+      add({"A " + at("vrot"), "F " + vc});
+    }
+    if (krot) {
+      add({"A " + kc});
+      add(free_w("Kc"));
+      add({"A " + at("krot")});
+      if (last) add({"F attn_inp_k_rot#0"});
+      add({"F " + kc});
+    }
+    add(krot ? Part{"F " + at("krot")} : free_w("SK"));
+    if (last) add({"F attn_inp_k_idxs#0"});
+    if (!s.flash_attn) {
+      add({"A " + vc});
+      add(free_w("SV"));
+      add({"F " + vc});
+    } else {
+      add(vrot ? Part{"F " + at("vrot")} : free_w("SV"));
+    }
+    if (last) add({"F attn_inp_v_idxs#0"});
+    ev.erase(ev.begin() + static_cast<std::ptrdiff_t>(a), ev.begin() + static_cast<std::ptrdiff_t>(b));
+    insert_at(ev, a, seg);
+    if (krot) ev[find_from(ev, core) + 1] = "F " + at("qrot");
+  } else {
+    if (krot) {
+      ev[find_from(ev, "F Qcur-" + X + "#1", find_from(ev, core))] = "F " + at("qrot");
+      insert_at(ev, find_from(ev, "F Qcur-" + X + "#0") + 1, {"A " + at("qrot"), "F Qcur-" + X + "#1"});
+      const std::size_t j = find_from(ev, "F Kcur-" + X + "#1");
+      Part k{"A " + at("krot")};
+      if (last) k.emplace_back("F attn_inp_k_rot#0");
+      k.insert(k.end(), {"F Kcur-" + X + "#1", "F " + at("krot")});
+      ev.erase(ev.begin() + static_cast<std::ptrdiff_t>(j));
+      insert_at(ev, j, k);
+    }
+    if (vrot) {
+      const std::size_t j = find_from(ev, "A " + at("Vcur"));
+      ev[find_from(ev, "F " + at("Vcur"), j)] = "F " + at("vrot");
+      insert_at(ev, j + 1, {"A " + at("vrot"), "F " + at("Vcur")});
+    }
+  }
+  if (s.flash_attn) {
+    Part casts, frees;
+    if (kcast) casts.push_back("A " + at("kcast")), frees.push_back("F " + at("kcast"));
+    if (vcast) casts.push_back("A " + at("vcast")), frees.push_back("F " + at("vcast"));
+    insert_at(ev, find_from(ev, core), casts);
+    insert_at(ev, find_from(ev, core) + 2, frees);
+    if (vrot) {  // the output's rotation, allocated before the next tensor after attention
+      std::size_t m = find_from(ev, core) + 1;
+      while (!ev[m].starts_with("A ")) ++m;
+      ev[find_from(ev, "F " + at("node0"), m)] = "F " + at("orot");
+      Part o{"A " + at("orot")};
+      if (last) o.emplace_back("F attn_inp_v_rot#0");
+      o.push_back("F " + at("node0"));
+      insert_at(ev, m, o);
+    }
+  }
+  return ev;
+}
+
+// The tensor's kind: its name without the layer suffix and the copy index.
+std::string_view kind_of(std::string_view name) {
+  name = name.substr(0, name.find('#'));
+  name = name.substr(0, name.find(' '));
+  if (name.starts_with("node")) return "node";
+  const std::size_t dash = name.rfind('-');
+  if (dash != std::string_view::npos && dash + 1 < name.size() &&
+      (name[dash + 1] == '{' || (name[dash + 1] >= '0' && name[dash + 1] <= '9'))) {
+    name = name.substr(0, dash);
+  }
+  return name;
+}
+
+std::uint64_t tensor_bytes(std::string_view kind, const LlamaCppGraphShape& s) {
+  const std::uint64_t T = s.n_ubatch;
+  const auto f32 = [&](std::uint64_t width) { return checked_mul(checked_mul(T, width, "compute buffer"), 4, "c"); };
+  const std::uint64_t q = checked_mul(s.n_heads, s.d_head, "c"), kv = checked_mul(s.n_kv_heads, s.d_head, "c");
+  if (kind == "inp_tokens" || kind == "inp_pos" || kind == "out_ids") return f32(1);  // i32 per token
+  if (kind == "attn_inp_k_idxs") return f32(2);                                       // i64 per token
+  // Without flash attention the V cache is transposed: one i64 index per element.
+  if (kind == "attn_inp_v_idxs") return s.flash_attn ? f32(2) : checked_mul(checked_mul(T, kv, "c"), 8, "c");
+  if (kind == "attn_inp_kq_mask") return checked_mul(checked_mul(s.n_kv, T, "c"), s.flash_attn ? 2 : 4, "c");
+  if (kind == "Qcur" || kind == "kqv" || kind == "kqv_out") return f32(q);
+  if (kind == "Kcur" || kind == "Vcur") return f32(kv);
+  if (kind == "wqkv") return f32(checked_add(q, checked_mul(2, kv, "c"), "c"));
+  if (kind == "kq") return checked_mul(f32(s.n_kv), s.n_heads, "c");
+  if (kind == "ffn_gate" || kind == "ffn_up" || kind == "ffn_swiglu") return f32(s.d_ff);
+  if (kind == "result_output") return f32(s.vocab);
+  // A quantised cache's Hadamard rotations (llama-kv-cache.cpp attn_rot_k/v) and an f32
+  // cache's f16 copy for flash attention (build_attn_mha's ggml_cast).
+  if (kind == "attn_inp_k_rot") {
+    std::uint64_t n = 64;
+    while (s.d_head % n == 0) n *= 2;
+    return checked_mul(checked_mul(n / 2, n / 2, "c"), 4, "c");
+  }
+  if (kind == "attn_inp_v_rot") return 64 * 64 * 4;
+  if (kind == "qrot" || kind == "orot") return f32(q);
+  if (kind == "krot" || kind == "vrot") return f32(kv);
+  if (kind == "kcast" || kind == "vcast") return checked_mul(checked_mul(s.n_kv, kv, "c"), 2, "c");
+  return f32(s.d_model);  // inp_embd, embd, pos_embd, norm, attn_out, ffn_out, ffn_down, node*
+}
+
+std::string expand(std::string_view e, std::uint64_t layer) {
+  std::string out;
+  for (std::size_t k = 0; k < e.size(); ++k) {
+    if (e.substr(k, 3) == "{i}") {
+      out += std::to_string(layer);
+      k += 2;
+    } else if (e.substr(k, 3) == "{p}") {
+      out += std::to_string(layer - 1);
+      k += 2;
+    } else {
+      out += e[k];
+    }
+  }
+  return out;
+}
+
+// ggml_dyn_tallocr: free blocks in address order; the last one is the open end.
+class Allocator {
+ public:
+  std::uint64_t allocate(std::uint64_t size) {
+    size = checked_mul(ceil_div(size, kAlignment), kAlignment, "compute buffer");
+    auto best = free_.end();
+    for (auto it = free_.begin(); std::next(it) != free_.end(); ++it) {
+      if (it->size >= size && (best == free_.end() || it->size <= best->size)) best = it;
+    }
+    if (best == free_.end()) best = std::prev(free_.end());
+    const std::uint64_t at = best->offset;
+    best->offset += size;
+    best->size -= size;
+    if (best->size == 0 && std::next(best) != free_.end()) free_.erase(best);
+    peak_ = std::max(peak_, checked_add(at, size, "compute buffer"));
+    return at;
+  }
+  void release(std::uint64_t at, std::uint64_t size) {
+    size = ceil_div(size, kAlignment) * kAlignment;
+    auto next = free_.begin();
+    while (next != free_.end() && next->offset < at) ++next;
+    auto it = free_.insert(next, Block{at, size});
+    if (next != free_.end() && at + size == next->offset) {
+      it->size += next->size;
+      free_.erase(next);
+    }
+    if (it != free_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->offset + prev->size == it->offset) {
+        prev->size += it->size;
+        free_.erase(it);
+      }
+    }
+  }
+  std::uint64_t peak() const { return peak_; }
+
+ private:
+  static constexpr std::uint64_t kAlignment = 64;
+  struct Block {
+    std::uint64_t offset, size;
+  };
+  std::list<Block> free_{Block{0, std::uint64_t{1} << 62}};
+  std::uint64_t peak_ = 0;
+};
+
+}  // namespace
+
+std::uint64_t llama_cpp_graph_bytes(const LlamaCppGraphShape& s) {
+  Allocator a;
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>, std::less<>> live;
+  const auto run = [&](const Part& list, std::uint64_t layer) {
+    for (const std::string& e : list) {
+      const std::string name = expand(std::string_view(e).substr(2), layer);
+      if (e[0] == 'A') {
+        const std::uint64_t bytes = tensor_bytes(kind_of(name), s);
+        live[name] = {a.allocate(bytes), bytes};
+      } else {
+        const auto it = live.find(name);
+        if (it == live.end())
+          throw Error(ErrorKind::internal, "llama.cpp graph: '" + name + "' freed, never allocated");
+        a.release(it->second.first, it->second.second);
+        live.erase(it);
+      }
+    }
+  };
+  const Parts p = recorded(s.gpt2, s.flash_attn);
+  if (s.n_layers <= 1) {
+    run(rewrite(p.one, s, true, true), 0);
+  } else {
+    run(rewrite(p.head, s, true, false), 0);
+    const Part body = rewrite(p.body, s, false, false);
+    for (std::uint64_t il = 1; il + 1 < s.n_layers; ++il) run(body, il);
+    run(rewrite(p.tail, s, false, true), s.n_layers - 1);
+  }
+  return a.peak();
+}
+
+}  // namespace memplan::detail

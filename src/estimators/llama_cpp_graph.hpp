@@ -1,0 +1,28 @@
+// llama.cpp's compute buffer as ggml's graph allocator reserves it, replayed (llama_cpp.cpp uses it).
+#pragma once
+
+#include <cstdint>
+
+namespace memplan::detail {
+
+// The shape of the graph llama.cpp reserves: a micro-batch of n_ubatch tokens, every one an
+// output, against n_kv cells.
+struct LlamaCppGraphShape {
+  bool gpt2 = false;  // LayerNorm, fused qkv, learned positions, GELU MLP (else llama/qwen2: RMSNorm, SwiGLU)
+  bool flash_attn = true;
+  std::uint64_t n_layers = 0, d_model = 0, n_heads = 0, n_kv_heads = 0, d_head = 0, d_ff = 0, vocab = 0;
+  std::uint64_t n_ubatch = 0, n_kv = 0;
+  bool k_quantized = false, v_quantized = false;  // a block-quantised cache type (q8_0, q4_0, ...)
+  bool k_f32 = false, v_f32 = false;              // an f32 cache
+};
+
+// Returns the bytes ggml-alloc's dynamic allocator (ggml/src/ggml-alloc.c) reaches over the
+// tensors' allocations and frees in the order llama.cpp v0.5.0 makes them for this graph:
+// best fit among the free blocks but the last, else the last; neighbours merged on free;
+// 64-byte alignment. The order was recorded from an instrumented build of that release
+// (AT_PRINTF in ggml-alloc.c) for 1, 2, 3, 4, 6 and 8 layers and every cache type; a graph is
+// the first layer, the middle layers (all alike) and the last layer with the output. Throws
+// Error(overflow).
+std::uint64_t llama_cpp_graph_bytes(const LlamaCppGraphShape& shape);
+
+}  // namespace memplan::detail

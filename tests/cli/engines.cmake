@@ -1,0 +1,39 @@
+# `engine` llama.cpp on `memplan estimate` and `memplan fit` (docs/llama-cpp.md). Byte figures
+# are hand-derived in tests/unit/estimators/llama_cpp_test.cpp; tests/llama_cpp compares them
+# with llama.cpp itself.
+
+# Llama-2-7B at fp16, everything offloaded (-ngl 33): 32 blocks of 404,766,720 B, the final
+# norm 8,192 B and the head 262,144,000 B on the GPU; the embedding (262,144,000 B) on the host;
+# the KV cache 32 x 4096 x 4096 x 2 B x 2.
+cli_case(engine_llama_cpp_offloaded EXIT 0 ARGS estimate llama-2-7b --engine llama.cpp --gpu rtx-4090 -p fp16
+         --seq 4096 --format json STDERR_EMPTY
+         STDOUT "\"engine\": \"llama.cpp\".*\"role\": \"gpu\".*\"name\": \"weights\",\n +\"bytes\": 13214687232,.*\"name\": \"kv_cache\",\n +\"bytes\": 2147483648,.*\"host_components\": \\[\n +\\{\n +\"name\": \"weights\",\n +\"bytes\": 262144000,.*\"llama_cpp\": \\{\n +\"n_ctx\": 4096,\n +\"cells\": 4096,.*\"gpu_layers\": 32,.*\"output_on_gpu\": true")
+cli_case(engine_llama_cpp_table EXIT 0 ARGS estimate llama-2-7b --engine llama.cpp --gpu rtx-3060 -p fp16 --seq 8192
+         --ngl 20 STDOUT "layout +llama.cpp, -ngl 20, -c 8,192 \\(8,192 cells\\).*gpu +x1 +layers 12-31.*per device +gpu.*host weights.*host kv_cache.*llama.cpp +20 of 32 layers on the GPU; KV cache 8,192 cells per layer.*12 of 32 layers run on the CPU")
+# A .gguf on the CPU: its tensors as stored (7,616 B), 256 cells (-c 100 rounded up) x 1 layer
+# x 16 (1 kv head of 16) x 2 B x (K + V) = 16,384 B, one row of 8 f32 logits = 32 B.
+gguf_case(engine_llama_cpp_gguf_cpu EXIT 0 ARGS estimate "${gguf}/tiny-llama.gguf" --engine llama.cpp --cpu --seq 100
+          --format json STDERR_EMPTY
+          STDOUT "\"role\": \"cpu\".*\"name\": \"weights\",\n +\"bytes\": 7616,.*\"name\": \"kv_cache\",\n +\"bytes\": 16384,.*\"name\": \"output_buffer\",\n +\"bytes\": 32,.*\"cells\": 256,")
+cli_case(engine_llama_cpp_fit_ngl EXIT 0 ARGS fit llama-2-13b --engine llama.cpp --gpu rtx-3060 --vary ngl -p fp16
+         --seq 4096 STDERR_EMPTY
+         STDOUT "largest ngl with -c 4096\nlimit +11\\.00 GiB of 12\\.00 GiB \\(llama.cpp's --fit margin of 1 GiB.*result +ngl [0-9]+ fits.*next +ngl [0-9]+ does not.*binds +weights.*option +--ngl [0-9]+\ngiven +ngl 41: does not fit")
+cli_case(engine_llama_cpp_fit_ctx EXIT 0 ARGS fit llama-2-13b --engine llama.cpp --gpu rtx-3060 --vary ctx -p int4
+         --format json STDERR_EMPTY STDOUT "\"vary\": \"seq\",.*\"option\": \"--seq\".*\"limit_rule\": \"llama.cpp's --fit margin")
+cli_case(engine_ngl_needs_llama_cpp EXIT 2 ARGS fit llama-2-7b --vary ngl --gpu rtx-4090 STDOUT_EMPTY
+         STDERR "--vary ngl is llama.cpp's -ngl: add --engine llama.cpp")
+cli_case(engine_knob_alone EXIT 2 ARGS estimate llama-2-7b --ngl 5 STDOUT_EMPTY
+         STDERR "--ngl is a llama.cpp setting: add --engine llama.cpp")
+cli_case(engine_cpu_has_no_ngl EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu --ngl 3 STDOUT_EMPTY
+         STDERR "--ngl offloads layers to a GPU; a plan for the CPU \\(--cpu\\) has none")
+cli_case(engine_quantised_v_needs_fa EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --gpu rtx-4090
+         --cache-type-v q4_0 --flash-attn off STDOUT_EMPTY STDERR "needs flash attention for a quantised V cache \\(q4_0\\)")
+cli_case(engine_unknown_cache_type EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cache-type-k q4_k STDOUT_EMPTY
+         STDERR "'f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_1', 'iq4_nl', 'q5_0' or 'q5_1', not 'q4_k'")
+cli_case(engine_unknown EXIT 2 ARGS estimate llama-2-7b --engine llamacpp STDOUT_EMPTY
+         STDERR "--engine is pytorch, vllm or llama.cpp, not 'llamacpp' \\(did you mean 'llama.cpp'\\?\\)")
+cli_case(engine_llama_cpp_not_training EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp -w training --gpu rtx-4090
+         STDOUT_EMPTY STDERR "--engine llama.cpp plans inference and generation, not -w training")
+cli_case(engine_llama_cpp_latent_attention EXIT 2 ARGS estimate deepseek-v2-lite --engine llama.cpp --gpu h100
+         STDOUT_EMPTY STDERR "does not model llama.cpp's cache for latent attention")
+set_tests_properties(cli.engine_llama_cpp_gguf_cpu PROPERTIES FIXTURES_REQUIRED gguf_files)

@@ -1,0 +1,96 @@
+// Writes the small GGUF models the llama.cpp comparison loads (tests/llama_cpp/test_llama_cpp.py):
+// three architectures llama.cpp and memplan both read, in k-quant, 8-bit and 16-bit types,
+// with zeros for data (llama.cpp allocates by type and shape; the values never matter here).
+//   memplan_llama_cpp_models DIR
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "gguf_writer.hpp"
+
+namespace {
+
+using memplan::testing::GgufWriter;
+
+struct Shape {
+  std::string arch;  // llama, qwen2 or gpt2
+  std::uint64_t d, layers, heads, kv_heads, ff, vocab, context;
+  const char* matrices;  // the linear layers' type
+  const char* embedding;
+  const char* head;  // nullptr: tied to the embedding
+};
+
+GgufWriter model(const Shape& s) {
+  const std::uint64_t hd = s.d / s.heads, q = s.heads * hd, kv = s.kv_heads * hd;
+  GgufWriter w;
+  const auto key = [&](const char* k) { return s.arch + "." + k; };
+  w.str("general.architecture", s.arch)
+      .str("general.name", s.arch + "-test")
+      .u32(key("context_length"), static_cast<std::uint32_t>(s.context))
+      .u32(key("embedding_length"), static_cast<std::uint32_t>(s.d))
+      .u32(key("block_count"), static_cast<std::uint32_t>(s.layers))
+      .u32(key("feed_forward_length"), static_cast<std::uint32_t>(s.ff))
+      .u32(key("attention.head_count"), static_cast<std::uint32_t>(s.heads))
+      .u32(key("attention.head_count_kv"), static_cast<std::uint32_t>(s.kv_heads));
+  if (s.arch == "gpt2") {
+    w.f32(key("attention.layer_norm_epsilon"), 1e-5f);
+  } else {
+    w.u32(key("rope.dimension_count"), static_cast<std::uint32_t>(hd))
+        .f32(key("attention.layer_norm_rms_epsilon"), 1e-6f);
+  }
+  w.spm_vocabulary(s.vocab);
+  w.tensor("token_embd.weight", {s.d, s.vocab}, s.embedding);
+  if (s.arch == "gpt2") w.tensor("position_embd.weight", {s.d, s.context}, "F32");
+  for (std::uint64_t b = 0; b < s.layers; ++b) {
+    const std::string p = "blk." + std::to_string(b) + ".";
+    w.tensor(p + "attn_norm.weight", {s.d}, "F32");
+    if (s.arch == "gpt2") {
+      w.tensor(p + "attn_norm.bias", {s.d}, "F32")
+          .tensor(p + "attn_qkv.weight", {s.d, q + 2 * kv}, s.matrices)
+          .tensor(p + "attn_qkv.bias", {q + 2 * kv}, "F32")
+          .tensor(p + "attn_output.weight", {q, s.d}, s.matrices)
+          .tensor(p + "attn_output.bias", {s.d}, "F32")
+          .tensor(p + "ffn_norm.weight", {s.d}, "F32")
+          .tensor(p + "ffn_norm.bias", {s.d}, "F32")
+          .tensor(p + "ffn_up.weight", {s.d, s.ff}, s.matrices)
+          .tensor(p + "ffn_up.bias", {s.ff}, "F32")
+          .tensor(p + "ffn_down.weight", {s.ff, s.d}, s.matrices)
+          .tensor(p + "ffn_down.bias", {s.d}, "F32");
+      continue;
+    }
+    w.tensor(p + "attn_q.weight", {s.d, q}, s.matrices)
+        .tensor(p + "attn_k.weight", {s.d, kv}, s.matrices)
+        .tensor(p + "attn_v.weight", {s.d, kv}, s.matrices);
+    if (s.arch == "qwen2") {
+      w.tensor(p + "attn_q.bias", {q}, "F32")
+          .tensor(p + "attn_k.bias", {kv}, "F32")
+          .tensor(p + "attn_v.bias", {kv}, "F32");
+    }
+    w.tensor(p + "attn_output.weight", {q, s.d}, s.matrices)
+        .tensor(p + "ffn_norm.weight", {s.d}, "F32")
+        .tensor(p + "ffn_gate.weight", {s.d, s.ff}, s.matrices)
+        .tensor(p + "ffn_up.weight", {s.d, s.ff}, s.matrices)
+        .tensor(p + "ffn_down.weight", {s.ff, s.d}, s.matrices);
+  }
+  w.tensor("output_norm.weight", {s.d}, "F32");
+  if (s.arch == "gpt2") w.tensor("output_norm.bias", {s.d}, "F32");
+  if (s.head != nullptr) w.tensor("output.weight", {s.d, s.vocab}, s.head);
+  return w;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: memplan_llama_cpp_models DIR\n");
+    return 2;
+  }
+  const std::filesystem::path dir = argv[1];
+  std::filesystem::create_directories(dir);
+  // A Q4_K_M-like llama (k-quant matrices, Q6_K head), a tied 8-bit qwen2 with biases, and
+  // an f16 gpt2; the norms F32, as converters write them.
+  model({"llama", 256, 3, 4, 2, 768, 2048, 4096, "Q4_K", "Q4_K", "Q6_K"}).write(dir / "llama-q4_k.gguf");
+  model({"qwen2", 384, 2, 6, 2, 1024, 4096, 8192, "Q8_0", "Q8_0", nullptr}).write(dir / "qwen2-q8_0-tied.gguf");
+  model({"gpt2", 256, 2, 4, 4, 1024, 2048, 1024, "F16", "F16", "F16"}).write(dir / "gpt2-f16.gguf");
+  return 0;
+}

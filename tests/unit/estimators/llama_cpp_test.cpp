@@ -1,0 +1,132 @@
+#include "memplan/estimators/llama_cpp.hpp"
+
+#include <gtest/gtest.h>
+
+#include "layout_fixtures.hpp"
+#include "reference_models.hpp"
+
+namespace memplan {
+namespace llama_cpp_test {
+
+using testing::expect_invalid;
+
+std::uint64_t bytes_of(const Breakdown& b, const std::string& name) {
+  const Item* i = b.find(name);
+  return i == nullptr ? 0 : i->bytes.count();
+}
+
+TEST(LlamaCpp, CellsAreTheContextInBlocksOf256) {
+  EXPECT_EQ(llama_cpp_cells(1), 256u);
+  EXPECT_EQ(llama_cpp_cells(256), 256u);
+  EXPECT_EQ(llama_cpp_cells(257), 512u);
+  EXPECT_EQ(llama_cpp_cells(1000), 1024u);
+  EXPECT_EQ(llama_cpp_cells(4096), 4096u);
+}
+
+TEST(LlamaCpp, Llama2KvCacheAsItsLogsPrintIt) {
+  // llama.cpp logs "KV self size = 2048.00 MiB, K (f16): 1024.00 MiB" for Llama-2-7B at -c 4096:
+  // 32 layers x 4096 cells x 4096 (32 heads x 128) x 2 B x (K + V).
+  LlamaCppOptions o;
+  o.n_ctx = 4096;
+  const LlamaCppEstimate f16 = estimate_llama_cpp(testing::llama2_7b(), o);
+  EXPECT_EQ(bytes_of(f16.host, "kv_cache"), 32ULL * 4096 * 4096 * 2 * 2);
+  // q8_0: blocks of 32 elements in 34 bytes: 4096 / 32 x 34 = 4,352 B per row (544 MiB for K).
+  o.type_k = o.type_v = parse_llama_cpp_cache_type("q8_0", "cache_type_k").id;
+  const LlamaCppEstimate q8 = estimate_llama_cpp(testing::llama2_7b(), o);
+  EXPECT_EQ(bytes_of(q8.host, "kv_cache"), 32ULL * 4096 * 4352 * 2);
+}
+
+TEST(LlamaCpp, NglPutsTheLastLayersOnTheGpuAndTheOutputLayerPastThem) {
+  // Llama-2-7B at fp16: a block is 4 x 4096^2 + 3 x 4096 x 11008 weights and two norms of
+  // 4096 = 202,383,360 x 2 B = 404,766,720 B; the embedding and the head 32000 x 4096 x 2 B
+  // = 262,144,000 B each; the final norm 8,192 B. 6,738,415,616 parameters in all.
+  constexpr std::uint64_t kBlock = 404766720, kTable = 262144000, kNorm = 8192;
+  LlamaCppOptions o;
+  o.n_ctx = 4096;
+  o.gpu = true;
+  o.gpu_layers = 16;
+  const LlamaCppEstimate half = estimate_llama_cpp(testing::llama2_7b(), o);
+  EXPECT_EQ(half.gpu_layers, 16u);
+  EXPECT_FALSE(half.output_on_gpu);
+  EXPECT_EQ(bytes_of(half.gpu, "weights"), 16 * kBlock);
+  EXPECT_EQ(bytes_of(half.host, "weights"), kTable + 16 * kBlock + kNorm + kTable);
+  EXPECT_EQ(bytes_of(half.gpu, "kv_cache"), 16ULL * 4096 * 4096 * 2 * 2);
+  EXPECT_EQ(bytes_of(half.host, "kv_cache"), 16ULL * 4096 * 4096 * 2 * 2);
+
+  o.gpu_layers = 32;  // every repeating layer; the output layer stays on the host
+  EXPECT_FALSE(estimate_llama_cpp(testing::llama2_7b(), o).output_on_gpu);
+  o.gpu_layers = 33;
+  const LlamaCppEstimate all = estimate_llama_cpp(testing::llama2_7b(), o);
+  EXPECT_TRUE(all.output_on_gpu);
+  EXPECT_EQ(bytes_of(all.gpu, "weights"), 32 * kBlock + kNorm + kTable);
+  EXPECT_EQ(bytes_of(all.host, "weights"), kTable);  // the input layer never leaves the host
+  EXPECT_EQ(bytes_of(all.gpu, "weights") + bytes_of(all.host, "weights"), 6738415616ULL * 2);
+  EXPECT_EQ(bytes_of(all.host, "kv_cache"), 0u);
+}
+
+TEST(LlamaCpp, ATiedHeadIsLoadedAgainOnTheGpu) {
+  // gpt2 ties its head: on the host the output layer is the final norm (LayerNorm, 2 x 768 x
+  // 2 B); offloaded, it also holds the 50257 x 768 embedding again at fp16.
+  LlamaCppOptions o;
+  o.n_ctx = 1024;
+  o.gpu = true;
+  o.gpu_layers = 12;
+  const std::uint64_t host = bytes_of(estimate_llama_cpp(testing::gpt2(), o).gpu, "weights");
+  o.gpu_layers = 13;
+  const std::uint64_t offloaded = bytes_of(estimate_llama_cpp(testing::gpt2(), o).gpu, "weights");
+  EXPECT_EQ(offloaded - host, 2ULL * 768 * 2 + 50257ULL * 768 * 2);
+}
+
+// The compute buffer as llama.cpp v0.5.0 (node-llama-cpp 3.22.1, CPU) reported it: its
+// context's bytes less the KV cache, measured here on 2026-11-27 for models of these shapes
+// (tests/llama_cpp reruns such comparisons against llama.cpp itself).
+struct Measured {
+  Family family;
+  std::uint64_t d, layers, heads, kv_heads, ff, vocab, ubatch, ctx;
+  bool flash_attn;
+  std::uint64_t compute;
+};
+
+TEST(LlamaCpp, ComputeBufferIsWhatLlamaCppReserved) {
+  const Measured runs[] = {
+      {Family::llama, 256, 2, 4, 2, 688, 2048, 256, 512, true, 3431424},
+      {Family::llama, 256, 2, 4, 2, 688, 2048, 256, 512, false, 4199424},
+      {Family::llama, 512, 2, 4, 2, 1376, 2048, 512, 4096, true, 16857088},
+      {Family::llama, 512, 2, 4, 2, 1792, 2048, 512, 512, false, 16263168},
+      {Family::gpt2, 256, 2, 4, 2, 1024, 2048, 512, 512, true, 5769216},
+      {Family::llama, 256, 2, 8, 2, 1024, 8192, 512, 4096, true, 17827840},
+      {Family::llama, 768, 1, 8, 8, 3072, 32000, 256, 512, false, 34341888},
+      {Family::llama, 256, 2, 8, 8, 688, 32000, 512, 512, true, 66586624},
+  };
+  for (const Measured& m : runs) {
+    ModelSpec s = m.family == Family::gpt2 ? testing::gpt2() : testing::llama2_7b();
+    s.d_model = m.d;
+    s.n_layers = m.layers;
+    s.n_heads = m.heads;
+    s.n_kv_heads = m.kv_heads;
+    s.d_head = m.d / m.heads;
+    s.d_mlp = m.ff;
+    s.vocab_size = m.vocab;
+    s.max_seq_len = 8192;
+    LlamaCppOptions o;
+    o.n_ctx = m.ctx;
+    o.n_ubatch = m.ubatch;
+    o.flash_attn = m.flash_attn;
+    EXPECT_EQ(bytes_of(estimate_llama_cpp(s, o).host, "compute_buffer"), m.compute)
+        << "d " << m.d << " layers " << m.layers << " ff " << m.ff << " vocab " << m.vocab << " fa " << m.flash_attn;
+  }
+}
+
+TEST(LlamaCpp, RefusesWhatLlamaCppRefuses) {
+  LlamaCppOptions o;
+  o.type_v = parse_llama_cpp_cache_type("q4_0", "cache_type_v").id;
+  o.flash_attn = false;
+  expect_invalid([&] { estimate_llama_cpp(testing::llama2_7b(), o); }, "cache_type_v");
+  expect_invalid([] { parse_llama_cpp_cache_type("q4_k", "cache_type_k"); }, "cache_type_k");
+  LlamaCppOptions zero;
+  zero.n_ubatch = 0;
+  expect_invalid([&] { estimate_llama_cpp(testing::llama2_7b(), zero); }, "ubatch");
+}
+
+}  // namespace llama_cpp_test
+}  // namespace memplan
