@@ -465,7 +465,7 @@ std::uint64_t tensor_bytes(std::string_view kind, const LlamaCppGraphShape& s) {
     while (s.d_head % n == 0) n *= 2;
     return checked_mul(checked_mul(n / 2, n / 2, "c"), 4, "c");
   }
-  if (kind == "attn_inp_v_rot") return 64 * 64 * 4;
+  if (kind == "attn_inp_v_rot") return std::uint64_t{64} * 64 * 4;
   if (kind == "qrot" || kind == "orot") return f32(q);
   if (kind == "krot" || kind == "vrot") return f32(kv);
   if (kind == "kcast" || kind == "vcast") return checked_mul(checked_mul(s.n_kv, kv, "c"), 2, "c");

@@ -36,6 +36,24 @@ std::vector<std::string> flags_of(const std::vector<OptionSetting>& settings) {
   return out;
 }
 
+// sweep and recommend price one process on one GPU; a layout or another engine would be
+// silently dropped, so it is refused, naming the option.
+void refuse_layout(const Plan& plan, const PlanSettings& settings, const char* command) {
+  if (!plan.layout) return;
+  std::string key = "engine";
+  for (const std::string& given : settings.given) {
+    const OptionDef* o = find_option(given);
+    if (o != nullptr && (o->group == "Multi-GPU layouts" || given == "engine")) {
+      key = given;
+      break;
+    }
+  }
+  const std::string what = "`" + key + "`" + (key == "engine" ? " " + settings.layout.engine : std::string());
+  throw_invalid_input(key,
+                      std::string(command) + " plans one process on one GPU with PyTorch's rules; " + what +
+                          (plan.layout->llama_cpp ? " is planned by estimate and fit" : " is planned by estimate"));
+}
+
 ProbeReport to_report(const ProbeResult& r, double warn_above) {
   ProbeReport report;
   report.status = to_string(r.status);
@@ -110,6 +128,7 @@ FitReport fit_report(const ModelEntry& model, const PlanSettings& settings, cons
     report.given = estimate(plan).verdict;
     return report;
   }
+  refuse_layout(plan, settings, "fit");
   report.result = fit_largest(plan.model, plan.workload, knob, budget_limit(*plan.budget, plan.threshold));
   report.given = estimate_totals(plan).verdict;
   return report;
@@ -122,6 +141,7 @@ RecommendReport recommend_report(const ModelEntry& model, const std::string& mod
   const DeviceChoice choice = choose_device(device, settings);
   require_named_gpu(choice, "recommend");
   report.plan = bind(model.spec, settings, choice);
+  refuse_layout(report.plan, settings, "recommend");
   const Plan& plan = report.plan;
 
   // The plan as `memplan estimate --gpu G` plans it: precision resolved for the GPU.
@@ -209,6 +229,7 @@ SweepReport sweep_report(const SweepRequest& request, const PlanSettings& settin
     if (!choice.largest) choice.largest = choose_device(DeviceArgs{}, s).largest;
   }
   const Plan plan = bind(models.front(), base_settings, choice, kinds);
+  refuse_layout(plan, base_settings, "sweep");
   const std::optional<GpuSpec>& gpu = plan.device;
   const std::string& policy = settings.policy;
   // Each requested precision resolved once: for the GPU, or auto as bf16 without one.

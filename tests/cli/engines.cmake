@@ -37,3 +37,12 @@ cli_case(engine_llama_cpp_not_training EXIT 2 ARGS estimate llama-2-7b --engine 
 cli_case(engine_llama_cpp_latent_attention EXIT 2 ARGS estimate deepseek-v2-lite --engine llama.cpp --gpu h100
          STDOUT_EMPTY STDERR "does not model llama.cpp's cache for latent attention")
 set_tests_properties(cli.engine_llama_cpp_gguf_cpu PROPERTIES FIXTURES_REQUIRED gguf_files)
+
+# sweep, recommend and fit (but llama.cpp's) price one process with PyTorch's rules: a layout
+# or engine given to them is refused, not dropped.
+cli_case(engine_sweep_refuses_vllm EXIT 2 ARGS sweep llama-2-7b --engine vllm --gpu rtx-4090 STDOUT_EMPTY
+         STDERR "sweep plans one process on one GPU with PyTorch's rules; --engine vllm is planned by estimate")
+cli_case(engine_recommend_refuses_llama_cpp EXIT 2 ARGS recommend llama-2-13b --engine llama.cpp --gpu rtx-3060
+         STDOUT_EMPTY STDERR "--engine llama.cpp is planned by estimate and fit")
+cli_case(layout_fit_refuses_tp EXIT 2 ARGS fit llama-2-7b --tp 2 --gpu rtx-4090 --vary batch STDOUT_EMPTY
+         STDERR "fit plans one process on one GPU with PyTorch's rules; --tp is planned by estimate")

@@ -166,6 +166,25 @@ def test_fit_finds_the_boundary():
     assert memplan.estimate("gpt2", batch=largest.value + 1, seq=1024, gpu="tesla-t4").verdict != "fits"
 
 
+def test_llama_cpp_engine_places_layers_and_fits_ngl():
+    # Llama-2-7B at fp16 with -ngl 16: 16 blocks of 404,766,720 B on the GPU (4 x 4096^2 +
+    # 3 x 4096 x 11008 weights and two norms of 4096, 2 B each); the GPU's cache is 16 layers
+    # x 4096 cells x 4096 x 2 B x (K + V).
+    plan = memplan.estimate("llama-2-7b", engine="llama.cpp", gpu="rtx-4090", precision="fp16", seq=4096, ngl=16)
+    (gpu,) = plan.to_dict()["devices"]
+    rows = {c["name"]: c["bytes"] for c in gpu["components"]}
+    assert rows["weights"] == 16 * 404_766_720
+    assert rows["kv_cache"] == 16 * 4096 * 4096 * 2 * 2
+    largest = memplan.fit("llama-2-13b", engine="llama.cpp", gpu="rtx-3060", precision="fp16", seq=4096, vary="ngl")
+    assert largest.to_dict()["limit_rule"].startswith("llama.cpp's --fit margin")
+    below = memplan.estimate("llama-2-13b", engine="llama.cpp", gpu="rtx-3060", precision="fp16", seq=4096,
+                             ngl=largest.value)
+    above = memplan.estimate("llama-2-13b", engine="llama.cpp", gpu="rtx-3060", precision="fp16", seq=4096,
+                             ngl=largest.value + 1)
+    limit = 12 * 1024**3 - 1024**3  # the card less llama.cpp's 1 GiB margin
+    assert below.total_bytes <= limit < above.total_bytes
+
+
 def test_sweep_rows_are_the_grid():
     grid = memplan.sweep(["gpt2", "pythia-70m"], batch=[1, 8], seq=[256, 1024], precision="fp16")
     rows = grid.rows
