@@ -176,12 +176,14 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
     out << fmt::format("\nvLLM       KV budget {} = ceil({} x {}) - {} (weights, activation peak, workspace)\n",
                        format_bytes(s.kv_budget, u), ratio_text(s.gpu_memory_utilization), format_bytes(s.capacity, u),
                        format_bytes(s.non_kv, u));
-    out << fmt::format(
-        "           {} blocks of {} tokens ({} each) = {} tokens; max_model_len {}: {} full-length "
-        "sequences at once (concurrency {:.2f}x)\n",
-        group_digits(s.blocks), s.block_size, format_bytes(s.block_bytes, u), group_digits(s.tokens),
-        group_digits(s.max_model_len), group_digits(s.full_sequences),
-        s.max_model_len ? static_cast<double>(s.tokens) / static_cast<double>(s.max_model_len) : 0.0);
+    out << fmt::format("           {} blocks of {} tokens ({} each); {} full-length sequences at once\n",
+                       group_digits(s.blocks), s.block_size, format_bytes(s.block_bytes, u),
+                       group_digits(s.full_sequences));
+    // vLLM's own two lines (kv_cache_utils.py), worded as it logs them.
+    out << fmt::format("           GPU KV cache size: {} tokens\n", group_digits(s.tokens));
+    out << fmt::format("           Maximum concurrency for {} tokens per request: {:.2f}x\n",
+                       group_digits(s.max_model_len),
+                       s.max_model_len ? static_cast<double>(s.tokens) / static_cast<double>(s.max_model_len) : 0.0);
   }
   if (l.llama_cpp && l.llama_cpp->gpu) {
     const LlamaCppLayout& c = *l.llama_cpp;
