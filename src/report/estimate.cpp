@@ -43,8 +43,13 @@ EstimateHeader estimate_header(const EstimateReport& r) {
                                                           to_string(w.weights.unquantized) + " elsewhere"
                                                     : describe(weights);
   }
-  if (w.kind != WorkloadKind::weights) h.precision_description += "; activations " + to_string(compute_precision(w));
-  const bool all_stored = !plan.model.stored_weights.empty() && w.kind == WorkloadKind::weights;
+  const bool llama_cpp = plan.layout && plan.layout->llama_cpp;
+  if (w.kind != WorkloadKind::weights) {
+    h.precision_description += llama_cpp ? "; activations f32 (llama.cpp's graph)"
+                                         : "; activations " + to_string(compute_precision(w));
+  }
+  // Nothing is resolved when every tensor is the checkpoint's: a weights-only plan, or llama.cpp's.
+  const bool all_stored = !plan.model.stored_weights.empty() && (w.kind == WorkloadKind::weights || llama_cpp);
   if (!plan.precision_note.empty() && !all_stored) h.precision_description += " (" + plan.precision_note + ")";
   h.warnings = plan.warnings;
   if (plan.layout && plan.layout->vllm && r.estimate.layout && r.estimate.layout->serving) {

@@ -156,16 +156,21 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
   }
 
   if (options.explain) {
+    std::size_t explain_width = name_width;
+    for (const DeviceMemory& d : l.devices) {
+      for (const Item& c : d.breakdown.host) explain_width = std::max(explain_width, c.name.size() + 5);
+    }
     for (const DeviceMemory& d : l.devices) {
       out << fmt::format("\n{} (x{}):\n", d.role, d.count);
       for (const Item& c : d.breakdown.components) {
-        out << fmt::format("  {:<{}}  {:>11}  = {}\n", c.name, name_width, format_bytes(c.bytes, u), c.formula);
+        out << fmt::format("  {:<{}}  {:>11}  = {}\n", c.name, explain_width, format_bytes(c.bytes, u), c.formula);
         for (const Item& x : c.detail) {
-          out << fmt::format("    {:<{}}  {:>11}  = {}\n", x.name, name_width - 2, format_bytes(x.bytes, u), x.formula);
+          out << fmt::format("    {:<{}}  {:>11}  = {}\n", x.name, explain_width - 2, format_bytes(x.bytes, u),
+                             x.formula);
         }
       }
       for (const Item& c : d.breakdown.host) {
-        out << fmt::format("  host {:<{}}  {:>11}  = {}\n", c.name, name_width - 5, format_bytes(c.bytes, u),
+        out << fmt::format("  host {:<{}}  {:>11}  = {}\n", c.name, explain_width - 5, format_bytes(c.bytes, u),
                            c.formula);
       }
     }
