@@ -107,12 +107,19 @@ FitReport fit_report(const ModelEntry& model, const PlanSettings& settings, cons
   FitReport report;
   report.plan = bind(model.spec, settings, choose_device(device, settings));
   const Plan& plan = report.plan;
+  if (!plan.budget) {
+    throw_invalid_input("cpu",
+                        "fit needs a budget: the host's available RAM could not be read; give a size (`cpu` 64GiB)");
+  }
   const FitKnob knob = choose_fit_knob(std::string(vary), plan.workload);
   const std::string key = knob == FitKnob::batch        ? "batch_size"
                           : knob == FitKnob::seq        ? "seq_len"
                           : knob == FitKnob::gpu_layers ? "ngl"
                                                         : to_string(knob);
   if (const OptionDef* o = find_option(key)) report.option = flag_of(*o);
+  if (knob == FitKnob::gpu_layers && plan.cpu) {
+    throw_invalid_input("vary", "`vary` ngl offloads layers to a GPU; a plan for the CPU (`cpu`) has none: vary ctx");
+  }
   if (plan.layout && plan.layout->llama_cpp) {
     // llama.cpp's --fit: each GPU keeps a margin of 1 GiB free (--fit-target's default); on
     // the CPU the plan's threshold applies.

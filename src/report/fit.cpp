@@ -47,7 +47,9 @@ void table(const FitReport& report, const PrintOptions& options, std::ostream& o
   const FitResult& r = report.result;
   const FitFigures f = figures_of(report);
   const Units u = options.units;
-  const std::string on = f.gpu.empty() ? "a budget of " + format_bytes(f.budget, u) : f.gpu;  // --gpu 24GiB
+  const std::string on = report.plan.cpu ? "the CPU (" + format_bytes(f.budget, u) + " of RAM)"
+                         : f.gpu.empty() ? "a budget of " + format_bytes(f.budget, u)  // --gpu 24GiB
+                                         : f.gpu;
   out << fmt::format("fit        {} {} ({}) on {}: largest {} with {}\n", report.plan.model.name,
                      to_string(report.plan.workload.kind), to_string(report.plan.workload.weights.precision), on,
                      f.vary, f.fixed);

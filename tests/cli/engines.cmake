@@ -46,3 +46,13 @@ cli_case(engine_recommend_refuses_llama_cpp EXIT 2 ARGS recommend llama-2-13b --
          STDOUT_EMPTY STDERR "--engine llama.cpp is planned by estimate and fit")
 cli_case(layout_fit_refuses_tp EXIT 2 ARGS fit llama-2-7b --tp 2 --gpu rtx-4090 --vary batch STDOUT_EMPTY
          STDERR "fit plans one process on one GPU with PyTorch's rules; --tp is planned by estimate")
+
+# fit on the CPU: the host's RAM (here a given size) under the threshold; ngl has no GPU to fill.
+gguf_case(engine_llama_cpp_fit_ctx_cpu EXIT 0 ARGS fit "${gguf}/tiny-llama.gguf" --engine llama.cpp --cpu=1GiB
+          --vary ctx STDERR_EMPTY
+          STDOUT "on the CPU \\(1\\.00 GiB of RAM\\): largest seq with batch 1\nlimit +870\\.40 MiB of 1\\.00 GiB \\(85%\\)\nresult +seq 128 fits")
+set_tests_properties(cli.engine_llama_cpp_fit_ctx_cpu PROPERTIES FIXTURES_REQUIRED gguf_files)
+cli_case(engine_fit_cpu_has_no_ngl EXIT 2 ARGS fit llama-2-7b --engine llama.cpp --cpu=64GiB --vary ngl STDOUT_EMPTY
+         STDERR "--vary ngl offloads layers to a GPU; a plan for the CPU \\(--cpu\\) has none: vary ctx")
+cli_case(fit_needs_a_device EXIT 2 ARGS fit llama-2-7b --vary batch STDOUT_EMPTY
+         STDERR "--gpu is required: the GPU \\(or a capacity such as 24GiB\\) to fit on, or --cpu")

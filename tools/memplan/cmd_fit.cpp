@@ -23,6 +23,10 @@ struct FitArgs {
 };
 
 int run_fit(const FitArgs& a) {
+  if (a.device.gpu.empty() && a.device.cpu.empty()) {
+    throw Error(ErrorKind::invalid_input,
+                "`gpu` is required: the GPU (or a capacity such as 24GiB) to fit on, or `cpu`", "gpu");
+  }
   const PrintOptions print_options = a.output.print_options<FitReport>();
   const ModelEntry model = find_model(a.model, say_fetch, a.as);
   print(fit_report(model, plan_settings(a.options), a.device, a.vary), print_options, std::cout);
@@ -35,7 +39,7 @@ void define_fit(CLI::App& self, int& exit_code, const NamedOptions& named) {
   auto args = std::make_shared<FitArgs>();
   CLI::App* cmd = &self;
   cmd->description(
-      "The largest batch, sequence length or chunk that fits on a GPU, and the component that binds.\n"
+      "The largest batch, sequence length or chunk that fits on a GPU (or --cpu), and the component that binds.\n"
       "Fits means: total <= GPU memory x --threshold (default 0.85, the plan files' default).\n"
       "The plan takes the options of 'memplan estimate'; the varied one is searched from 1 up to\n"
       "2^24 (batch), the model's context (seq) or the sequence length (chunk).\n"
@@ -43,13 +47,16 @@ void define_fit(CLI::App& self, int& exit_code, const NamedOptions& named) {
       "  memplan fit llama-2-7b --gpu a10 --vary seq\n"
       "  memplan fit gpt2 --gpu rtx-3060 --vary batch -w extraction --seq 1024\n"
       "  memplan fit llama-2-7b --gpu rtx-4090 --vary chunk -w streaming_extraction --seq 4096\n"
-      "  memplan fit llama-2-7b --gpu a10 --vary chunk --attention chunked --seq 4096 --batch 2");
+      "  memplan fit llama-2-7b --gpu a10 --vary chunk --attention chunked --seq 4096 --batch 2\n"
+      "  memplan fit model.gguf --engine llama.cpp --gpu rtx-3060 --vary ngl\n"
+      "  memplan fit model.gguf --engine llama.cpp --cpu --vary ctx");
   cmd->footer("Only the common options are listed: 'memplan help options [WORKLOAD]' lists them all.");
   cmd->add_option("MODEL", args->model,
                   "Built-in name, .yaml, config.json, snapshot dir, .safetensors, .gguf or Hub id ORG/NAME[@REV]")
       ->required();
   add_as_option(*cmd, args->as);
-  add_device_options(*cmd, args->device, /*gpu_required=*/true, /*probe=*/false, /*capacity=*/true);
+  add_device_options(*cmd, args->device, /*gpu_required=*/false, /*probe=*/false, /*capacity=*/true);
+  add_cpu_option(*cmd, args->device);
   cmd->add_option("--vary", args->vary,
                   "batch, seq, or chunk: --streaming-chunk for -w streaming_extraction, else --attention-chunk\n"
                   "for --attention chunked|causal_linear_chunked (or name one: streaming_chunk, attention_chunk)")

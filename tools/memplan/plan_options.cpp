@@ -90,6 +90,10 @@ void add_device_options(CLI::App& cmd, DeviceArgs& args, bool gpu_required, bool
                "Plan for the first GPU this machine has, against its free memory; the overhead uses\n"
                "this GPU's 'memplan calibrate' figures when they are cached");
   cmd.add_flag("--no-calibration", args.no_calibration, "With --probe: ignore cached calibration figures");
+  add_cpu_option(cmd, args);
+}
+
+void add_cpu_option(CLI::App& cmd, DeviceArgs& args) {
   cmd.add_option("--cpu", args.cpu,
                  "Plan for this machine's CPU instead of a GPU: fp32 by default, no CUDA context or caching\n"
                  "allocator, held against the RAM available now, or a size (--cpu=64GiB)")

@@ -60,4 +60,7 @@ void add_as_option(CLI::App& cmd, std::string& as);
 // size such as 24GiB) and, with `probe`, --probe and --no-calibration.
 void add_device_options(CLI::App& cmd, DeviceArgs& args, bool gpu_required, bool probe, bool capacity);
 
+// Adds --cpu[=SIZE]: plan for the host's CPU and RAM instead of a GPU.
+void add_cpu_option(CLI::App& cmd, DeviceArgs& args);
+
 }  // namespace memplan::cli
