@@ -56,3 +56,9 @@ cli_case(engine_fit_cpu_has_no_ngl EXIT 2 ARGS fit llama-2-7b --engine llama.cpp
          STDERR "--vary ngl offloads layers to a GPU; a plan for the CPU \\(--cpu\\) has none: vary ctx")
 cli_case(fit_needs_a_device EXIT 2 ARGS fit llama-2-7b --vary batch STDOUT_EMPTY
          STDERR "--gpu is required: the GPU \\(or a capacity such as 24GiB\\) to fit on, or --cpu")
+
+# Plan files take the engine's keys in the workload; a bad value is located.
+cli_case(engine_plan_file EXIT 0 ARGS check "${PROJECT_SOURCE_DIR}/tests/cli/data/plans/llama-cpp-partial-offload.yaml"
+         STDERR_EMPTY STDOUT "^PASS [^\n]*llama-cpp-partial-offload\\.yaml +llama-2-7b inference")
+cli_case(engine_plan_file_bad_ngl EXIT 2 ARGS check "${PROJECT_SOURCE_DIR}/tests/cli/data/plans/llama-cpp-bad-ngl.yaml"
+         STDOUT_EMPTY STDERR "llama-cpp-bad-ngl\\.yaml:5:8: 'ngl' must be a whole number, got 'twenty'")
