@@ -18,8 +18,12 @@ namespace memplan::detail {
 
 namespace {
 
-// Families whose modules carry the names below (LlamaForCausalLM and its kin).
-constexpr std::string_view kNamedFamilies[] = {"gemma", "gpt_oss", "llama", "mistral", "mixtral", "qwen2", "qwen3"};
+// Families whose modules carry the names module_name gives (LlamaForCausalLM and its kin,
+// the MoE families with separate expert modules, DeepSeek's latent attention).
+constexpr std::string_view kNamedFamilies[] = {"cohere",  "cohere2",     "deepseek_v2", "deepseek_v3", "gemma",
+                                               "gemma2",  "gemma3_text", "gpt_oss",     "granite",     "llama",
+                                               "mistral", "mixtral",     "olmo2",       "olmoe",       "phimoe",
+                                               "qwen2",   "qwen3",       "qwen3_moe",   "stablelm"};
 
 // Sizes in a quantization_config beyond this are typos, not layouts.
 constexpr std::uint64_t kMaxQuantSize = 1ULL << 20;
@@ -156,21 +160,29 @@ class Matcher {
 // transformers' module name of one copy of a tensor group (layer `layer`, expert `expert`).
 std::string module_name(const TensorGroup& g, Family family, std::uint64_t layer, std::uint64_t expert) {
   const std::string block = "model.layers." + std::to_string(layer) + ".";
-  const std::string_view n = g.name;
+  const std::string n(g.name);
   if (g.component == "embeddings") return "model.embed_tokens";
   if (g.component == "lm_head") return "lm_head";
   const bool gpt_oss = family == Family::gpt_oss;
-  if (g.component == "router") return block + (gpt_oss ? "mlp.router" : "block_sparse_moe.gate");
-  if (g.component == "attention") return block + "self_attn." + std::string(n.substr(0, 1)) + "_proj";
+  // Mixtral and Phi-MoE keep their experts in block_sparse_moe; the others in mlp.
+  const bool sparse_block = family == Family::mixtral || family == Family::phimoe;
+  if (g.component == "router")
+    return block + (gpt_oss ? "mlp.router" : sparse_block ? "block_sparse_moe.gate" : "mlp.gate");
+  if (g.component == "attention") {
+    if (n == "kv_a") return block + "self_attn.kv_a_proj_with_mqa";  // DeepSeek's latent and rotary key
+    return block + "self_attn." + n + "_proj";
+  }
   if (g.component == "experts" && gpt_oss) {  // one fused tensor per projection for all experts
     return block + "mlp.experts." + (n == "down" ? "down_proj" : "gate_up_proj");
   }
-  if (g.component == "experts") {
+  if (g.component == "experts" && sparse_block) {
     // Mixtral's experts: w1 the gate, w3 the up projection, w2 the down projection.
     const std::string w = n == "gate" ? "w1" : n == "up" ? "w3" : "w2";
     return block + "block_sparse_moe.experts." + std::to_string(expert) + "." + w;
   }
-  return block + "mlp." + std::string(n) + "_proj";
+  if (g.component == "experts") return block + "mlp.experts." + std::to_string(expert) + "." + n + "_proj";
+  if (n.starts_with("shared_")) return block + "mlp.shared_experts." + n.substr(7) + "_proj";  // DeepSeek
+  return block + "mlp." + n + "_proj";
 }
 
 std::vector<std::string> string_list(const JsonMap& q, const std::string& key) {
@@ -291,10 +303,16 @@ Method read_bnb(const JsonMap& q, std::vector<std::string>& notes) {
   return m;
 }
 
-Method read_fp8(const JsonMap& q) {
+// Qwen's FP8 releases store weight_scale_inv in the model's 16-bit dtype where DeepSeek's and
+// transformers' FP8 layers keep float32 (modular/modular#7142 reads Qwen3-1.7B-FP8's headers:
+// every scale BF16); the config does not say, so the model type decides.
+bool scales_in_model_dtype(const std::string& model_type) { return model_type == "qwen3" || model_type == "qwen3_moe"; }
+
+Method read_fp8(const JsonMap& q, const std::string& model_type, const Dtype& dtype) {
   Method m;
   m.q.layout = QuantLayout::fp8;
-  m.q.scale_bytes = 4;
+  m.q.scale_bytes = scales_in_model_dtype(model_type) ? dtype.bytes : 4;
+  const std::string scale_type = scales_in_model_dtype(model_type) ? dtype.name : "fp32";
   m.router = true;
   choice(q, "fmt", {"e4m3", "e5m2"}, "e4m3");
   const std::string scheme = choice(q, "activation_scheme", {"dynamic", "static"}, "dynamic");
@@ -310,11 +328,11 @@ Method read_fp8(const JsonMap& q) {
     m.q.grain = ScaleGrain::block;
     m.q.block_rows = b[0].get<std::uint64_t>();
     m.q.block_cols = b[1].get<std::uint64_t>();
-    m.description = "fp8 e4m3, fp32 weight_scale_inv per " + std::to_string(m.q.block_rows) + "x" +
+    m.description = "fp8 e4m3, " + scale_type + " weight_scale_inv per " + std::to_string(m.q.block_rows) + "x" +
                     std::to_string(m.q.block_cols) + " block";
   } else {
     m.q.grain = ScaleGrain::tensor;
-    m.description = "fp8 e4m3, one fp32 weight_scale per tensor";
+    m.description = "fp8 e4m3, one " + scale_type + " weight_scale per tensor";
   }
   if (m.q.input_scale) m.description += ", fp32 input_scale";
   m.list_key = q.has("ignored_layers") && !q.has("modules_to_not_convert") ? "ignored_layers"
@@ -443,11 +461,9 @@ void import_quantization(const JsonMap& config, const std::string& model_type, M
     return;
   }
   if (std::find(std::begin(kNamedFamilies), std::end(kNamedFamilies), model_type) == std::end(kNamedFamilies)) {
-    unpriced(
-        "memplan prices quantised layouts for model_type gemma, gpt_oss, llama, mistral, mixtral, qwen2 and qwen3, "
-        "whose q, k, v "
-        "and MLP projections are separate modules, not " +
-        printable(model_type));
+    const std::vector<std::string> named(std::begin(kNamedFamilies), std::end(kNamedFamilies));
+    unpriced("memplan prices quantised layouts for model_type " + quoted_list(named, "and") +
+             ", whose projections it can name module by module, not " + printable(model_type));
     return;
   }
 
@@ -456,7 +472,7 @@ void import_quantization(const JsonMap& config, const std::string& model_type, M
     if (method_name == "awq") return read_awq(q, notes);
     if (method_name == "gptq") return read_gptq(q, notes);
     if (method_name == "bitsandbytes") return read_bnb(q, notes);
-    if (method_name == "fp8") return read_fp8(q);
+    if (method_name == "fp8") return read_fp8(q, model_type, dtype);
     if (method_name == "mxfp4") return read_mxfp4();
     return read_compressed(q, dtype);
   }();
@@ -477,15 +493,22 @@ void import_quantization(const JsonMap& config, const std::string& model_type, M
     out.push_back({std::string(g.component), fmt, elements, bytes, copies});
   };
 
+  // DeepSeek's router is a bare weight (DeepseekV3TopkRouter), not an nn.Linear: no method replaces it.
+  const bool router_linear = spec.family != Family::deepseek;
   try {
     for (const TensorGroup& g : model_tensors(spec)) {
       const std::uint64_t plain = checked_mul(checked_mul(g.rows, g.cols, "elements of", g.name), dtype.bytes,
                                               "bytes of", g.name);
-      bool quantisable = g.role == TensorRole::linear || (g.role == TensorRole::router && m.router) ||
+      bool quantisable = g.role == TensorRole::linear || (g.role == TensorRole::router && m.router && router_linear) ||
                          (g.role == TensorRole::lm_head && m.head);
       if (m.experts_only) quantisable = g.component == "experts" && g.role == TensorRole::linear;
       if (!quantisable) {
-        add(g, dtype.name, plain, g.copies);
+        // DeepSeek-V3 stores its routers' e_score_correction_bias in float32 whatever torch_dtype says.
+        if (spec.family == Family::deepseek && g.name == "router.bias") {
+          add(g, "fp32", checked_mul(g.rows, 4, "bytes of", g.name), g.copies);
+        } else {
+          add(g, dtype.name, plain, g.copies);
+        }
         continue;
       }
       // The copies a listed module name keeps unquantised: every layer (and expert) is named.
@@ -497,10 +520,15 @@ void import_quantization(const JsonMap& config, const std::string& model_type, M
                                  " entries to match against " + group_digits(g.copies) +
                                  " modules: more than memplan matches");
         }
-        const std::uint64_t layers = g.copies / experts;
-        for (std::uint64_t layer = 0; layer < layers; ++layer) {
-          for (std::uint64_t e = 0; e < experts; ++e)
-            kept += matcher.kept(module_name(g, spec.family, layer, e)) ? 1 : 0;
+        // Module names carry the layer's own number: DeepSeek's MoE layers start at first_k_dense_replace.
+        if (g.layers == LayerSet::none) {
+          kept += matcher.kept(module_name(g, spec.family, 0, 0)) ? 1 : 0;
+        } else {
+          for (std::uint64_t layer = 0; layer < spec.n_layers; ++layer) {
+            if (!layer_holds(spec, g.layers, layer)) continue;
+            for (std::uint64_t e = 0; e < experts; ++e)
+              kept += matcher.kept(module_name(g, spec.family, layer, e)) ? 1 : 0;
+          }
         }
       }
       std::uint64_t bytes = 0;
@@ -531,7 +559,7 @@ void import_quantization(const JsonMap& config, const std::string& model_type, M
   spec.stored_weights = std::move(out);
   std::string kept_text = "the embeddings, norms, biases";
   if (!m.head) kept_text += ", lm_head";
-  if (!m.router && spec.experts > 0) kept_text += ", the router";
+  if ((!m.router || !router_linear) && spec.experts > 0) kept_text += ", the router";
   if (m.experts_only) kept_text = "every tensor but the experts";
   if (!m.keep.empty()) kept_text += " and the modules '" + m.list_key + "' names";
   spec.stored_weights_source = m.description + "; " + kept_text + " stay " + dtype.name;

@@ -161,6 +161,76 @@ TEST(HfQuantization, GptOss20bAsPublished) {
   EXPECT_EQ(row_of(spec, "experts"), 24ULL * 32 * 8640 * 90 * 17 + 24ULL * 32 * 8640 * 2);
 }
 
+// deepseek-ai/DeepSeek-V3 as published (tests/data/hf/deepseek-v3): fp8 e4m3 linear layers
+// with float32 weight_scale_inv per 128 x 128 block; embeddings, norms, lm_head and the
+// routers (DeepseekV3TopkRouter, not an nn.Linear) in bf16; e_score_correction_bias float32.
+// simpx/model-inspect's README (inspecting deepseek-ai/DeepSeek-V3) sums the checkpoint's
+// tensors to 688,574,839,360 bytes. That includes the multi-token-prediction layer 61, which
+// memplan leaves out: its bytes are written out below and subtracted.
+TEST(HfQuantization, DeepSeekV3Fp8AsPublished) {
+  const std::uint64_t q_a = 1536ULL * 7168 + 12 * 56 * 4;    // 11,012,736
+  const std::uint64_t q_b = 24576ULL * 1536 + 192 * 12 * 4;  // 37,757,952
+  const std::uint64_t kv_a = 576ULL * 7168 + 5 * 56 * 4;     // 4,129,888 (576 rows: 5 blocks)
+  const std::uint64_t kv_b = 32768ULL * 512 + 256 * 4 * 4;   // 16,781,312
+  const std::uint64_t o = 7168ULL * 16384 + 56 * 128 * 4;    // 117,469,184
+  const std::uint64_t attention = q_a + q_b + kv_a + kv_b + o;
+  const std::uint64_t norms = 2 * 7168 * 2 + 1536 * 2 + 512 * 2;              // input, post-attention, q_a, kv_a
+  const std::uint64_t expert = 3 * (2048ULL * 7168 + 16 * 56 * 4);            // gate, up (16 x 56), down (56 x 16)
+  const std::uint64_t router = 256ULL * 7168 * 2 + 256 * 4;                   // bf16 gate, fp32 correction bias
+  const std::uint64_t moe_layer = attention + norms + router + 257 * expert;  // 256 routed + 1 shared
+  // Layer 61 (MTP): one MoE layer, its own bf16 copies of the embedding and head, enorm,
+  // hnorm and shared_head.norm, and eh_proj (7168 x 14336, bf16).
+  const std::uint64_t mtp = moe_layer + 2 * 129280ULL * 7168 * 2 + 3 * 7168 * 2 + 7168ULL * 14336 * 2;
+  EXPECT_EQ(mtp, 15'424'227'552U);
+  const ModelSpec spec = load_hf_config((kQuantized.parent_path() / "deepseek-v3" / "config.json").string()).entry.spec;
+  EXPECT_EQ(weights_of(spec), 688'574'839'360U - mtp);
+  // The same from the main model's parts: 3 dense layers (MLP 18432), 58 MoE layers.
+  const std::uint64_t dense_mlp = 2 * (18432ULL * 7168 + 144 * 56 * 4) + (7168ULL * 18432 + 56 * 144 * 4);
+  EXPECT_EQ(weights_of(spec),
+            3 * (attention + norms + dense_mlp) + 58 * moe_layer + 2 * 129280ULL * 7168 * 2 + 7168 * 2);
+  EXPECT_EQ(row_of(spec, "router"), 58 * router);
+}
+
+// Qwen3-30B-A3B in fp8 as Qwen publishes its FP8 checkpoints: 128 x 128 blocks whose
+// weight_scale_inv are bf16 (modular/modular#7142 reads them so in Qwen3-1.7B-FP8's headers),
+// and a modules_to_not_convert naming lm_head and every layer's two norms and router
+// (mlp.gate), as printed in xorbitsai/inference#4032 for Qwen3-30B-A3B-Thinking-2507-FP8.
+TEST(HfQuantization, Qwen3MoeFp8RoutersKept) {
+  const std::uint64_t q = 4096ULL * 2048 + 32 * 16 * 2, kv = 512ULL * 2048 + 4 * 16 * 2;  // also o: 16 x 32
+  const std::uint64_t o = 2048ULL * 4096 + 16 * 32 * 2;
+  const std::uint64_t expert = 3 * (768ULL * 2048 + 6 * 16 * 2);   // gate, up (6 x 16), down (16 x 6)
+  const std::uint64_t router = 128ULL * 2048 * 2;                  // kept in bf16
+  const std::uint64_t norms = 2 * 2048 * 2 + 2 * 128 * 2;          // input, post-attention, q_norm, k_norm
+  const std::uint64_t rest = 2 * 151936ULL * 2048 * 2 + 2048 * 2;  // embeddings, lm_head, final norm
+  const HfImport imp = import("qwen3-30b-a3b-fp8");
+  EXPECT_EQ(row_of(imp.entry.spec, "router"), 48 * router);
+  EXPECT_EQ(weights_of(imp.entry.spec), 48 * (q + 2 * kv + o + 128 * expert + router + norms) + rest);
+  EXPECT_TRUE(has_note(imp, "bf16 weight_scale_inv per 128x128 block"));
+}
+
+// DeepSeek's module names carry each layer's own number: with first_k_dense_replace 1 the
+// first MoE layer is model.layers.1, and its expert 0 is the one the list keeps.
+TEST(HfQuantization, DeepSeekModuleNamesFollowTheLayers) {
+  const std::string config = R"({"model_type": "deepseek_v2", "hidden_size": 256, "intermediate_size": 512,
+    "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 2, "vocab_size": 1000,
+    "q_lora_rank": null, "kv_lora_rank": 128, "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": 64,
+    "n_routed_experts": 4, "n_shared_experts": 1, "num_experts_per_tok": 2, "moe_intermediate_size": 128,
+    "first_k_dense_replace": 1, "torch_dtype": "bfloat16", "tie_word_embeddings": false,
+    "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128],
+      "modules_to_not_convert": ["model.layers.1.mlp.experts.0.", "self_attn.kv_a_proj_with_mqa"]}})";
+  const HfImport imp = parse_hf_config(config, "ds.json", "ds");
+  // Per layer: q_proj 192 x 256 (2 x 2 scales), kv_a 160 x 256 kept in bf16, kv_b 256 x 128 and
+  // o 256 x 128 (2 x 1 scales each).
+  const std::uint64_t attention = (192ULL * 256 + 2 * 2 * 4) + 160ULL * 256 * 2 + 2 * (256ULL * 128 + 2 * 1 * 4);
+  EXPECT_EQ(row_of(imp.entry.spec, "attention"), 2 * attention);
+  // Layer 0's dense MLP (512 wide, 4 x 2 and 2 x 4 scales) and layer 1's shared expert (128 wide).
+  const std::uint64_t small = 3 * (128ULL * 256 + 2 * 4);
+  EXPECT_EQ(row_of(imp.entry.spec, "mlp"), 3 * (512ULL * 256 + 8 * 4) + small);
+  // Three experts in fp8, expert 0 of layer 1 in bf16.
+  EXPECT_EQ(row_of(imp.entry.spec, "experts"), 3 * small + 3 * 128ULL * 256 * 2);
+  EXPECT_EQ(row_of(imp.entry.spec, "router"), 4ULL * 256 * 2);
+}
+
 TEST(HfQuantization, CompressedTensorsW4A16) {
   // pack-quantized int4, groups of 128: weight_packed N x K/8 int32, weight_shape 2 int64,
   // weight_scale N x K/128 bf16 (the model's dtype); lm_head in `ignore` stays bf16.
