@@ -5,7 +5,8 @@
 cmake_minimum_required(VERSION 3.25)
 
 set(models qwen3-8b qwen3-30b-a3b gemma-2-9b gemma-3-1b-it gpt-oss-20b deepseek-v2-lite deepseek-v3
-           olmo-2-1124-7b olmoe-1b-7b-0924 bloom-560m stablelm-3b-4e1t)
+           olmo-2-1124-7b olmoe-1b-7b-0924 bloom-560m stablelm-3b-4e1t granite-3.3-8b-instruct gpt-neo-125m
+           gpt-j-6b starcoder2-15b aya-expanse-8b phi-3.5-moe-instruct)
 set(workloads inference generation extraction streaming_extraction training sae fisher_spectrum grouped_fisher
               lanczos sample_gradients tracin attention_patterns qkov embedding_singularities fiber_bundle
               superposition cka)
