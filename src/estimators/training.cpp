@@ -57,8 +57,9 @@ struct Trainable {
   std::uint64_t rows = 0;
   std::uint64_t cols = 1;
   std::uint64_t copies = 1;
-  bool per_layer = false;  // repeated in every block
-  bool head = false;       // gradient produced at the top of backward (LM head, final norm, a tied embedding)
+  bool per_layer = false;            // repeated in every block
+  bool head = false;                 // gradient produced at the top of backward (LM head, final norm, a tied embedding)
+  LayerSet layers = LayerSet::none;  // the blocks holding it (dense or MoE MLPs differ)
   std::uint64_t elements() const { return checked_mul(rows, cols, "elements of", name); }
   std::uint64_t params() const { return checked_mul(copies, elements(), "parameters of", name); }
 };
@@ -77,7 +78,7 @@ std::vector<Trainable> trainable_tensors(const ModelSpec& spec, const LoraOption
     for (const TensorGroup& g : model_tensors(spec)) {
       const bool head = g.component == "lm_head" || g.name.rfind("final_norm", 0) == 0 ||
                         (spec.lm_head == LmHead::tied && g.name == "token_embedding");
-      out.push_back({std::string(g.name), g.rows, g.cols, g.copies, is_layer_group(g), head});
+      out.push_back({std::string(g.name), g.rows, g.cols, g.copies, is_layer_group(g), head, g.layers});
     }
     return out;
   }
@@ -96,8 +97,8 @@ std::vector<Trainable> trainable_tensors(const ModelSpec& spec, const LoraOption
   for (const TensorGroup& g : model_tensors(spec)) {
     if (!is_adaptable(g)) continue;
     if (!all && std::find(lora.targets.begin(), lora.targets.end(), g.name) == lora.targets.end()) continue;
-    out.push_back({"lora_A." + std::string(g.name), lora.rank, g.cols, g.copies, true, false});
-    out.push_back({"lora_B." + std::string(g.name), g.rows, lora.rank, g.copies, true, false});
+    out.push_back({"lora_A." + std::string(g.name), lora.rank, g.cols, g.copies, true, false, g.layers});
+    out.push_back({"lora_B." + std::string(g.name), g.rows, lora.rank, g.copies, true, false, g.layers});
   }
   return out;
 }
@@ -221,14 +222,19 @@ std::uint64_t trainable_parameters(const ModelSpec& spec, const LoraOptions& lor
   return total;
 }
 
-Item layer_activations(const ModelSpec& s, const TrainingShape& shape) {
+Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dense_block) {
   const std::uint64_t b = shape.batch, seq = shape.seq, h = s.d_model, a = s.n_heads, f = s.d_mlp;
+  const bool moe = s.experts > 0 && !dense_block;
   if (b == 0) throw Error(ErrorKind::invalid_input, "batch must be at least 1", "batch");
   if (seq == 0) throw Error(ErrorKind::invalid_input, "seq_len must be at least 1", "seq_len");
   const Precision& e = shape.compute;
   float_bits(e, "compute", "the activation dtype");
   const std::uint64_t q_width = checked_mul(a, s.d_head, "n_heads * d_head");
   const std::uint64_t kv_width = checked_mul(s.n_kv_heads, s.d_head, "n_kv_heads * d_head");
+  const MlaSizes& m = s.mla;
+  const bool mla = m.kv_lora_rank != 0;
+  // Latent attention's values are v_head_dim wide, its keys qk_nope + qk_rope (d_head).
+  const std::uint64_t v_width = mla ? checked_mul(a, m.v_head_dim, "n_heads * v_head_dim") : kv_width;
   const TensorDims sbh{{"s", seq}, {"b", b}, {"h", h}};
   std::vector<Item> rows;
   if (s.norms_per_layer > 0) {
@@ -241,9 +247,21 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape) {
                               precisions::fp32));
   }
   rows.push_back(tensor_row("qkv_input", sbh, e));
+  if (mla) {
+    // The low-rank projections' outputs, each kept as its norm's input and the next projection's.
+    if (m.q_lora_rank != 0)
+      rows.push_back(tensor_row("q_latent", {{"2", 2}, {"s", seq}, {"b", b}, {"q_lora_rank", m.q_lora_rank}}, e));
+    rows.push_back(tensor_row(
+        "kv_latent", {{"s", seq}, {"b", b}, {"kv_lora_rank+qk_rope", m.kv_lora_rank + m.qk_rope_head_dim}}, e));
+    rows.push_back(tensor_row("kv_latent_normed", {{"s", seq}, {"b", b}, {"kv_lora_rank", m.kv_lora_rank}}, e));
+  }
   rows.push_back(tensor_row("q", {{"s", seq}, {"b", b}, {"a*d_head", q_width}}, e));
   rows.push_back(tensor_row("k", {{"s", seq}, {"b", b}, {"a_kv*d_head", kv_width}}, e));
-  rows.push_back(tensor_row("v", {{"s", seq}, {"b", b}, {"a_kv*d_head", kv_width}}, e));
+  if (mla) {
+    rows.push_back(tensor_row("v", {{"s", seq}, {"b", b}, {"a*v_head_dim", v_width}}, e));
+  } else {
+    rows.push_back(tensor_row("v", {{"s", seq}, {"b", b}, {"a_kv*d_head", kv_width}}, e));
+  }
   const TensorDims scores{{"b", b}, {"a", a}, {"s", seq}, {"s", seq}};
   if (shape.flash_attention) {
     rows.push_back(tensor_row("softmax_lse", {{"b", b}, {"a", a}, {"s", seq}}, precisions::fp32));
@@ -256,12 +274,16 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape) {
       rows.push_back(tensor_row("probabilities_16bit", scores, e));
     }
   }
-  rows.push_back(tensor_row("attention_output", {{"s", seq}, {"b", b}, {"a*d_head", q_width}}, e));
+  if (mla) {
+    rows.push_back(tensor_row("attention_output", {{"s", seq}, {"b", b}, {"a*v_head_dim", v_width}}, e));
+  } else {
+    rows.push_back(tensor_row("attention_output", {{"s", seq}, {"b", b}, {"a*d_head", q_width}}, e));
+  }
   if (shape.dropout) rows.push_back(mask("attention_residual_dropout_mask", sbh));
 
   const bool shared_input = s.parallel_block && s.norms_per_layer == 1;
   if (!shared_input) rows.push_back(tensor_row("mlp_input", sbh, e));
-  if (s.experts > 0) {
+  if (moe) {
     const std::uint64_t k = s.experts_per_token;
     rows.push_back(tensor_row("router_probs", {{"s", seq}, {"b", b}, {"experts", s.experts}}, precisions::fp32));
     rows.push_back(tensor_row("expert_inputs", {{"k", k}, {"s", seq}, {"b", b}, {"h", h}}, e));
@@ -291,7 +313,12 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape) {
     }
   }
   if (shape.dropout) rows.push_back(mask("mlp_dropout_mask", sbh));
-  return group_row("layer_activations", std::move(rows),
+  const bool mixed = s.experts > 0 && layers_in(s, LayerSet::dense_mlp, 0, s.n_layers) > 0 &&
+                     layers_in(s, LayerSet::moe_mlp, 0, s.n_layers) > 0;
+  return group_row(!mixed ? "layer_activations"
+                   : moe  ? "moe_layer_activations"
+                          : "dense_layer_activations",
+                   std::move(rows),
                    "what one block keeps for backward (Korthikanti et al. 2022, term by term), s=" +
                        std::to_string(seq) + ", b=" + std::to_string(b) + ", h=" + std::to_string(h) + ", a=" +
                        std::to_string(a) + (shape.flash_attention ? ", fused attention" : ", eager attention"));
@@ -301,7 +328,28 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
   if (o.grad_accumulation == 0) {
     throw Error(ErrorKind::invalid_input, "grad_accumulation must be at least 1", "grad_accumulation");
   }
-  const Item layer = layer_activations(s, shape);
+  // One kind of block, or two where dense blocks precede MoE ones (DeepSeek): each kind's
+  // activations, and the layers holding it.
+  struct BlockKind {
+    LayerSet layers;
+    Item activations;
+    std::string label;  // "layers", or "dense layers" / "MoE layers"
+  };
+  std::vector<BlockKind> kinds;
+  if (s.experts > 0 && layers_in(s, LayerSet::dense_mlp, 0, s.n_layers) > 0 &&
+      layers_in(s, LayerSet::moe_mlp, 0, s.n_layers) > 0) {
+    kinds.push_back({LayerSet::dense_mlp, layer_activations(s, shape, true), "dense layers"});
+    kinds.push_back({LayerSet::moe_mlp, layer_activations(s, shape), "MoE layers"});
+  } else {
+    kinds.push_back(
+        {LayerSet::all, layer_activations(s, shape, layers_in(s, LayerSet::moe_mlp, 0, s.n_layers) == 0), "layers"});
+  }
+  const auto kind_of = [&](std::uint64_t layer) -> const BlockKind& {
+    for (const BlockKind& k : kinds) {
+      if (layer_holds(s, k.layers, layer)) return k;
+    }
+    return kinds.front();
+  };
   const Precision& e = shape.compute;
   const std::uint64_t b = shape.batch, seq = shape.seq, h = s.d_model, L = s.n_layers;
   const bool lora = o.lora.rank > 0;
@@ -373,7 +421,14 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
   }
   // A tied LM head shares the token embedding: its gradient is counted once, at the head.
   const Bytes grads_all = grads_layer.plus(grads_head, "gradients").plus(grads_other, "gradients");
-  const Bytes grads_one_layer(L == 0 ? 0 : grads_layer.count() / L);
+  // The last block's own gradients (an MoE block's where the first blocks are dense).
+  Bytes grads_one_layer;
+  for (const Trainable& tr : trainables) {
+    if (!tr.per_layer || L == 0 || !layer_holds(s, tr.layers, L - 1)) continue;
+    const std::uint64_t holding = layers_in(s, tr.layers, 0, L);
+    grads_one_layer = grads_one_layer.plus(
+        bits_to_bytes(tr.elements(), grad_bits, "gradients").times(tr.copies / holding, "gradients"), "gradients");
+  }
   const std::string grad_text = std::to_string(grad_bits / 8) + " B";
 
   std::vector<Item> persistent_items{weights};
@@ -413,26 +468,53 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
                                                                  " accumulated micro-batches"
                                                            : "kept between steps (set_to_none=False)";
 
-  // What each layer keeps across the forward pass.
-  std::vector<Item> stored_terms;
-  if (o.recompute == Recompute::full) {
-    stored_terms.push_back(tensor_row("layer_input", {{"s", seq}, {"b", b}, {"h", h}}, e));
-  } else {
-    for (const Item& t : layer.detail) {
-      if (o.recompute == Recompute::selective && recomputed_by_selective(t.name)) continue;
-      stored_terms.push_back(t);
+  // What each layer keeps across the forward pass, per kind of block.
+  const auto stored_terms = [&](const BlockKind& k) {
+    std::vector<Item> terms;
+    if (o.recompute == Recompute::full) {
+      terms.push_back(tensor_row("layer_input", {{"s", seq}, {"b", b}, {"h", h}}, e));
+    } else {
+      for (const Item& term : k.activations.detail) {
+        if (o.recompute == Recompute::selective && recomputed_by_selective(term.name)) continue;
+        terms.push_back(term);
+      }
     }
-  }
-  const Bytes stored_layer = sum_bytes(stored_terms, "stored layer activations");
-  const auto layers_item = [&](std::uint64_t count, bool working) {
+    return terms;
+  };
+  // The terms kept by `count` layers from `first`, a term both kinds keep alike as one row;
+  // then, when `working` is set, that layer's activations while its backward runs.
+  const auto layers_item = [&](std::uint64_t first, std::uint64_t count, std::optional<std::uint64_t> working) {
+    struct Kept {
+      Item term;
+      std::uint64_t layers;
+      std::string label;
+    };
+    std::vector<Kept> kept;
+    for (const BlockKind& k : kinds) {
+      const std::uint64_t n = layers_in(s, k.layers, first, count);
+      if (n == 0) continue;
+      for (const Item& term : stored_terms(k)) {
+        const auto same = std::find_if(kept.begin(), kept.end(), [&](const Kept& x) {
+          return x.term.name == term.name && x.term.bytes == term.bytes;
+        });
+        if (same != kept.end()) {
+          same->layers = checked_add(same->layers, n, "layers");
+          same->label = "layers";
+        } else {
+          kept.push_back({term, n, k.label});
+        }
+      }
+    }
     std::vector<Item> rows;
-    if (count > 0) {
-      for (const Item& t : stored_terms) rows.push_back(times(t, count, count == 1 ? "layer" : "layers"));
+    for (const Kept& x : kept) {
+      rows.push_back(times(x.term, x.layers, x.layers == 1 ? x.label.substr(0, x.label.size() - 1) : x.label));
     }
     if (working) {
+      const BlockKind& k = kind_of(*working);
+      const Item& layer = k.activations;
       Item w{"layer_in_backward", layer.bytes, "", std::nullopt, "", {}};
       if (o.recompute == Recompute::full) {
-        w.bytes = layer.bytes.plus(stored_layer, "layer in backward");
+        w.bytes = layer.bytes.plus(sum_bytes(stored_terms(k), "stored layer activations"), "layer in backward");
         w.formula = "its input checkpoint and the layer recomputed from it: " + layer.formula;
       } else if (o.recompute == Recompute::selective) {
         w.formula = "its kept activations and its attention core, recomputed: " + layer.formula;
@@ -455,8 +537,9 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
   }
   const bool head = s.lm_head != LmHead::none;
   if (head) tail.push_back(tensor_row("lm_head_input", {{"s", seq}, {"b", b}, {"h", h}}, e));
-  const auto activations = [&](std::uint64_t stored_count, bool working, bool with_tail, const std::string& what) {
-    std::vector<Item> rows = layers_item(stored_count, working);
+  const auto activations = [&](std::uint64_t stored_count, std::optional<std::uint64_t> working, bool with_tail,
+                               const std::string& what) {
+    std::vector<Item> rows = layers_item(0, stored_count, working);
     if (with_tail) {
       for (const Item& t : tail) rows.push_back(t);
     }
@@ -486,11 +569,16 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
   // Gradient temporaries inside one layer's backward, and the gradient flowing down.
   std::vector<Item> mlp_ws, attn_ws;
   {
-    const std::uint64_t k = s.experts > 0 ? s.experts_per_token : 1;
+    // The wider of the blocks' MLPs: k routed experts, or a dense block's d_mlp.
+    const bool routed = s.experts > 0 && layers_in(s, LayerSet::moe_mlp, 0, L) > 0;
+    const bool dense = layers_in(s, LayerSet::dense_mlp, 0, L) > 0;
+    const bool experts_wider = routed && (!dense || checked_mul(s.experts_per_token, expert_width(s),
+                                                                "k * expert width") >= s.d_mlp);
+    const std::uint64_t k = experts_wider ? s.experts_per_token : 1;
     const std::uint64_t n = s.mlp == MlpKind::gated ? 3 : 2;
     mlp_ws.push_back(tensor_row(
         "mlp_intermediate_grads",
-        {{std::to_string(n), n}, {"k", k}, {"s", seq}, {"b", b}, {"f", s.experts > 0 ? expert_width(s) : s.d_mlp}}, e));
+        {{std::to_string(n), n}, {"k", k}, {"s", seq}, {"b", b}, {"f", experts_wider ? expert_width(s) : s.d_mlp}}, e));
     if (shape.flash_attention) {
       const std::uint64_t qkv = checked_mul(checked_add(s.n_heads, checked_mul(2, s.n_kv_heads, "kv"), "qkv heads"),
                                             s.d_head, "qkv");
@@ -542,13 +630,13 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
 
   const std::string all_layers = std::to_string(L) + " layers";
   make_phase("forward", "at the loss: every layer's saved activations and the fp32 logits",
-             with_grads({activations(L, false, true, "saved by " + all_layers),
+             with_grads({activations(L, std::nullopt, true, "saved by " + all_layers),
                          group_row("loss", loss_fwd,
                                    "logits in the compute dtype, their fp32 copy and the log-softmax kept for backward "
                                    "(cross-entropy in fp32)")},
                         Bytes(0), ""));
   if (o.double_backward) {
-    Item acts = activations(L, false, true, "saved by " + all_layers + " for the first backward");
+    Item acts = activations(L, std::nullopt, true, "saved by " + all_layers + " for the first backward");
     Item graph = acts;
     graph.name = "first_backward_graph";
     graph.formula =
@@ -572,18 +660,18 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
     make_phase(
         "backward_start", "at the loss gradient: every activation still kept",
         with_grads(
-            {activations(L, false, true, "saved by " + all_layers),
+            {activations(L, std::nullopt, true, "saved by " + all_layers),
              group_row("loss", loss_bwd,
                        "the gradient of the fp32 cross-entropy: log-softmax, its gradient and the logits' gradient")},
             Bytes(0), ""));
     if (L > 0) {
       make_phase("backward_top", "in the last layer's backward: the layers below still kept, the head's gradients made",
-                 with_grads({activations(L - 1, true, false,
+                 with_grads({activations(L - 1, L - 1, false,
                                          std::to_string(L - 1) + " layers below, plus the layer in backward"),
                              backward_ws},
                             grads_head.plus(grads_one_layer, "gradients"), "the head's and one layer's gradients"));
       make_phase("backward_bottom", "in the first layer's backward: every layer's gradients made",
-                 with_grads({activations(0, true, false, "the first layer, in backward"), backward_ws},
+                 with_grads({activations(0, 0, false, "the first layer, in backward"), backward_ws},
                             grads_head.plus(grads_layer, "gradients"), "the head's and every layer's gradients"));
     }
     make_phase("backward_end", "after the embedding's backward: every gradient made",

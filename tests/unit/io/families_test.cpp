@@ -11,6 +11,7 @@
 #include "memplan/estimators/activations.hpp"
 #include "memplan/estimators/compute_time.hpp"
 #include "memplan/estimators/kv_cache.hpp"
+#include "memplan/estimators/training.hpp"
 #include "memplan/io/hf_config.hpp"
 #include "memplan/io/model_file.hpp"
 
@@ -303,6 +304,51 @@ TEST(Families, InconsistentLayersAreRefused) {
   refused(base + "layer_types: [full, sliding]\nsliding_window: 16\n", "layer_types");
   refused(base + "global_every: 2\n", "global_every");
   refused(base + "layer_types: [full, full, sliding, full]\n", "layer_types");  // no sliding_window
+}
+
+// deepseek-ai/DeepSeek-V2-Lite trains 27 blocks of two kinds: layer 0 a dense MLP of 10944,
+// layers 1-26 64 experts of 1408 (6 per token) and two shared ones (2816); every block latent
+// attention, 16 heads with keys of 128 + 64 and values of 128, a kv latent of 512 + 64.
+TEST(Families, DeepSeekTrainingFollowsDenseAndMoeBlocks) {
+  const ModelSpec s = fixture("deepseek-v2-lite");
+  TrainingShape shape;
+  shape.batch = 1;
+  shape.seq = 512;
+  shape.weights.precision = precisions::bf16;
+  const TrainingEstimate t = estimate_training_phases(s, shape, TrainingOptions{});
+  const auto row = [&](const std::string& phase, const std::string& component, const std::string& name) {
+    for (const TrainingPhase& p : t.phases) {
+      if (p.name != phase) continue;
+      for (const Item& c : p.components) {
+        if (c.name != component) continue;
+        if (name.empty()) return c.bytes.count();
+        for (const Item& r : c.detail) {
+          if (r.name == name) return r.bytes.count();
+        }
+      }
+    }
+    ADD_FAILURE() << phase << " " << component << " " << name;
+    return std::uint64_t{0};
+  };
+  EXPECT_EQ(row("forward", "activations", "gate_output"), 1ULL * 512 * 10944 * 2);        // the dense block only
+  EXPECT_EQ(row("forward", "activations", "expert_inputs"), 26ULL * 6 * 512 * 2048 * 2);  // the MoE blocks only
+  EXPECT_EQ(row("forward", "activations", "shared_expert_intermediates"), 26ULL * 4 * 512 * 2816 * 2);
+  EXPECT_EQ(row("forward", "activations", "q"), 27ULL * 512 * 16 * 192 * 2);
+  EXPECT_EQ(row("forward", "activations", "v"), 27ULL * 512 * 16 * 128 * 2);
+  EXPECT_EQ(row("forward", "activations", "kv_latent"), 27ULL * 512 * 576 * 2);
+  EXPECT_EQ(row("forward", "activations", "kv_latent_normed"), 27ULL * 512 * 512 * 2);
+  // In the last block's backward: the head's gradients (lm_head, final norm) and block 26's own.
+  const std::uint64_t head = 102400ULL * 2048 + 2048;
+  const std::uint64_t block = 3072ULL * 2048 + 576ULL * 2048 + 4096ULL * 512 + 2048ULL * 2048  // q, kv_a, kv_b, o
+                              + 3 * 2816ULL * 2048 + 64 * 3 * 1408ULL * 2048                   // shared, routed
+                              + 64ULL * 2048 + 2 * 2048 + 512;  // router, two norms, kv_a norm
+  EXPECT_EQ(row("backward_top", "gradients", ""), (head + block) * 2);
+  // The first block's backward holds block 0's activations: two norm inputs (and their fp32
+  // copies), the attention input, the latents, q and k (16 x 192), v and the output (16 x 128),
+  // the softmax statistics, the MLP input and the dense MLP's four 512 x 10944 tensors.
+  const std::uint64_t per_block = 2 * 512ULL * 2048 * (2 + 4) + 512ULL * 2048 * 2 + 512ULL * (576 + 512) * 2 +
+                                  2 * 512ULL * 3072 * 2 + 2 * 512ULL * 2048 * 2 + 16ULL * 512 * 4 + 512ULL * 2048 * 2;
+  EXPECT_EQ(row("backward_bottom", "activations", "layer_in_backward"), per_block + 4ULL * 512 * 10944 * 2);
 }
 
 }  // namespace families_test
