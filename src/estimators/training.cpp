@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <set>
 #include <utility>
 
@@ -101,6 +102,17 @@ std::vector<Trainable> trainable_tensors(const ModelSpec& spec, const LoraOption
     out.push_back({"lora_B." + std::string(g.name), g.rows, lora.rank, g.copies, true, false, g.layers});
   }
   return out;
+}
+
+// Megatron-core's get_capacity(tokens * k, E, factor): ceil(k * tokens / E * factor) slots per
+// expert, computed in floating point as it does.
+std::uint64_t expert_capacity(const ModelSpec& s, const TrainingShape& shape) {
+  const std::uint64_t routed = checked_mul(checked_mul(shape.seq, shape.batch, "tokens"), s.experts_per_token,
+                                           "routed tokens");
+  const double slots = std::ceil(static_cast<double>(routed) / static_cast<double>(s.experts) *
+                                 shape.expert_capacity_factor);
+  if (!(slots < 9.2e18)) throw Error(ErrorKind::overflow, "expert capacity exceeds 64 bits", "expert_capacity_factor");
+  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(slots));
 }
 
 std::uint64_t float_bits(const Precision& p, const char* key, const std::string& what) {
@@ -225,6 +237,11 @@ std::uint64_t trainable_parameters(const ModelSpec& spec, const LoraOptions& lor
 Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dense_block) {
   const std::uint64_t b = shape.batch, seq = shape.seq, h = s.d_model, a = s.n_heads, f = s.d_mlp;
   const bool moe = s.experts > 0 && !dense_block;
+  if (shape.expert_capacity_factor > 0 && s.experts == 0) {
+    throw Error(ErrorKind::invalid_input,
+                "`expert_capacity_factor` pads MoE experts to a capacity: " + s.name + " has no experts",
+                "expert_capacity_factor");
+  }
   if (b == 0) throw Error(ErrorKind::invalid_input, "batch must be at least 1", "batch");
   if (seq == 0) throw Error(ErrorKind::invalid_input, "seq_len must be at least 1", "seq_len");
   const Precision& e = shape.compute;
@@ -286,12 +303,19 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dens
   if (moe) {
     const std::uint64_t k = s.experts_per_token;
     rows.push_back(tensor_row("router_probs", {{"s", seq}, {"b", b}, {"experts", s.experts}}, precisions::fp32));
-    rows.push_back(tensor_row("expert_inputs", {{"k", k}, {"s", seq}, {"b", b}, {"h", h}}, e));
+    // The experts' rows: every routed token (dropless), or E experts x capacity slots, padded.
+    TensorDims routed{{"k", k}, {"s", seq}, {"b", b}};
+    if (shape.expert_capacity_factor > 0) routed = {{"E", s.experts}, {"capacity", expert_capacity(s, shape)}};
+    const auto with = [&](TensorDims head, std::initializer_list<std::pair<std::string, std::uint64_t>> tail) {
+      head.insert(head.end(), routed.begin(), routed.end());
+      for (const auto& d : tail) head.push_back(d);
+      return head;
+    };
+    rows.push_back(tensor_row("expert_inputs", with({}, {{"h", h}}), e));
     const std::uint64_t n = s.mlp == MlpKind::gated ? 4 : 2;
-    rows.push_back(tensor_row("expert_intermediates",
-                              {{std::to_string(n), n}, {"k", k}, {"s", seq}, {"b", b}, {"f_expert", expert_width(s)}},
-                              e));
-    rows.push_back(tensor_row("expert_outputs", {{"k", k}, {"s", seq}, {"b", b}, {"h", h}}, e));
+    rows.push_back(
+        tensor_row("expert_intermediates", with({{std::to_string(n), n}}, {{"f_expert", expert_width(s)}}), e));
+    rows.push_back(tensor_row("expert_outputs", with({}, {{"h", h}}), e));
     if (s.d_shared_expert != 0) {
       rows.push_back(tensor_row("shared_expert_intermediates",
                                 {{std::to_string(n), n}, {"s", seq}, {"b", b}, {"f_shared", s.d_shared_expert}}, e));
@@ -566,6 +590,33 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
         tensor_row("second_backward_logits", {{"2", 2}, {"s", seq}, {"b", b}, {"V", s.vocab_size}}, precisions::fp32));
   }
 
+  // transformers' load_balancing_loss_func (Mixtral, Qwen2/3-MoE, OLMoE, Phi-MoE, Granite-MoE)
+  // after the cross-entropy: every MoE layer's router logits, concatenated, their softmax
+  // (kept for backward), the top-k, and a one-hot int64 expert mask with its fp32 copy for
+  // the mean.
+  if (o.router_aux_loss) {
+    const std::uint64_t moe_layers = layers_in(s, LayerSet::moe_mlp, 0, L);
+    if (moe_layers == 0) {
+      throw Error(ErrorKind::invalid_input, "`router_aux_loss` balances MoE routers: " + s.name + " has no experts",
+                  "router_aux_loss");
+    }
+    const std::uint64_t E = s.experts, k = s.experts_per_token;
+    const TensorDims logits{{"moe_layers", moe_layers}, {"s", seq}, {"b", b}, {"E", E}};
+    const TensorDims mask{{"moe_layers", moe_layers}, {"s", seq}, {"b", b}, {"k", k}, {"E", E}};
+    const TensorDims top{{"moe_layers", moe_layers}, {"s", seq}, {"b", b}, {"k", k}};
+    std::vector<Item> aux{tensor_row("router_logits", logits, e),
+                          tensor_row("router_logits_concatenated", logits, e),
+                          tensor_row("router_probabilities", logits, e),
+                          tensor_row("top_k_weights", top, e),
+                          tensor_row("top_k_experts", top, 64, "8 B (int64)"),
+                          tensor_row("expert_mask", mask, 64, "8 B (int64 one-hot)"),
+                          tensor_row("expert_mask_fp32", mask, precisions::fp32)};
+    loss_fwd.push_back(group_row("router_aux_loss", std::move(aux),
+                                 "transformers' load_balancing_loss_func over " + std::to_string(moe_layers) +
+                                     " MoE layers' router logits (output_router_logits)"));
+    loss_bwd.push_back(tensor_row("router_probabilities", logits, e));
+  }
+
   // Gradient temporaries inside one layer's backward, and the gradient flowing down.
   std::vector<Item> mlp_ws, attn_ws;
   {
@@ -576,9 +627,11 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
                                                                 "k * expert width") >= s.d_mlp);
     const std::uint64_t k = experts_wider ? s.experts_per_token : 1;
     const std::uint64_t n = s.mlp == MlpKind::gated ? 3 : 2;
-    mlp_ws.push_back(tensor_row(
-        "mlp_intermediate_grads",
-        {{std::to_string(n), n}, {"k", k}, {"s", seq}, {"b", b}, {"f", experts_wider ? expert_width(s) : s.d_mlp}}, e));
+    TensorDims dims{{std::to_string(n), n}, {"k", k}, {"s", seq}, {"b", b}};
+    if (experts_wider && shape.expert_capacity_factor > 0)
+      dims = {{std::to_string(n), n}, {"E", s.experts}, {"capacity", expert_capacity(s, shape)}};
+    dims.emplace_back("f", experts_wider ? expert_width(s) : s.d_mlp);
+    mlp_ws.push_back(tensor_row("mlp_intermediate_grads", dims, e));
     if (shape.flash_attention) {
       const std::uint64_t qkv = checked_mul(checked_add(s.n_heads, checked_mul(2, s.n_kv_heads, "kv"), "qkv heads"),
                                             s.d_head, "qkv");
@@ -629,12 +682,14 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
   };
 
   const std::string all_layers = std::to_string(L) + " layers";
-  make_phase("forward", "at the loss: every layer's saved activations and the fp32 logits",
-             with_grads({activations(L, std::nullopt, true, "saved by " + all_layers),
-                         group_row("loss", loss_fwd,
-                                   "logits in the compute dtype, their fp32 copy and the log-softmax kept for backward "
-                                   "(cross-entropy in fp32)")},
-                        Bytes(0), ""));
+  make_phase(
+      "forward", "at the loss: every layer's saved activations and the fp32 logits",
+      with_grads({activations(L, std::nullopt, true, "saved by " + all_layers),
+                  group_row("loss", loss_fwd,
+                            "logits in the compute dtype, their fp32 copy and the log-softmax kept for backward "
+                            "(cross-entropy in fp32)" +
+                                std::string(o.router_aux_loss ? "; then the routers' load-balancing loss" : ""))},
+                 Bytes(0), ""));
   if (o.double_backward) {
     Item acts = activations(L, std::nullopt, true, "saved by " + all_layers + " for the first backward");
     Item graph = acts;

@@ -253,6 +253,7 @@ TrainingShape shape_for(const Workload& w, std::uint64_t batch) {
   t.weights = w.weights;
   t.compute = compute_precision(w);
   t.dropout = w.analysis.dropout;
+  t.expert_capacity_factor = w.analysis.expert_capacity_factor;
   switch (w.attention) {
     case AttentionVariant::sdpa: t.flash_attention = true; break;
     case AttentionVariant::eager:

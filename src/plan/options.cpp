@@ -214,6 +214,15 @@ const std::array kOptions = std::to_array<OptionDef>({
   {.key = "dropout", .flag = "dropout", .kind = OptionKind::flag, .group = kTrain,
    .help = "The model trains with dropout (masks are kept)", .applies = kGradientPasses,
    .set = MEMPLAN_SET(s.workload.analysis.dropout = v.flag)},
+  {.key = "expert_capacity_factor", .flag = "expert_capacity_factor", .kind = OptionKind::number, .group = kTrain,
+   .help = "MoE: experts take ceil(k x tokens / E x F) tokens each, padded (Megatron --moe-expert-capacity-factor "
+           "with --moe-pad-expert-input-to-capacity)",
+   .default_text = "dropless (k x tokens rows in all)", .applies = kGradientPasses, .low = 0.01, .high = 1024,
+   .set = MEMPLAN_SET(s.workload.analysis.expert_capacity_factor = v.number)},
+  {.key = "router_aux_loss", .flag = "router_aux_loss", .kind = OptionKind::flag, .group = kTrain,
+   .help = "MoE: the load-balancing loss (output_router_logits): every layer's router logits and transformers' "
+           "one-hot expert mask at the loss",
+   .applies = kTraining, .set = MEMPLAN_SET(s.workload.analysis.training.router_aux_loss = v.flag)},
   {.key = "lora_rank", .flag = "lora_rank", .kind = OptionKind::count, .group = kTrain,
    .help = "LoRA rank; the base is frozen (QLoRA with -p nf4)", .default_text = "0 (full fine-tuning)",
    .applies = kTraining, .common = true, .set = MEMPLAN_SET(s.workload.analysis.training.lora.rank = v.count)},

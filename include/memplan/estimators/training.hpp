@@ -54,6 +54,8 @@ struct TrainingShape {
   bool flash_attention = true;           // fused attention (FlashAttention, SDPA): no a*s^2 tensors kept
   bool softmax_fp32 = false;             // eager attention: softmax in fp32 plus a 16-bit copy (Hugging Face eager)
   bool dropout = false;                  // dropout layers (GPT-3/Megatron): 1-byte masks and dropout outputs
+  double expert_capacity_factor = 0;     // MoE: each expert's tokens padded to ceil(k*s*b/E * factor) slots
+                                         //   (Megatron-core's get_capacity); 0 = dropless, k*s*b rows in all
   bool hf_unfused_ops = true;            // Hugging Face's RMSNorm and gelu_new are written as PyTorch ops and
                                          //   keep extra tensors for backward (measured: docs/accuracy.md)
 };
@@ -76,6 +78,7 @@ struct TrainingOptions {
   Recompute recompute = Recompute::none;  // activation recomputation (checkpointing)
   LoraOptions lora;              // rank > 0: the base is frozen and only adapters train (QLoRA with a 4-bit base)
   bool double_backward = false;  // a Hessian/Fisher-vector product: backward with create_graph, then a second backward
+  bool router_aux_loss = false;  // MoE: output_router_logits, transformers' load_balancing_loss_func at the loss
   std::vector<Item> extra;       // analysis state held through every phase (Fisher blocks, Lanczos vectors, ...)
 };
 

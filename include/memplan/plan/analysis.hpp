@@ -26,9 +26,10 @@ struct LanczosOptions {
 };
 
 struct AnalysisOptions {
-  TrainingOptions training;  // training: optimizer, gradients, recomputation, LoRA
-  bool dropout = false;      // training: dropout layers (GPT-3 style) with their masks
-  SaeOptions sae;            // sae
+  TrainingOptions training;           // training: optimizer, gradients, recomputation, LoRA
+  bool dropout = false;               // training: dropout layers (GPT-3 style) with their masks
+  double expert_capacity_factor = 0;  // training, MoE: experts padded to capacity (Megatron, DeepSpeed); 0 = dropless
+  SaeOptions sae;                     // sae
   std::uint64_t sae_store_batch =
       32;  // sae: prompts per LM forward that refills the store (SAELens store_batch_size_prompts)
   std::uint64_t sae_context = 128;      // sae: tokens per prompt (SAELens context_size)

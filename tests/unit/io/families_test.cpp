@@ -351,5 +351,53 @@ TEST(Families, DeepSeekTrainingFollowsDenseAndMoeBlocks) {
   EXPECT_EQ(row("backward_bottom", "activations", "layer_in_backward"), per_block + 4ULL * 512 * 10944 * 2);
 }
 
+// Qwen3-30B-A3B (48 MoE layers, 128 experts of 768, 8 per token, d 2048) trained on 4096
+// tokens with output_router_logits: transformers' load_balancing_loss_func holds, after the
+// cross-entropy, 48 x 4096 x 128 router logits three times (the layers', concatenated,
+// softmaxed; bf16), the top-8 weights (bf16) and indices (int64), and a one-hot int64 mask
+// of 48 x 4096 x 8 x 128 with its fp32 copy.
+TEST(Families, RouterAuxLossAtTheLoss) {
+  const ModelSpec s = fixture("qwen3-30b-a3b");
+  TrainingShape shape;
+  shape.seq = 4096;
+  shape.weights.precision = precisions::bf16;
+  TrainingOptions o;
+  o.router_aux_loss = true;
+  const TrainingEstimate t = estimate_training_phases(s, shape, o);
+  std::uint64_t aux = 0;
+  for (const Item& c : t.phases.front().components) {
+    if (c.name != "loss") continue;
+    for (const Item& r : c.detail) {
+      if (r.name == "router_aux_loss") aux = r.bytes.count();
+    }
+  }
+  const std::uint64_t logits = 48ULL * 4096 * 128 * 2, top = 48ULL * 4096 * 8, mask = 48ULL * 4096 * 8 * 128;
+  EXPECT_EQ(aux, 3 * logits + top * (2 + 8) + mask * (8 + 4));
+  EXPECT_EQ(aux, 2'582'642'688U);
+  EXPECT_THROW(estimate_training_phases(fixture("qwen3-8b"), shape, TrainingOptions{.router_aux_loss = true}), Error);
+}
+
+// Experts padded to capacity (Megatron-core's get_capacity): 512 tokens x 8 routed / 128
+// experts = 32 slots each; x 1.25 = 40, x 1.1 = 35.2 -> 36. Each expert then holds its slots
+// whether filled or not: 128 x 40 rows where dropless routing has 4096.
+TEST(Families, ExpertCapacityPadsEveryExpert) {
+  const ModelSpec s = fixture("qwen3-30b-a3b");
+  TrainingShape shape;
+  shape.seq = 512;
+  shape.weights.precision = precisions::bf16;
+  const auto expert_inputs = [&](double factor) {
+    shape.expert_capacity_factor = factor;
+    for (const Item& r : layer_activations(s, shape).detail) {
+      if (r.name == "expert_inputs") return r.bytes.count();
+    }
+    return std::uint64_t{0};
+  };
+  EXPECT_EQ(expert_inputs(0), 8ULL * 512 * 2048 * 2);  // dropless: k x s rows
+  EXPECT_EQ(expert_inputs(1.25), 128ULL * 40 * 2048 * 2);
+  EXPECT_EQ(expert_inputs(1.1), 128ULL * 36 * 2048 * 2);
+  shape.expert_capacity_factor = 1;
+  EXPECT_THROW(layer_activations(fixture("qwen3-8b"), shape), Error);
+}
+
 }  // namespace families_test
 }  // namespace memplan
