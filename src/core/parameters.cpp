@@ -159,4 +159,27 @@ std::uint64_t count_parameters(const ModelSpec& spec) {
   return total;
 }
 
+std::uint64_t layer_parameters(const ModelSpec& spec, std::uint64_t layer) {
+  std::uint64_t total = 0;
+  for (const TensorGroup& g : model_tensors(spec)) {
+    if (!layer_holds(spec, g.layers, layer)) continue;
+    const std::uint64_t each = checked_mul(g.rows, g.cols, "tensor elements");
+    total = checked_add(total, checked_mul(copies_per_layer(spec, g), each, "layer parameters"), "layer parameters");
+  }
+  return total;
+}
+
+MtpParameters mtp_parameters(const ModelSpec& spec) {
+  if (spec.mtp_layers == 0 || spec.n_layers == 0) return {};
+  const std::uint64_t d = spec.d_model;
+  const std::uint64_t each = checked_add(checked_add(layer_parameters(spec, spec.n_layers - 1),
+                                                     checked_mul(2 * d, d, "eh_proj"), "MTP layer"),
+                                         checked_mul(3, d, "MTP norms"), "MTP layer");
+  MtpParameters out;
+  out.own = checked_mul(spec.mtp_layers, each, "MTP parameters");
+  const std::uint64_t copies = checked_mul(2, checked_mul(spec.vocab_size, d, "embedding"), "embedding and head");
+  out.stored = checked_add(out.own, checked_mul(spec.mtp_layers, copies, "MTP copies"), "MTP parameters");
+  return out;
+}
+
 }  // namespace memplan

@@ -217,16 +217,6 @@ bool recomputed_by_selective(const std::string& activation) {
 
 Bytes TrainingPhase::total() const { return sum_bytes(components, "the phase total"); }
 
-std::uint64_t layer_parameters(const ModelSpec& spec, std::uint64_t layer) {
-  std::uint64_t total = 0;
-  for (const TensorGroup& g : model_tensors(spec)) {
-    if (!layer_holds(spec, g.layers, layer)) continue;
-    const std::uint64_t each = checked_mul(g.rows, g.cols, "tensor elements");
-    total = checked_add(total, checked_mul(copies_per_layer(spec, g), each, "layer parameters"), "layer parameters");
-  }
-  return total;
-}
-
 std::uint64_t trainable_parameters(const ModelSpec& spec, const LoraOptions& lora) {
   std::uint64_t total = 0;
   for (const Trainable& t : trainable_tensors(spec, lora))

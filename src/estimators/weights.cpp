@@ -140,8 +140,29 @@ std::vector<TensorRun> weight_allocations(const ModelSpec& spec, const WeightsOp
   return out;
 }
 
+namespace {
+
+// The multi-token-prediction layers, counted apart and said so.
+void note_mtp(const ModelSpec& spec, Item& weights) {
+  if (spec.mtp_layers == 0) return;
+  const MtpParameters mtp = mtp_parameters(spec);
+  const std::string line =
+      "not counted: the checkpoint's " + std::to_string(spec.mtp_layers) + " multi-token-prediction layer" +
+      (spec.mtp_layers == 1 ? "" : "s") + ", " + group_digits(mtp.own) +
+      " params of its own (a block, eh_proj and three norms) and " + group_digits(mtp.stored - mtp.own) +
+      " in its copies of the embedding and head; transformers skips it, vLLM loads it only for speculative "
+      "decoding (method deepseek_mtp)";
+  weights.note = weights.note.empty() ? line : weights.note + "; " + line;
+}
+
+}  // namespace
+
 Breakdown estimate_weights(const ModelSpec& spec, const WeightsOptions& options) {
-  if (!spec.stored_weights.empty()) return estimate_stored_weights(spec);
+  if (!spec.stored_weights.empty()) {
+    Breakdown stored = estimate_stored_weights(spec);
+    note_mtp(spec, stored.components.front());
+    return stored;
+  }
   Item weights{"weights", Bytes(0), "", 0, "", {}};
   std::vector<FormulaBuilder> formulas;
   std::vector<std::string> kept_components;
@@ -185,6 +206,7 @@ Breakdown estimate_weights(const ModelSpec& spec, const WeightsOptions& options)
   } else {
     weights.formula = group_digits(*weights.params) + " params at " + describe(options.precision);
   }
+  note_mtp(spec, weights);
   return Breakdown{{weights}};
 }
 

@@ -50,6 +50,21 @@ std::vector<ComponentParams> parameters_by_component(const ModelSpec& spec);
 // Returns the exact total parameter count (tied matrices counted once).
 std::uint64_t count_parameters(const ModelSpec& spec);
 
+// Returns the parameters of block `layer` (its attention, MLP or experts, and norms).
+// Throws Error(overflow).
+std::uint64_t layer_parameters(const ModelSpec& spec, std::uint64_t layer);
+
+// The multi-token-prediction layers a DeepSeek-V3 checkpoint adds (num_nextn_predict_layers),
+// which count_parameters leaves out: each is one more block like the last, eh_proj
+// (2·d_model -> d_model), enorm, hnorm and shared_head.norm, and (in the checkpoint) its own
+// copies of the token embedding and the LM head.
+struct MtpParameters {
+  std::uint64_t own = 0;     // the block, eh_proj and the norms
+  std::uint64_t stored = 0;  // own plus the embedding and head copies the checkpoint holds
+};
+// Returns zeros for a spec without mtp_layers. Throws Error(overflow).
+MtpParameters mtp_parameters(const ModelSpec& spec);
+
 // Returns the parameter count of one tensor group: copies x rows x cols. Throws Error(overflow).
 std::uint64_t group_parameters(const TensorGroup& group);
 

@@ -124,7 +124,4 @@ Breakdown estimate_training(const ModelSpec& spec, const TrainingShape& shape, c
 // Throws Error(invalid_input, key "lora_targets") for a target the model does not have.
 std::uint64_t trainable_parameters(const ModelSpec& spec, const LoraOptions& lora);
 
-// Returns the parameters of block `layer` (its attention, MLP or experts, and norms).
-std::uint64_t layer_parameters(const ModelSpec& spec, std::uint64_t layer);
-
 }  // namespace memplan

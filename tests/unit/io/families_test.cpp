@@ -399,5 +399,23 @@ TEST(Families, ExpertCapacityPadsEveryExpert) {
   EXPECT_THROW(layer_activations(fixture("qwen3-8b"), shape), Error);
 }
 
+// DeepSeek-V3's multi-token-prediction layer 61, left out of the count and said so: one MoE
+// block (attention 187,105,280, norms 16,384, router and bias 1,835,264, 257 experts of
+// 3 x 2048 x 7168), eh_proj 7168 x 14336 and three norms; the checkpoint adds its own copies of
+// the embedding and head (129,280 x 7168 each).
+TEST(Families, DeepSeekMtpLayerCountedApart) {
+  const ModelSpec s = fixture("deepseek-v3");
+  const std::uint64_t block = 187'105'280ULL + 16'384 + 1'835'264 + 257ULL * 3 * 2048 * 7168;
+  const MtpParameters mtp = mtp_parameters(s);
+  EXPECT_EQ(mtp.own, block + 7168ULL * 14336 + 3 * 7168);  // 11,610,068,224
+  EXPECT_EQ(mtp.stored, mtp.own + 2 * 129280ULL * 7168);
+  // With the fp8 block scales (41,540,496 fp32 elements: 35,640 a dense layer, 702,264 an MoE
+  // one, 3 + 58 + 1 layers) the checkpoint holds 684,531,386,000 elements, half its index's
+  // total_size (1,369,062,772,000, which counts two bytes an element).
+  EXPECT_EQ(3ULL * 35'640 + 59ULL * 702'264, 41'540'496U);
+  EXPECT_EQ(count_parameters(s) + mtp.stored + 41'540'496U, 684'531'386'000U);
+  EXPECT_EQ(mtp_parameters(fixture("deepseek-v2-lite")).stored, 0U);  // no MTP layer
+}
+
 }  // namespace families_test
 }  // namespace memplan
