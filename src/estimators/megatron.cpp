@@ -86,11 +86,12 @@ void check_megatron_combinations(const TrainingShape& shape, const ParallelTrain
                           "expert parallelism splits the experts across data-parallel replicas: `ep` " +
                               group_digits(par.expert) + " must divide `dp` " + group_digits(par.data));
     }
-    if (par.sharding != Sharding::none) {
-      throw_invalid_input(
-          "expert_parallel",
-          "`ep` with `zero` or `fsdp` is not modelled: experts' states shard over dp / ep replicas, the "
-          "rest over dp; memplan prices expert parallelism without sharded states");
+    const std::uint64_t group = par.sharding == Sharding::fsdp_hybrid ? par.shard_group : par.data;
+    if (par.sharding != Sharding::none && group % par.expert != 0) {
+      throw_invalid_input("expert_parallel",
+                          "the experts' states shard over the replicas holding the same experts, " +
+                              group_digits(group) + " / `ep` " + group_digits(par.expert) +
+                              ": `ep` must divide the sharding group (`shard_group` for fsdp hybrid)");
     }
   }
   if (par.sequence_parallel) {
@@ -343,7 +344,13 @@ std::string stage_holds(const ModelSpec& spec, const ParallelTrainingOptions& pa
   if (par.tensor > 1) {
     out += "; 1/" + group_digits(par.tensor) + " of each attention and MLP matrix and of the vocabulary";
   }
-  if (shards > 1) out += "; states 1/" + group_digits(shards);
+  if (shards > 1 && par.expert > 1) {
+    const std::uint64_t expert_shards = shards / par.expert;
+    out += "; states 1/" + group_digits(shards) + ", the experts' " +
+           (expert_shards > 1 ? "1/" + group_digits(expert_shards) : std::string("whole"));
+  } else if (shards > 1) {
+    out += "; states 1/" + group_digits(shards);
+  }
   return out;
 }
 
@@ -377,6 +384,12 @@ std::vector<std::string> layout_notes(const ModelSpec& spec, const TensorShard& 
                   "as many routed tokens as without it (balanced routing); its router is counted as those " +
                   group_digits(local) + " experts' columns, " + group_digits(spec.d_model) + " x " +
                   group_digits(spec.experts - local) + " parameters a MoE layer fewer than the replicated one");
+    if (par.sharding != Sharding::none) {
+      out.push_back(
+          "sharded states with expert parallelism: the experts' parameters, gradients and optimizer states "
+          "shard over the dp / ep replicas holding the same experts, the rest over all dp (DeepSpeed-MoE's "
+          "expert data-parallel group; Megatron's expert data parallelism)");
+    }
   }
   if (par.sharding == Sharding::none && par.data > 1) {
     out.push_back("data parallelism without sharding replicates every state: `zero` 1|2|3 or `fsdp` shard it");

@@ -37,9 +37,24 @@ struct Partition {
   std::string text;        // "ceil(6,738,415,616 params / 8) = 842,301,952 params", or "Psi params" for N = 1
 };
 
-Partition partition(const detail::StageParameters& stage, std::uint64_t shards) {
+// With expert parallelism the rank's experts (already 1/ep of them) shard over the replicas
+// holding the same experts, N / ep of them (DeepSpeed-MoE's expert data-parallel group,
+// Megatron's expert data parallelism); everything else over all N.
+Partition partition(const detail::StageParameters& stage, std::uint64_t shards, std::uint64_t expert_degree) {
   Partition out;
   out.psi = *stage.weights_row.params;
+  std::uint64_t experts = 0;
+  for (const Item& r : stage.weights_row.detail) {
+    if (r.name == "experts") experts = *r.params;
+  }
+  if (expert_degree > 1 && shards > 1 && experts > 0) {
+    const std::uint64_t dense = out.psi - experts, expert_shards = shards / expert_degree;
+    out.part = checked_add(ceil_div(dense, shards), ceil_div(experts, expert_shards), "partition");
+    out.text = "ceil(" + group_digits(dense) + " params / " + group_digits(shards) + ") + ceil(" +
+               group_digits(experts) + " expert params / " + group_digits(expert_shards) +
+               ") = " + group_digits(out.part) + " params";
+    return out;
+  }
   out.part = ceil_div(out.psi, shards);
   out.text = shards > 1 ? "ceil(" + group_digits(out.psi) + " params / " + group_digits(shards) +
                               ") = " + group_digits(out.part) + " params"
@@ -242,7 +257,7 @@ std::string sharding_text(Sharding sh, std::uint64_t over) {
 
 ShardedStates sharded_states(const StageParameters& stage, const StateDtypes& dtypes,
                              const ParallelTrainingOptions& parallel, std::uint64_t shards) {
-  const Partition p = partition(stage, shards);
+  const Partition p = partition(stage, shards, parallel.expert);
   StateRows rows;
   if (is_fsdp(parallel.sharding)) {
     fsdp_states(p, dtypes, parallel, rows);

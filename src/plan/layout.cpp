@@ -116,8 +116,31 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   if (so.max_num_batched_tokens == 0)
     throw_invalid_input("max_num_batched_tokens", "`max_num_batched_tokens` must be at least 1");
   if (so.max_num_seqs == 0) throw_invalid_input("max_num_seqs", "`max_num_seqs` must be at least 1");
+  // data_parallel_size d: d engines of t GPUs each; with enable_expert_parallel the routed
+  // experts spread whole over all t x d GPUs (vLLM's EP size is TP x DP) instead of each
+  // expert's width splitting t ways. The router (a ReplicatedLinear) stays whole.
+  const std::uint64_t dp = o.parallel.data, ep = o.parallel.expert;
+  if (ep > 1) {
+    if (spec.experts == 0)
+      throw_invalid_input("expert_parallel", spec.name + " has no experts: `ep` applies to mixture-of-experts models");
+    if (ep != checked_mul(t, dp, "tp x dp")) {
+      throw_invalid_input("expert_parallel",
+                          "vLLM's expert parallelism spans every GPU (enable_expert_parallel: EP = "
+                          "tensor_parallel_size x data_parallel_size): `ep` must be `tp` x `dp` = " +
+                              group_digits(checked_mul(t, dp, "tp x dp")) + ", not " + group_digits(ep));
+    }
+    if (spec.experts % ep != 0) {
+      throw_invalid_input("expert_parallel", spec.name + "'s " + group_digits(spec.experts) +
+                                                 " experts do not split evenly over " + group_digits(ep) +
+                                                 " GPUs: `ep` must divide the experts");
+    }
+  }
   const TensorShard shard = tensor_parallel_shard(spec, {t, kVocabMultiple, true});
-  const ModelSpec& ss = shard.spec;
+  ModelSpec ss = shard.spec;
+  if (ep > 1) {
+    ss.experts = spec.experts / ep;
+    ss.d_expert = spec.d_expert;
+  }
   const Precision compute = compute_precision(w);
   const Precision kv_dtype = w.kv_precision.value_or(compute);
   if (is_quantized(kv_dtype) && kv_dtype.format != Format::fp8_e4m3 && kv_dtype.format != Format::fp8_e5m2) {
@@ -126,6 +149,23 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   }
 
   Item weights = std::move(estimate_weights(ss, w.weights).components.front());
+  if (ep > 1) {
+    // The router keeps every expert's column: take its row from the shard before the split.
+    const Item full = std::move(estimate_weights(shard.spec, w.weights).components.front());
+    for (Item& r : weights.detail) {
+      if (r.name != "router") continue;
+      for (const Item& f : full.detail) {
+        if (f.name != "router") continue;
+        weights.bytes = Bytes(weights.bytes.count() - r.bytes.count()).plus(f.bytes, "weights");
+        *weights.params = checked_add(*weights.params - *r.params, *f.params, "parameters");
+        r = f;
+        r.note = "replicated: every GPU routes over all " + group_digits(spec.experts) + " experts";
+      }
+    }
+    weights.formula = group_digits(*weights.params) + " params on each GPU: " + group_digits(ss.experts) + " of " +
+                      group_digits(spec.experts) + " routed experts of every MoE layer, every other tensor " +
+                      (t > 1 ? "split " + s(t) + " ways" : std::string("whole"));
+  }
 
   // The profile run: one forward over max_num_batched_tokens tokens, and the sampler.
   const std::uint64_t T = so.max_num_batched_tokens;
@@ -205,32 +245,50 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   const ServingCapacity cap = vllm_kv_capacity(gpu.memory, so.gpu_memory_utilization, non_kv, block_bytes,
                                                so.block_size, max_len);
 
+  const std::string block_text = ss.mla.kv_lora_rank != 0
+                                     ? s(so.block_size) + " tokens x " + s(ss.n_layers) + " layers x (kv_lora_rank " +
+                                           s(ss.mla.kv_lora_rank) + " + qk_rope_head_dim " +
+                                           s(ss.mla.qk_rope_head_dim) + ") latent"
+                                     : s(so.block_size) + " tokens x 2 x " + s(ss.n_layers) + " layers x " +
+                                           s(ss.n_kv_heads) + " kv_heads x " + s(ss.d_head) + " d_head";
   Item kv = row("kv_cache", block_bytes.times(cap.blocks, "KV cache"),
-                group_digits(cap.blocks) + " blocks x " + group_digits(block_bytes.count()) + " B (" +
-                    s(so.block_size) + " tokens x 2 x " + s(ss.n_layers) + " layers x " + s(ss.n_kv_heads) +
-                    " kv_heads x " + s(ss.d_head) + " d_head at " + to_string(kv_dtype) + "); blocks = floor((ceil(" +
+                group_digits(cap.blocks) + " blocks x " + group_digits(block_bytes.count()) + " B (" + block_text +
+                    " at " + to_string(kv_dtype) + "); blocks = floor((ceil(" +
                     shortest_text(so.gpu_memory_utilization) + " x " + group_digits(gpu.memory.count()) + ") - " +
                     group_digits(non_kv.count()) + ") / " + group_digits(block_bytes.count()) + ")",
                 group_digits(cap.tokens) + " tokens: " + group_digits(cap.full_sequences) + " sequences of " +
                     group_digits(max_len));
 
+  const std::uint64_t world = checked_mul(t, dp, "tp x dp");
   DeviceMemory d;
-  d.role = t == 1 ? "every GPU" : "every rank";
-  d.count = t;
+  d.role = world == 1 ? "every GPU" : "every rank";
+  d.count = world;
   d.holds = tensor_text(t) + "; a KV cache of " + group_digits(cap.tokens) + " tokens";
+  if (ep > 1) {
+    d.holds = s(ss.experts) + " of " + s(spec.experts) + " routed experts of every MoE layer; " +
+              (t > 1 ? "1/" + s(t) + " of every other tensor" : std::string("every other tensor")) +
+              "; a KV cache of " + group_digits(cap.tokens) + " tokens";
+  }
   d.breakdown.components = {weights, kv, peak, overhead};
   check_against(d, gpu);
 
   LayoutEstimate out;
   out.engine = "vllm";
   out.tensor = t;
-  out.world_size = t;
-  out.description = "vLLM, tensor_parallel_size " + s(t) + " on " + s(t) + " x " + gpu.name +
-                    ", gpu_memory_utilization " + shortest_text(so.gpu_memory_utilization) + ", max_model_len " +
-                    group_digits(max_len) + ", max_num_seqs " + group_digits(so.max_num_seqs);
+  out.data = dp;
+  out.world_size = world;
+  out.description = "vLLM, tensor_parallel_size " + s(t) + (dp > 1 ? ", data_parallel_size " + s(dp) : std::string()) +
+                    (ep > 1 ? ", enable_expert_parallel (EP " + s(ep) + ")" : std::string()) + " on " + s(world) +
+                    " x " + gpu.name + ", gpu_memory_utilization " + shortest_text(so.gpu_memory_utilization) +
+                    ", max_model_len " + group_digits(max_len) + ", max_num_seqs " + group_digits(so.max_num_seqs);
   out.devices.push_back(std::move(d));
   out.serving = cap;
   shard_notes(spec, shard, kVocabMultiple, out.notes);
+  if (dp > 1) {
+    out.notes.push_back("data_parallel_size " + s(dp) + ": " + s(dp) +
+                        " engines, each with its own KV cache of the tokens above and its own requests" +
+                        (ep > 1 ? "; attention, embeddings and shared experts are replicated across them" : ""));
+  }
   if (cap.shortfall.count() > 0) {
     out.notes.push_back(
         "no room for the KV cache: weights, activation peak and workspace need " + group_digits(cap.shortfall.count()) +
@@ -538,8 +596,12 @@ LayoutEstimate estimate_layout(const ModelSpec& spec, const Workload& w, const L
                           "`engine` vllm plans a server (its KV cache is what the GPU has left), not `kind` " +
                               to_string(w.kind));
     }
-    if (!training_option.empty())
-      throw_invalid_input("engine", training_option + " plans training; vLLM serving takes `tp`");
+    ParallelTrainingOptions serving_parallel = o.parallel;
+    serving_parallel.data = 1;  // data_parallel_size and enable_expert_parallel are vLLM's too
+    serving_parallel.expert = 1;
+    const std::string training_only = training_only_option(serving_parallel);
+    if (!training_only.empty())
+      throw_invalid_input("engine", training_only + " plans training; vLLM serving takes `tp`, `dp` and `ep`");
     return vllm_layout(spec, w, o);
   }
   if (w.kind == WorkloadKind::training) {

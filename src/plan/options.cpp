@@ -387,10 +387,11 @@ const std::array kOptions = std::to_array<OptionDef>({
    .help = "Pipeline stages (training): layers split into N stages", .default_text = "1", .common = true, .min = 1, .max = 4096,
    .set = MEMPLAN_SET(s.layout.pp = v.count)},
   {.key = "dp", .flag = "dp", .kind = OptionKind::count, .group = kLayout,
-   .help = "Data-parallel replicas (training)", .default_text = "1", .common = true, .min = 1, .max = 1 << 20,
+   .help = "Data-parallel replicas (training; with --engine vllm its data_parallel_size)", .default_text = "1", .common = true, .min = 1, .max = 1 << 20,
    .set = MEMPLAN_SET(s.layout.dp = v.count)},
   {.key = "ep", .flag = "ep", .kind = OptionKind::count, .group = kLayout,
-   .help = "Expert parallelism (MoE training): each MoE layer's routed experts split N ways within the dp replicas",
+   .help = "Expert parallelism: each MoE layer's routed experts split N ways within the dp replicas (training), "
+           "or over all tp x dp GPUs (--engine vllm's enable_expert_parallel: N = tp x dp)",
    .default_text = "1", .min = 1, .max = 1 << 20, .set = MEMPLAN_SET(s.layout.ep = v.count)},
   {.key = "zero", .flag = "zero", .kind = OptionKind::text, .group = kLayout,
    .help = "DeepSpeed ZeRO stage 0, 1, 2 or 3 over the dp replicas (1 with tp/pp: Megatron's distributed optimizer)",

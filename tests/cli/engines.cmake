@@ -62,3 +62,13 @@ cli_case(engine_plan_file EXIT 0 ARGS check "${PROJECT_SOURCE_DIR}/tests/cli/dat
          STDERR_EMPTY STDOUT "^PASS [^\n]*llama-cpp-partial-offload\\.yaml +llama-2-7b inference")
 cli_case(engine_plan_file_bad_ngl EXIT 2 ARGS check "${PROJECT_SOURCE_DIR}/tests/cli/data/plans/llama-cpp-bad-ngl.yaml"
          STDOUT_EMPTY STDERR "llama-cpp-bad-ngl\\.yaml:5:8: 'ngl' must be a whole number, got 'twenty'")
+
+# vLLM with data_parallel_size 8 and enable_expert_parallel: Qwen3-30B-A3B holds 16 of its 128
+# experts whole on each GPU, everything else whole, the router all 128 columns:
+# 48 x (18,874,368 + 4,352 + 2048 x 128 + 16 x 3 x 2048 x 768) + 2 x 151,936 x 2048 + 2048.
+cli_case(engine_vllm_expert_parallel EXIT 0 ARGS estimate qwen3-30b-a3b --engine vllm --gpu h100 --dp 8 --ep 8
+         --format json STDOUT "\"name\": \"weights\",[^}]*\"params\": 5164972032")
+cli_case(engine_vllm_ep_spans_every_gpu EXIT 2 ARGS estimate qwen3-30b-a3b --engine vllm --gpu h100 --dp 2 --ep 8
+         STDERR "--ep must be --tp x --dp = 2, not 8")
+cli_case(engine_vllm_refuses_zero EXIT 2 ARGS estimate qwen3-30b-a3b --engine vllm --gpu h100 --zero 1
+         STDERR "--zero plans training; vLLM serving takes --tp, --dp and --ep")

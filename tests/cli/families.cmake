@@ -67,8 +67,15 @@ cli_case(ep_divides_dp EXIT 2 ARGS estimate qwen3-30b-a3b -w training --dp 4 --e
          STDERR "--ep 8 must divide --dp 4")
 cli_case(ep_divides_experts EXIT 2 ARGS estimate qwen3-30b-a3b -w training --dp 3 --ep 3
          STDERR "128 experts do not split evenly over 3 GPUs: --ep must divide the experts")
-cli_case(ep_with_zero_refused EXIT 2 ARGS estimate qwen3-30b-a3b -w training --dp 8 --ep 8 --zero 1
-         STDERR "--ep with --zero or --fsdp is not modelled")
+# ZeRO-1 over dp 8 with ep 4: a GPU holds 32 of the 128 experts, 48 x 32 x 3 x 2048 x 768 =
+# 7,247,757,312 parameters, whose states shard over the 8 / 4 = 2 replicas holding the same
+# experts; the other 1,531,656,192 (attention 18,874,368, norms 4,352 and router 2048 x 32 a
+# layer; embeddings, head and final norm 622,331,904) over all 8. The fp32 master copy:
+# (1,531,656,192 / 8 + 7,247,757,312 / 2) x 4 B = 3,815,335,680 x 4 B.
+cli_case(ep_with_zero EXIT 0 ARGS estimate qwen3-30b-a3b -w training --dp 8 --ep 4 --zero 1 --format json
+         STDOUT "\"name\": \"master_weights\",[^}]*\"bytes\": 15261342720,")
+cli_case(ep_divides_shard_group EXIT 2 ARGS estimate qwen3-30b-a3b -w training --dp 8 --ep 4 --fsdp hybrid
+         --shard-group 2 STDERR "--ep must divide the sharding group")
 cli_case(check_plan_model_as EXIT 0 ARGS check "${PROJECT_SOURCE_DIR}/tests/cli/data/plans/unknown-model-type-as-llama.yaml" --format json
          STDOUT "\"total_bytes\": 6150197248,.*\"notes\": \\[[^]]*read as 'llama' \\('model_as'\\)")
 cli_case(check_plan_model_as_unknown EXIT 2 ARGS check "${PROJECT_SOURCE_DIR}/tests/cli/data/plans/model-as-unknown.yaml"
