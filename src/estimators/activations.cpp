@@ -252,6 +252,8 @@ std::vector<Hook> model_hooks(const ModelSpec& s, std::uint64_t batch, std::uint
   const Dim b{"batch", batch}, p{"pos", seq}, d{"d_model", s.d_model}, one{"1", 1};
   const Dim heads{"head_index", s.n_heads}, kv_heads{"head_index", s.n_kv_heads}, dh{"d_head", s.d_head};
   const Dim mlp{"d_mlp", s.d_mlp};
+  // Latent attention's values (and so z) are v_head_dim wide, its queries and keys d_head.
+  const Dim dv = s.mla.kv_lora_rank != 0 ? Dim{"d_head", s.mla.v_head_dim} : dh;
   const bool rotary = s.positional == Positional::rotary;
 
   h.add(std::nullopt, "hook_embed", {b, p, d});
@@ -262,14 +264,14 @@ std::vector<Hook> model_hooks(const ModelSpec& s, std::uint64_t batch, std::uint
     h.add(l, "ln1.hook_normalized", {b, p, d});
     h.add(l, "attn.hook_q", {b, p, heads, dh});
     h.add(l, "attn.hook_k", {b, p, kv_heads, dh});
-    h.add(l, "attn.hook_v", {b, p, kv_heads, dh});
+    h.add(l, "attn.hook_v", {b, p, kv_heads, dv});
     if (rotary) {
       h.add(l, "attn.hook_rot_q", {b, p, heads, dh});
       h.add(l, "attn.hook_rot_k", {b, p, kv_heads, dh});
     }
     h.add(l, "attn.hook_attn_scores", {b, heads, {"query_pos", seq}, {"key_pos", keys}});
     h.add(l, "attn.hook_pattern", {b, heads, {"query_pos", seq}, {"key_pos", keys}});
-    h.add(l, "attn.hook_z", {b, p, heads, dh});
+    h.add(l, "attn.hook_z", {b, p, heads, dv});
     if (s.norms_per_layer == 4) {  // sandwich norms (Gemma 2, 3): TransformerLens' ln1_post and ln2_post
       h.add(l, "ln1_post.hook_scale", {b, p, one});
       h.add(l, "ln1_post.hook_normalized", {b, p, d});

@@ -417,5 +417,25 @@ TEST(Families, DeepSeekMtpLayerCountedApart) {
   EXPECT_EQ(mtp_parameters(fixture("deepseek-v2-lite")).stored, 0U);  // no MTP layer
 }
 
+// DeepSeek-V2-Lite's latent attention: queries and keys of 128 + 64, values of 128, so
+// hook_v and hook_z are 16 heads x 128 where hook_q is 16 x 192.
+TEST(Families, LatentAttentionHooksUseTheValueWidth) {
+  ActivationCacheOptions o;
+  o.batch = 1;
+  o.seq = 128;
+  o.precision = precisions::bf16;
+  std::uint64_t q = 0, v = 0, z = 0;
+  for (const Hook& h : selected_hooks(fixture("deepseek-v2-lite"), o)) {
+    if (h.layer != 0U) continue;
+    const Bytes bytes = hook_bytes(h, o);
+    if (h.name.ends_with("attn.hook_q")) q = bytes.count();
+    if (h.name.ends_with("attn.hook_v")) v = bytes.count();
+    if (h.name.ends_with("attn.hook_z")) z = bytes.count();
+  }
+  EXPECT_EQ(q, 128ULL * 16 * 192 * 2);
+  EXPECT_EQ(v, 128ULL * 16 * 128 * 2);
+  EXPECT_EQ(z, 128ULL * 16 * 128 * 2);
+}
+
 }  // namespace families_test
 }  // namespace memplan
