@@ -191,6 +191,50 @@ Optimizer parse_optimizer(std::string_view text) {
               "optimizer");
 }
 
+std::string to_string(OptimizerImpl impl) {
+  switch (impl) {
+    case OptimizerImpl::automatic: return "auto";
+    case OptimizerImpl::foreach: return "foreach";
+    case OptimizerImpl::fused: return "fused";
+    case OptimizerImpl::loop: return "loop";
+  }
+  return "auto";
+}
+
+OptimizerImpl parse_optimizer_impl(std::string_view text) {
+  for (const OptimizerImpl i :
+       {OptimizerImpl::automatic, OptimizerImpl::foreach, OptimizerImpl::fused, OptimizerImpl::loop}) {
+    if (to_string(i) == text) return i;
+  }
+  const std::vector<std::string> names{"auto", "foreach", "fused", "loop"};
+  throw Error(ErrorKind::invalid_input,
+              "unknown optimizer implementation '" + printable(text) + "'" + did_you_mean(text, names) +
+                  "; accepted: " + quoted_list(names),
+              "optimizer_impl");
+}
+
+TorchVersion parse_torch_version(std::string_view text) {
+  const auto bad = [&] {
+    return Error(ErrorKind::invalid_input,
+                 "`torch_version` is a PyTorch release such as 2.1 or 1.13, not '" + printable(text) + "'",
+                 "torch_version");
+  };
+  std::uint32_t parts[3] = {0, 0, 0};
+  std::size_t n = 0, i = 0;
+  while (n < 3) {
+    const std::size_t start = i;
+    std::uint64_t v = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && i - start < 6) v = v * 10 + (text[i++] - '0');
+    if (i == start) throw bad();
+    parts[n++] = static_cast<std::uint32_t>(v);
+    if (i == text.size()) break;
+    if (text[i] != '.') throw bad();
+    ++i;
+  }
+  if (n < 2 || i != text.size() || parts[0] == 0) throw bad();
+  return {parts[0], parts[1]};
+}
+
 std::string to_string(Recompute recompute) {
   for (const auto& [r, name] : kRecompute) {
     if (r == recompute) return std::string(name);
@@ -733,13 +777,35 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
                     {}});
     }
     // With fp32 master copies memplan assumes the engine's fused optimizer (Megatron, DeepSpeed);
-    // without them, torch.optim's default foreach implementation.
-    if (!o.fused_optimizer && !master) {
-      if (o.optimizer == Optimizer::adam || o.optimizer == Optimizer::adamw) {
-        ws.push_back({"foreach_temporary",
-                      bits_to_bytes(trainable, state_bits, "foreach temporary"),
-                      group_digits(trainable) + " x " + std::to_string(state_bits / 8) +
-                          " B: torch.optim's foreach Adam holds sqrt(exp_avg_sq) for every tensor at once",
+    // without them, torch.optim's implementation as the stated PyTorch runs it.
+    const TorchVersion v = o.torch_version;
+    OptimizerImpl impl = o.optimizer_impl;
+    if (impl == OptimizerImpl::automatic) impl = v < TorchVersion{2, 0} ? OptimizerImpl::loop : OptimizerImpl::foreach;
+    const std::string release = "PyTorch " + std::to_string(v.major) + "." + std::to_string(v.minor);
+    if (!master) {
+      const bool adam = o.optimizer == Optimizer::adam || o.optimizer == Optimizer::adamw;
+      if (adam && impl == OptimizerImpl::foreach) {
+        // pytorch/pytorch#104898 (2.1) made denom in place: before it sqrt(exp_avg_sq) and
+        // denom = that + eps were two tensor lists at once (pytorch/pytorch#97712).
+        const std::uint64_t lists = v < TorchVersion{2, 1} ? 2 : 1;
+        ws.push_back(
+            {"foreach_intermediates",
+             bits_to_bytes(trainable, state_bits, "foreach intermediates").times(lists, "foreach intermediates"),
+             std::to_string(lists) + " x " + group_digits(trainable) + " x " + std::to_string(state_bits / 8) +
+                 " B: foreach Adam's " +
+                 (lists == 2 ? "sqrt(exp_avg_sq) and denom for every tensor at once"
+                             : "sqrt(exp_avg_sq), made denom in place, for every tensor at once") +
+                 " (" + release + ")",
+             std::nullopt,
+             "",
+             {}});
+      } else if (adam && impl == OptimizerImpl::loop) {
+        ws.push_back({"loop_temporaries",
+                      bits_to_bytes(checked_mul(2, largest, "loop temporaries"), state_bits, "loop temporaries"),
+                      "2 x the largest tensor (" + group_digits(largest) + " elements) x " +
+                          std::to_string(state_bits / 8) +
+                          " B: the per-parameter step's exp_avg_sq.sqrt() and its quotient, one tensor at a time (" +
+                          release + ")",
                       std::nullopt,
                       "",
                       {}});

@@ -203,13 +203,13 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
            "8-bit optimizer states: usually matches 32-bit Adam",
            [](Workload& x) { x.analysis.training.optimizer = Optimizer::adam_8bit; }});
     }
-    if (!t.fused_optimizer && t.optimizer != Optimizer::none && t.optimizer != Optimizer::sgd) {
+    if (t.optimizer_impl != OptimizerImpl::fused && t.optimizer != Optimizer::none && t.optimizer != Optimizer::sgd) {
       add({"fused_optimizer",
-           "fused_optimizer",
+           "optimizer_impl",
            "a fused optimizer step (no foreach temporaries)",
-           {{"fused_optimizer", ""}},
+           {{"optimizer_impl", "fused"}},
            "none (torch.optim fused=True)",
-           [](Workload& x) { x.analysis.training.fused_optimizer = true; }});
+           [](Workload& x) { x.analysis.training.optimizer_impl = OptimizerImpl::fused; }});
     }
     if (t.lora.rank == 0) {
       const std::uint64_t rank = r.lora_rank;

@@ -33,6 +33,27 @@ std::string to_string(Optimizer optimizer);
 Optimizer parse_optimizer(std::string_view text);
 std::vector<std::string> optimizer_names();
 
+// How torch.optim runs Adam's step (its `foreach` and `fused` arguments).
+enum class OptimizerImpl {
+  automatic,  // what the stated PyTorch picks on CUDA: the per-parameter loop before 2.0, foreach from 2.0
+  foreach,    // _multi_tensor_adam(w): intermediates the size of every parameter
+  fused,      // fused=True: one kernel, no intermediates
+  loop,       // foreach=False (_single_tensor_adam(w)): two temporaries the size of one tensor
+};
+std::string to_string(OptimizerImpl impl);
+// Throws Error(invalid_input, key "optimizer_impl") listing the accepted names.
+OptimizerImpl parse_optimizer_impl(std::string_view text);
+
+// A PyTorch release, for behaviour that changed between releases.
+struct TorchVersion {
+  std::uint32_t major = 2;
+  std::uint32_t minor = 5;
+  auto operator<=>(const TorchVersion&) const = default;
+};
+// Parses "2.1" or "1.13" (a patch level, "2.1.2", is read and ignored). Throws
+// Error(invalid_input, key "torch_version").
+TorchVersion parse_torch_version(std::string_view text);
+
 enum class Recompute {
   none,       // every layer keeps all its activations
   selective,  // the attention core (the a*s^2 terms) is recomputed (Korthikanti et al.)
@@ -70,9 +91,10 @@ struct LoraOptions {
 struct TrainingOptions {
   Optimizer optimizer = Optimizer::adamw;
   std::optional<Precision>
-      grad_precision;            // unset: the trainable weights' dtype (16-bit gradients: Adam 16 B/param; fp32: 18)
-  bool master_weights = true;    // fp32 master copy of 16-bit trainable weights (Megatron, DeepSpeed, AMP)
-  bool fused_optimizer = false;  // fused step (torch fused=True): no foreach temporaries (assumed with master weights)
+      grad_precision;          // unset: the trainable weights' dtype (16-bit gradients: Adam 16 B/param; fp32: 18)
+  bool master_weights = true;  // fp32 master copy of 16-bit trainable weights (Megatron, DeepSpeed, AMP)
+  OptimizerImpl optimizer_impl = OptimizerImpl::automatic;  // torch.optim's step (assumed fused with master weights)
+  TorchVersion torch_version;  // picks the automatic implementation and foreach Adam's intermediates (2 before 2.1)
   std::uint64_t grad_accumulation = 1;    // micro-batches per step; > 1 keeps the gradients through every forward
   bool keep_grads = false;                // zero_grad(set_to_none=False): gradients stay allocated between steps
   Recompute recompute = Recompute::none;  // activation recomputation (checkpointing)

@@ -182,6 +182,37 @@ TEST(Training, MixedPrecisionAdamIs16Or18BytesPerParameter) {
   EXPECT_EQ(model_states(phase(checked(llama2_7b(), shape(1, 512), o), "optimizer_step")), 8 * kLlamaParams);
 }
 
+// torch.optim's AdamW step on Llama-2-7b in fp32 (no master copy), by implementation: foreach
+// holds one tensor list the size of every parameter from PyTorch 2.1 (pytorch/pytorch#104898),
+// two in 2.0 (#97712); fused none; the per-parameter loop sqrt(exp_avg_sq) and its quotient for
+// the largest tensor, the 32,000 x 4096 token table.
+TEST(Training, OptimizerStepTemporariesByImplementation) {
+  const auto workspace = [](OptimizerImpl impl, TorchVersion v) {
+    TrainingOptions o;
+    o.optimizer_impl = impl;
+    o.torch_version = v;
+    const TrainingEstimate t = checked(llama2_7b(), shape(1, 512, "fp32"), o);
+    for (const Item& c : phase(t, "optimizer_step").components) {
+      if (c.name == "optimizer_workspace") return c.bytes.count();
+    }
+    return std::uint64_t{0};
+  };
+  EXPECT_EQ(workspace(OptimizerImpl::foreach, {2, 1}), kLlamaParams * 4);
+  EXPECT_EQ(workspace(OptimizerImpl::foreach, {2, 0}), 2 * kLlamaParams * 4);
+  EXPECT_EQ(workspace(OptimizerImpl::fused, {2, 5}), 0U);
+  EXPECT_EQ(workspace(OptimizerImpl::loop, {2, 5}), 2ULL * 32000 * 4096 * 4);
+  // auto: the loop before 2.0, foreach from 2.0.
+  EXPECT_EQ(workspace(OptimizerImpl::automatic, {1, 13}), 2ULL * 32000 * 4096 * 4);
+  EXPECT_EQ(workspace(OptimizerImpl::automatic, {2, 0}), 2 * kLlamaParams * 4);
+  EXPECT_EQ(workspace(OptimizerImpl::automatic, {2, 5}), kLlamaParams * 4);
+  EXPECT_EQ(parse_torch_version("2.1.2"), (TorchVersion{2, 1}));
+  EXPECT_EQ(parse_torch_version("1.13"), (TorchVersion{1, 13}));
+  for (const char* bad : {"", "2", "2.", "v2.1", "2.1.2.3", "0.4", "2.x"}) {
+    EXPECT_THROW(parse_torch_version(bad), Error) << bad;
+  }
+  EXPECT_THROW(parse_optimizer_impl("fusedd"), Error);
+}
+
 TEST(Training, OptimizerStatesPerOptimizer) {
   TrainingOptions o;
   const auto states = [&](Optimizer opt) {
