@@ -564,6 +564,7 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
       }
     }
     std::vector<Item> rows;
+    rows.reserve(kept.size() + 1);
     for (const Kept& x : kept) {
       rows.push_back(times(x.term, x.layers, x.layers == 1 ? x.label.substr(0, x.label.size() - 1) : x.label));
     }
