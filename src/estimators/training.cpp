@@ -104,6 +104,11 @@ std::vector<Trainable> trainable_tensors(const ModelSpec& spec, const LoraOption
   return out;
 }
 
+// Whether some blocks are dense and others MoE (DeepSeek's first_k_dense_replace).
+bool dense_and_moe_blocks(const ModelSpec& s) {
+  return layers_in(s, LayerSet::moe_mlp, 0, s.n_layers) > 0 && layers_in(s, LayerSet::dense_mlp, 0, s.n_layers) > 0;
+}
+
 // Megatron-core's get_capacity(tokens * k, E, factor): ceil(k * tokens / E * factor) slots per
 // expert, computed in floating point as it does.
 std::uint64_t expert_capacity(const ModelSpec& s, const TrainingShape& shape) {
@@ -371,8 +376,7 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dens
     }
   }
   if (shape.dropout) rows.push_back(mask("mlp_dropout_mask", sbh));
-  const bool mixed = s.experts > 0 && layers_in(s, LayerSet::dense_mlp, 0, s.n_layers) > 0 &&
-                     layers_in(s, LayerSet::moe_mlp, 0, s.n_layers) > 0;
+  const bool mixed = dense_and_moe_blocks(s);
   return group_row(!mixed ? "layer_activations"
                    : moe  ? "moe_layer_activations"
                           : "dense_layer_activations",
@@ -394,8 +398,7 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
     std::string label;  // "layers", or "dense layers" / "MoE layers"
   };
   std::vector<BlockKind> kinds;
-  if (s.experts > 0 && layers_in(s, LayerSet::dense_mlp, 0, s.n_layers) > 0 &&
-      layers_in(s, LayerSet::moe_mlp, 0, s.n_layers) > 0) {
+  if (dense_and_moe_blocks(s)) {
     kinds.push_back({LayerSet::dense_mlp, layer_activations(s, shape, true), "dense layers"});
     kinds.push_back({LayerSet::moe_mlp, layer_activations(s, shape), "MoE layers"});
   } else {
