@@ -15,7 +15,7 @@ namespace {
 template <typename Enum, std::size_t N>
 using Names = std::array<std::pair<Enum, std::string_view>, N>;
 
-constexpr Names<Family, 31> kFamilies{{{Family::gpt2, "gpt2"},
+constexpr Names<Family, 34> kFamilies{{{Family::gpt2, "gpt2"},
                                        {Family::gpt_neox, "gpt-neox"},
                                        {Family::llama, "llama"},
                                        {Family::mistral, "mistral"},
@@ -45,19 +45,23 @@ constexpr Names<Family, 31> kFamilies{{{Family::gpt2, "gpt2"},
                                        {Family::gptj, "gptj"},
                                        {Family::gpt_neo, "gpt-neo"},
                                        {Family::bloom, "bloom"},
-                                       {Family::stablelm, "stablelm"}}};
-constexpr Names<MlpKind, 2> kMlpKinds{{{MlpKind::plain, "plain"}, {MlpKind::gated, "gated"}}};
+                                       {Family::stablelm, "stablelm"},
+                                       {Family::mamba, "mamba"},
+                                       {Family::mamba2, "mamba2"},
+                                       {Family::bamba, "bamba"}}};
+constexpr Names<MlpKind, 3> kMlpKinds{{{MlpKind::plain, "plain"}, {MlpKind::gated, "gated"}, {MlpKind::none, "none"}}};
 constexpr Names<Positional, 4> kPositionals{{{Positional::learned, "learned"},
                                              {Positional::rotary, "rotary"},
                                              {Positional::alibi, "alibi"},
                                              {Positional::none, "none"}}};
 constexpr Names<NormKind, 2> kNormKinds{{{NormKind::layernorm, "layernorm"}, {NormKind::rmsnorm, "rmsnorm"}}};
 constexpr Names<LmHead, 3> kLmHeads{{{LmHead::tied, "tied"}, {LmHead::untied, "untied"}, {LmHead::none, "none"}}};
-constexpr Names<AttentionKind, 5> kAttentionKinds{{{AttentionKind::full, "full"},
+constexpr Names<AttentionKind, 6> kAttentionKinds{{{AttentionKind::full, "full"},
                                                    {AttentionKind::sliding, "sliding"},
                                                    {AttentionKind::chunked, "chunked"},
                                                    {AttentionKind::nope, "nope"},
-                                                   {AttentionKind::mla, "mla"}}};
+                                                   {AttentionKind::mla, "mla"},
+                                                   {AttentionKind::mamba, "mamba"}}};
 constexpr Names<QkNorm, 3> kQkNorms{{{QkNorm::none, "none"}, {QkNorm::head, "head"}, {QkNorm::width, "width"}}};
 
 template <typename Enum, std::size_t N>
@@ -101,6 +105,38 @@ void check_experts(const ModelSpec& s) {
     if (value != 0) throw_invalid_input(key, std::string(key) + " is set but the model has no experts (experts: 0)");
   }
   if (s.router_bias) throw_invalid_input("router_bias", "router_bias is set but the model has no experts (experts: 0)");
+}
+
+void check_ssm(const ModelSpec& s) {
+  const SsmSizes& m = s.ssm;
+  if (m.version == 0) {
+    if (m.d_inner != 0 || m.d_state != 0 || m.d_conv != 0 || m.dt_rank != 0 || m.heads != 0 || m.groups != 0)
+      throw_invalid_input("ssm_version",
+                          "state-space sizes are set but ssm_version is 0: say 1 (Mamba) or 2 (Mamba-2)");
+    return;
+  }
+  if (m.version > 2) throw_invalid_input("ssm_version", "ssm_version must be 1 (Mamba) or 2 (Mamba-2)");
+  require_positive("ssm_d_inner", m.d_inner);
+  require_positive("ssm_d_state", m.d_state);
+  require_positive("ssm_d_conv", m.d_conv);
+  if (m.version == 1) {
+    require_positive("ssm_dt_rank", m.dt_rank);
+    if (m.heads != 0 || m.groups != 0)
+      throw_invalid_input("ssm_heads", "Mamba (ssm_version 1) has no heads or groups: they are Mamba-2's");
+    return;
+  }
+  require_positive("ssm_heads", m.heads);
+  require_positive("ssm_groups", m.groups);
+  require_positive("ssm_chunk", m.chunk);
+  if (m.dt_rank != 0) throw_invalid_input("ssm_dt_rank", "Mamba-2 (ssm_version 2) has no dt_rank: it is Mamba's");
+  if (m.d_inner % m.heads != 0) {
+    throw_invalid_input("ssm_heads", "ssm_heads " + std::to_string(m.heads) + " must divide ssm_d_inner " +
+                                         std::to_string(m.d_inner) + " (each head is d_inner / heads wide)");
+  }
+  if (m.heads % m.groups != 0) {
+    throw_invalid_input("ssm_groups",
+                        "ssm_groups " + std::to_string(m.groups) + " must divide ssm_heads " + std::to_string(m.heads));
+  }
 }
 
 void check_attention(const ModelSpec& s) {
@@ -148,6 +184,11 @@ void check_attention(const ModelSpec& s) {
         throw_invalid_input("layer_types", "layer_types has sliding layers but sliding_window is 0");
       if (k == AttentionKind::chunked && s.attention_chunk == 0)
         throw_invalid_input("layer_types", "layer_types has chunked layers but attention_chunk is 0");
+      if (k == AttentionKind::mamba) {
+        if (s.ssm.version == 0)
+          throw_invalid_input("layer_types", "layer_types has 'mamba' layers but ssm_version is 0");
+        continue;
+      }
       if ((k == AttentionKind::mla) != mla)
         throw_invalid_input("layer_types", mla ? "a latent-attention model's layers are all 'mla'"
                                                : "layer_types has 'mla' layers but kv_lora_rank is 0");
@@ -178,6 +219,7 @@ QkNorm parse_qk_norm(std::string_view text) { return parse_name(kQkNorms, text, 
 namespace {
 // The kind of the layers outside the pattern's global ones.
 AttentionKind local_attention(const ModelSpec& s) {
+  if (s.ssm.version != 0) return AttentionKind::mamba;  // without layer_types: a pure state-space model
   if (s.mla.kv_lora_rank != 0) return AttentionKind::mla;
   if (s.attention_chunk != 0) return AttentionKind::chunked;
   return s.sliding_window != 0 ? AttentionKind::sliding : AttentionKind::full;
@@ -215,6 +257,17 @@ std::vector<std::pair<AttentionKind, std::uint64_t>> attention_layer_counts(cons
   return out;
 }
 
+std::uint64_t ssm_conv_channels(const SsmSizes& m) {
+  if (m.version != 2) return m.d_inner;
+  return checked_add(m.d_inner, checked_mul(2 * m.groups, m.d_state, "2 groups x d_state"), "conv channels");
+}
+
+std::uint64_t ssm_layers(const ModelSpec& s) {
+  if (s.ssm.version == 0) return 0;
+  if (s.layer_types.empty()) return s.n_layers;
+  return static_cast<std::uint64_t>(std::count(s.layer_types.begin(), s.layer_types.end(), AttentionKind::mamba));
+}
+
 bool is_moe_layer(const ModelSpec& s, std::uint64_t layer) {
   return s.experts > 0 && layer >= s.first_dense_layers && s.moe_every != 0 && (layer + 1) % s.moe_every == 0;
 }
@@ -225,6 +278,8 @@ bool layer_holds(const ModelSpec& s, LayerSet set, std::uint64_t layer) {
     case LayerSet::all: return true;
     case LayerSet::dense_mlp: return !is_moe_layer(s, layer);
     case LayerSet::moe_mlp: return is_moe_layer(s, layer);
+    case LayerSet::attention: return attention_kind(s, layer) != AttentionKind::mamba;
+    case LayerSet::ssm: return attention_kind(s, layer) == AttentionKind::mamba;
   }
   return false;
 }
@@ -235,6 +290,13 @@ std::uint64_t layers_in(const ModelSpec& s, LayerSet set, std::uint64_t first, s
   const std::uint64_t in_range = end - begin;
   if (set == LayerSet::none) return 0;
   if (set == LayerSet::all) return in_range;
+  if (set == LayerSet::attention || set == LayerSet::ssm) {
+    std::uint64_t ssm = 0;
+    if (s.ssm.version != 0 && s.layer_types.empty()) ssm = in_range;
+    for (std::uint64_t i = begin; i < end && !s.layer_types.empty(); ++i)
+      ssm += s.layer_types[i] == AttentionKind::mamba ? 1 : 0;
+    return set == LayerSet::ssm ? ssm : in_range - ssm;
+  }
   // MoE layers: from max(begin, first_dense_layers), those whose number (from 1) is a multiple of moe_every.
   std::uint64_t moe = 0;
   if (s.experts > 0 && s.moe_every != 0) {
@@ -380,6 +442,16 @@ ModelSpec family_defaults(Family family) {
     case Family::stablelm:  // gated MLP with LayerNorms
       s.norm = NormKind::layernorm;
       break;
+    case Family::mamba:   // a norm and a state-space mixer per layer, tied head
+    case Family::mamba2:  // the same, with Mamba-2's mixer
+      s.mlp = MlpKind::none;
+      s.positional = Positional::none;
+      s.norms_per_layer = 1;
+      s.lm_head = LmHead::tied;
+      break;
+    case Family::bamba:  // Llama's block where most layers' attention is a Mamba-2 mixer
+      s.positional = Positional::rotary;
+      break;
     case Family::bert:  // post-LN encoder: embedding LayerNorm, token types, pooler, no LM head
       s.mlp = MlpKind::plain;
       s.activation = "gelu";
@@ -399,13 +471,31 @@ ModelSpec family_defaults(Family family) {
 void validate(const ModelSpec& s) {
   require_positive("d_model", s.d_model);
   require_positive("n_layers", s.n_layers);
-  require_positive("n_heads", s.n_heads);
-  require_positive("n_kv_heads", s.n_kv_heads);
-  require_positive("d_head", s.d_head);
-  require_positive("d_mlp", s.d_mlp);
   require_positive("vocab_size", s.vocab_size);
   require_positive("max_seq_len", s.max_seq_len);
-  if (s.n_kv_heads > s.n_heads || s.n_heads % s.n_kv_heads != 0) {
+  check_ssm(s);
+  if (s.mlp == MlpKind::none) {
+    if (s.d_mlp != 0) throw_invalid_input("d_mlp", "d_mlp is set but mlp is 'none'");
+    if (s.experts != 0) throw_invalid_input("experts", "experts are set but mlp is 'none'");
+  } else {
+    require_positive("d_mlp", s.d_mlp);
+  }
+  if (!s.layer_types.empty() && s.layer_types.size() != s.n_layers) {
+    throw_invalid_input("layer_types", "layer_types lists " + std::to_string(s.layer_types.size()) +
+                                           " layers but n_layers is " + std::to_string(s.n_layers));
+  }
+  if (attention_layers(s) == 0) {  // a pure state-space model: no heads to size
+    for (const auto& [key, value] : {std::pair<const char*, std::uint64_t>{"n_heads", s.n_heads},
+                                     {"n_kv_heads", s.n_kv_heads},
+                                     {"d_head", s.d_head}}) {
+      if (value != 0) throw_invalid_input(key, std::string(key) + " is set but no layer has attention");
+    }
+  } else {
+    require_positive("n_heads", s.n_heads);
+    require_positive("n_kv_heads", s.n_kv_heads);
+    require_positive("d_head", s.d_head);
+  }
+  if (s.n_kv_heads > s.n_heads || (s.n_kv_heads != 0 && s.n_heads % s.n_kv_heads != 0)) {
     throw_invalid_input("n_kv_heads", "n_kv_heads " + std::to_string(s.n_kv_heads) + " must divide n_heads " +
                                           std::to_string(s.n_heads) +
                                           " (each key/value head serves a whole group of query heads)");

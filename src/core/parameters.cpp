@@ -21,9 +21,41 @@ void add_linear(std::vector<TensorGroup>& out, std::string_view component, const
   if (bias) out.push_back({component, bias_name, out_features, 1, copies, TensorRole::bias, layers});
 }
 
+// A state-space layer's mixer (transformers' MambaMixer / Mamba2Mixer), in every ssm layer.
+void add_ssm(std::vector<TensorGroup>& out, const ModelSpec& s) {
+  const std::uint64_t layers = ssm_layers(s);
+  if (layers == 0) return;
+  const SsmSizes& m = s.ssm;
+  const LayerSet set = LayerSet::ssm;
+  const std::uint64_t conv = ssm_conv_channels(m);
+  const std::uint64_t two_d_inner = checked_mul(2, m.d_inner, "2 d_inner");
+  if (m.version == 1) {
+    add_linear(out, "ssm", "in_proj", "in_proj.bias", s.d_model, two_d_inner, layers, m.proj_bias, set);
+    out.push_back({"ssm", "conv1d", conv, m.d_conv, layers, TensorRole::ssm, set});
+    if (m.conv_bias) out.push_back({"ssm", "conv1d.bias", conv, 1, layers, TensorRole::ssm, set});
+    const std::uint64_t x_out = checked_add(m.dt_rank, checked_mul(2, m.d_state, "2 d_state"), "x_proj width");
+    add_linear(out, "ssm", "x_proj", "x_proj.bias", m.d_inner, x_out, layers, false, set);
+    add_linear(out, "ssm", "dt_proj", "dt_proj.bias", m.dt_rank, m.d_inner, layers, true, set);
+    out.push_back({"ssm", "A_log", m.d_inner, m.d_state, layers, TensorRole::ssm, set});
+    out.push_back({"ssm", "D", m.d_inner, 1, layers, TensorRole::ssm, set});
+  } else {
+    // in_proj yields z (d_inner), x, B, C (the conv's channels) and dt (one per head).
+    const std::uint64_t in_out = checked_add(checked_add(m.d_inner, conv, "in_proj width"), m.heads, "in_proj width");
+    add_linear(out, "ssm", "in_proj", "in_proj.bias", s.d_model, in_out, layers, m.proj_bias, set);
+    out.push_back({"ssm", "conv1d", conv, m.d_conv, layers, TensorRole::ssm, set});
+    if (m.conv_bias) out.push_back({"ssm", "conv1d.bias", conv, 1, layers, TensorRole::ssm, set});
+    out.push_back({"ssm", "dt_bias", m.heads, 1, layers, TensorRole::ssm, set});
+    out.push_back({"ssm", "A_log", m.heads, 1, layers, TensorRole::ssm, set});
+    out.push_back({"ssm", "D", m.heads, 1, layers, TensorRole::ssm, set});
+    out.push_back({"ssm", "gated_norm.weight", m.d_inner, 1, layers, TensorRole::norm, set});
+  }
+  add_linear(out, "ssm", "out_proj", "out_proj.bias", m.d_inner, s.d_model, layers, m.proj_bias, set);
+}
+
 void add_attention(std::vector<TensorGroup>& out, const ModelSpec& s) {
-  const std::uint64_t layers = s.n_layers;
-  const LayerSet all = LayerSet::all;
+  const std::uint64_t layers = attention_layers(s);
+  if (layers == 0) return;
+  const LayerSet all = LayerSet::attention;
   const MlaSizes& m = s.mla;
   const std::uint64_t q_width = checked_mul(s.n_heads, s.d_head, "n_heads * d_head");
   if (m.kv_lora_rank != 0) {
@@ -95,9 +127,10 @@ std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
   }
 
   add_attention(out, s);
+  add_ssm(out, s);
 
   const std::uint64_t moe_layers = layers_in(s, LayerSet::moe_mlp, 0, layers);
-  const std::uint64_t dense_layers = layers - moe_layers;
+  const std::uint64_t dense_layers = s.mlp == MlpKind::none ? 0 : layers - moe_layers;
   add_mlp(out, s, "mlp", "", s.d_mlp, dense_layers, LayerSet::dense_mlp);
   if (moe_layers > 0) {
     add_mlp(out, s, "mlp", "shared", s.d_shared_expert, s.d_shared_expert != 0 ? moe_layers : 0, LayerSet::moe_mlp);
@@ -113,10 +146,11 @@ std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
            checked_mul(layers, s.norms_per_layer, "n_layers * norms_per_layer"), LayerSet::all);
   if (s.qk_norm != QkNorm::none) {
     const bool head = s.qk_norm == QkNorm::head;
+    const std::uint64_t attending = attention_layers(s);
     add_norm(out, s, "q_norm.weight", "q_norm.bias", head ? s.d_head : checked_mul(s.n_heads, s.d_head, "q width"),
-             layers, LayerSet::all);
+             attending, LayerSet::attention);
     add_norm(out, s, "k_norm.weight", "k_norm.bias", head ? s.d_head : checked_mul(s.n_kv_heads, s.d_head, "k width"),
-             layers, LayerSet::all);
+             attending, LayerSet::attention);
   }
   if (s.mla.q_lora_rank != 0)
     add_norm(out, s, "q_a_norm.weight", "q_a_norm.bias", s.mla.q_lora_rank, layers, LayerSet::all);

@@ -231,6 +231,15 @@ std::string transformer_lens_gap(const ModelSpec& spec) {
 }
 
 std::vector<Hook> model_hooks(const ModelSpec& s, std::uint64_t batch, std::uint64_t seq, std::uint64_t key_positions) {
+  if (ssm_layers(s) > 0) {
+    throw Error(ErrorKind::invalid_input,
+                "TransformerLens has no hook points for state-space (Mamba) layers, and memplan names hooks as it "
+                "does: hook lists and the extraction workloads do not apply to " +
+                    s.name + " (" + to_string(s.family) + ", " + group_digits(ssm_layers(s)) +
+                    " Mamba layers). The residual stream is d_model wide per token: the sae and cka workloads "
+                    "price caching it",
+                "workload");
+  }
   // Hooks are listed one by one, so their number is bounded before the list is built: at
   // most 20 per block (24 with sandwich norms), plus 3 per expert. DeepSeek-V3 (61 blocks,
   // 256 experts) has ~48,000.

@@ -15,6 +15,12 @@ namespace {
 std::uint64_t check(const ModelSpec& s, std::uint64_t batch, std::uint64_t seq, const AttentionAnalysisOptions& o) {
   if (batch == 0) throw Error(ErrorKind::invalid_input, "batch must be at least 1", "batch");
   if (seq == 0) throw Error(ErrorKind::invalid_input, "seq_len must be at least 1", "seq_len");
+  if (attention_layers(s) == 0) {
+    throw Error(ErrorKind::invalid_input,
+                "attention analyses do not apply to " + s.name + ": its " + group_digits(s.n_layers) +
+                    " layers are state-space (Mamba) layers, with no attention patterns or QK/OV circuits",
+                "workload");
+  }
   if (o.heads > s.n_heads) {
     throw Error(ErrorKind::invalid_input,
                 "cannot analyse " + group_digits(o.heads) + " heads: " + s.name + " has " + group_digits(s.n_heads) +
@@ -31,11 +37,12 @@ std::uint64_t check(const ModelSpec& s, std::uint64_t batch, std::uint64_t seq, 
 Breakdown estimate_attention_patterns(const ModelSpec& s, std::uint64_t batch, std::uint64_t seq,
                                       const AttentionAnalysisOptions& o) {
   const std::uint64_t heads = check(s, batch, seq, o);
-  const std::uint64_t layers = o.all_layers ? s.n_layers : 1;
+  const std::uint64_t layers = o.all_layers ? attention_layers(s) : 1;
   const std::uint64_t chunk = o.chunk > 0 ? std::min(o.chunk, seq) : seq;
   std::vector<Item> rows;
   if (o.reduce) {
-    rows.push_back(tensor_row("row_statistics", {{"layers", s.n_layers}, {"b", batch}, {"heads", heads}, {"s", seq}},
+    rows.push_back(tensor_row("row_statistics",
+                              {{"layers", attention_layers(s)}, {"b", batch}, {"heads", heads}, {"s", seq}},
                               precisions::fp32));
     rows.push_back(
         tensor_row("pattern_chunk", {{"b", batch}, {"heads", heads}, {"chunk", chunk}, {"s", seq}}, o.dtype));
@@ -63,7 +70,7 @@ Breakdown estimate_qkov(const ModelSpec& s, std::uint64_t batch, std::uint64_t s
   const std::uint64_t heads = check(s, batch, seq, o);
   const std::uint64_t d = s.d_model;
   const std::uint64_t chunk = o.chunk > 0 ? std::min(o.chunk, seq) : seq;
-  const std::uint64_t all_heads = checked_mul(s.n_layers, heads, "heads");
+  const std::uint64_t all_heads = checked_mul(attention_layers(s), heads, "heads");
   std::vector<Item> rows{
       tensor_row("qk_ov_circuits", {{"2", 2}, {"heads", heads}, {"d", d}, {"d", d}}, o.dtype),
       tensor_row("composition_scores", {{"3", 3}, {"L*heads", all_heads}, {"L*heads", all_heads}}, precisions::fp32),
@@ -73,8 +80,8 @@ Breakdown estimate_qkov(const ModelSpec& s, std::uint64_t batch, std::uint64_t s
                         "dense QK and OV circuits of one layer's " + group_digits(heads) +
                             " heads (d x d each), Q/K/V composition scores between every pair of heads, one layer's "
                             "patterns");
-  item.note = "one layer at a time; all " + group_digits(s.n_layers) + " layers' circuits at once would be " +
-              group_digits(s.n_layers) + "x the circuits row";
+  item.note = "one layer at a time; all " + group_digits(attention_layers(s)) + " layers' circuits at once would be " +
+              group_digits(attention_layers(s)) + "x the circuits row";
   return Breakdown{{item}};
 }
 

@@ -57,7 +57,45 @@ struct LayerCache {
   }
 };
 
+// A state-space layer's state per sequence: conv channels x d_conv and d_inner x d_state.
+LayerCache state_cache(const ModelSpec& s, const KvCacheOptions& o) {
+  LayerCache c{"ssm_state", 0, 0, {}};
+  KvCacheOptions state = o;
+  state.precision = o.state_precision;
+  const auto add = [&](std::string_view name, std::uint64_t width) {
+    c.tensors.push_back({name, 1, width, matrix_bytes(state, 1, 1, width)});
+  };
+  add("conv_state", checked_mul(ssm_conv_channels(s.ssm), s.ssm.d_conv, "conv channels x d_conv"));
+  add("ssm_state", checked_mul(s.ssm.d_inner, s.ssm.d_state, "d_inner x d_state"));
+  return c;
+}
+
+Item state_item(const LayerCache& c, std::uint64_t layers, const KvCacheOptions& o, const std::string& name) {
+  std::vector<Item> detail;
+  Bytes total(0);
+  for (const LayerCache::Tensor& t : c.tensors) {
+    const Bytes b = Bytes(t.bytes).times(layers, "state bytes");
+    total = total.plus(b, "state bytes");
+    detail.push_back({std::string(t.name),
+                      b,
+                      std::to_string(layers) + " layers x " + std::to_string(t.width) + " x " +
+                          std::to_string(o.batch) + " batch at " + describe(o.state_precision),
+                      std::nullopt,
+                      "",
+                      {}});
+  }
+  return Item{name,
+              total,
+              std::to_string(layers) + " state-space layers x (conv state " + std::to_string(c.tensors[0].width) +
+                  " + SSM state " + std::to_string(c.tensors[1].width) + ") x " + std::to_string(o.batch) +
+                  " batch at " + describe(o.state_precision),
+              std::nullopt,
+              "a fixed size per sequence: it does not grow with the tokens",
+              std::move(detail)};
+}
+
 LayerCache layer_cache(const ModelSpec& s, AttentionKind kind, const KvCacheOptions& o) {
+  if (kind == AttentionKind::mamba) return state_cache(s, o);
   const auto [held, window] = held_tokens(s, kind, o);
   LayerCache c{to_string(kind) + "_layers", paged_tokens(held, o), window, {}};
   const auto add = [&](std::string_view name, std::uint64_t heads, std::uint64_t width) {
@@ -156,18 +194,22 @@ std::vector<TensorRun> kv_cache_allocations(const ModelSpec& spec, const KvCache
 
 Breakdown estimate_kv_cache(const ModelSpec& spec, const KvCacheOptions& o) {
   const std::vector<std::pair<LayerCache, std::uint64_t>> groups = layer_groups(spec, o);
+  const auto item = [&](const LayerCache& c, std::uint64_t layers, const std::string& name) {
+    return c.kind == "ssm_state" ? state_item(c, layers, o, name) : group_item(c, layers, o, name);
+  };
   if (groups.size() == 1) {
-    Item one = group_item(groups.front().first, groups.front().second, o, "kv_cache");
-    return Breakdown{{std::move(one)}};
+    const bool state = groups.front().first.kind == "ssm_state";
+    return Breakdown{{item(groups.front().first, groups.front().second, state ? "ssm_state" : "kv_cache")}};
   }
   std::vector<Item> detail;
   Bytes total(0);
   std::vector<std::string> parts;
   for (const auto& [c, layers] : groups) {
-    detail.push_back(group_item(c, layers, o, c.kind));
+    detail.push_back(item(c, layers, c.kind));
     total = total.plus(detail.back().bytes, "KV cache bytes");
-    parts.push_back(std::to_string(layers) + " " + c.kind.substr(0, c.kind.size() - 7) + " at " +
-                    std::to_string(c.tokens) + " tokens");
+    parts.push_back(c.kind == "ssm_state" ? std::to_string(layers) + " state-space layers at a fixed size"
+                                          : std::to_string(layers) + " " + c.kind.substr(0, c.kind.size() - 7) +
+                                                " at " + std::to_string(c.tokens) + " tokens");
   }
   std::string formula = "per layer: ";
   for (std::size_t i = 0; i < parts.size(); ++i) formula += (i == 0 ? "" : ", ") + parts[i];

@@ -127,6 +127,14 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
     throw Error(ErrorKind::invalid_input, "llama.cpp's estimate is for decoders; " + spec.name + " has no LM head",
                 "engine");
   }
+  if (ssm_layers(spec) > 0) {
+    throw Error(ErrorKind::invalid_input,
+                "memplan's llama.cpp policy sizes attention layers' KV cells; " + spec.name + " has " +
+                    group_digits(ssm_layers(spec)) +
+                    " state-space (Mamba) layers, whose recurrent state llama.cpp keeps in cells memplan does not "
+                    "model yet: plan it with -w generation",
+                "engine");
+  }
   if (spec.mla.kv_lora_rank != 0) {
     throw Error(ErrorKind::invalid_input,
                 "memplan does not model llama.cpp's cache for latent attention (" + spec.name +

@@ -121,10 +121,11 @@ LayerTerms layer_terms(const ModelSpec& ss, const TrainingShape& shape, const Tr
   const Precision& e = shape.compute;
   LayerTerms out;
   out.seq_per_rank = par.sequence_parallel ? shape.seq / par.tensor : shape.seq;
-  out.full = layer_activations(ss, shape);
+  const bool ssm = ssm_layers(ss) > 0;  // a state-space model (tensor_parallel_shard refuses hybrids)
+  out.full = layer_activations(ss, shape, false, ssm);
   TrainingShape sp_shape = shape;
   sp_shape.seq = out.seq_per_rank;
-  const Item layer_sp = par.sequence_parallel ? layer_activations(ss, sp_shape) : out.full;
+  const Item layer_sp = par.sequence_parallel ? layer_activations(ss, sp_shape, false, ssm) : out.full;
   std::vector<Item> terms;  // the terms of one layer, the replicated ones split by sequence parallelism
   for (const Item& r : out.full.detail) {
     if (par.sequence_parallel && replicated_across_tensor_ranks(r.name)) {
@@ -160,9 +161,12 @@ LayerTerms layer_terms(const ModelSpec& ss, const TrainingShape& shape, const Tr
   const std::uint64_t k_experts = ss.experts > 0 ? ss.experts_per_token : 1;
   out.backward.push_back(tensor_row("activation_gradients",
                                     {{"2", 2}, {"s", out.seq_per_rank}, {"b", shape.batch}, {"h", ss.d_model}}, e));
-  out.backward.push_back(tensor_row(
-      "mlp_intermediate_grads",
-      {{std::to_string(n_mlp), n_mlp}, {"k", k_experts}, {"s", shape.seq}, {"b", shape.batch}, {"f/t", ss.d_mlp}}, e));
+  if (ss.mlp != MlpKind::none) {
+    out.backward.push_back(tensor_row(
+        "mlp_intermediate_grads",
+        {{std::to_string(n_mlp), n_mlp}, {"k", k_experts}, {"s", shape.seq}, {"b", shape.batch}, {"f/t", ss.d_mlp}},
+        e));
+  }
   return out;
 }
 
@@ -408,6 +412,20 @@ TensorShard tensor_parallel_shard(const ModelSpec& spec, const TensorShardOption
   const std::uint64_t multiple = std::max<std::uint64_t>(o.vocab_multiple, 1);
   out.padded_vocab = checked_mul(ceil_div(spec.vocab_size, multiple), multiple, "the padded vocabulary");
   const std::string over = "tensor parallelism over " + group_digits(t) + " GPUs";
+  if (ssm_layers(spec) > 0) {
+    if (t > 1) {
+      throw_invalid_input("tensor_parallel", spec.name + " has " + group_digits(ssm_layers(spec)) +
+                                                 " state-space (Mamba) layers, which memplan does not split over "
+                                                 "tensor-parallel ranks: use `pp`, `zero` or `fsdp`");
+    }
+    if (attention_layers(spec) > 0) {
+      throw_invalid_input("tensor_parallel", spec.name +
+                                                 " mixes attention and state-space layers, and memplan's "
+                                                 "multi-GPU layouts hold one kind of block: plan it on one "
+                                                 "GPU, or with `device_map` layers");
+    }
+    return out;  // one rank: nothing split
+  }
   if (spec.n_heads % t != 0) {
     throw_invalid_input("tensor_parallel", spec.name + " has " + group_digits(spec.n_heads) +
                                                " attention heads, which " + over +

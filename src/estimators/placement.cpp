@@ -145,8 +145,9 @@ PlacementPolicy parse_placement_policy(std::string_view text) {
 
 std::vector<PlacementUnit> placement_units(const ModelSpec& spec, const WeightsOptions& options) {
   std::vector<PlacementUnit> out;
-  // One block's tensors per kind of block (index: has experts), repeated over its layers.
-  std::array<PlacementUnit, 2> layer;
+  // One block's tensors per kind of block (index: 2 for a state-space mixer, + 1 for experts),
+  // repeated over its layers.
+  std::array<PlacementUnit, 4> layer;
   const auto add = [&](PlacementUnit& u, const TensorGroup& g, std::uint64_t copies) {
     const std::uint64_t each = weight_tensor_bytes(g, options);
     u.bytes = u.bytes.plus(Bytes(each).times(copies, "bytes of", g.name), "bytes of", u.name);
@@ -168,7 +169,7 @@ std::vector<PlacementUnit> placement_units(const ModelSpec& spec, const WeightsO
   };
   const auto add_blocks = [&] {
     for (std::uint64_t i = 0; i < spec.n_layers; ++i) {
-      PlacementUnit u = layer.at(is_moe_layer(spec, i) ? 1 : 0);
+      PlacementUnit u = layer.at((layer_holds(spec, LayerSet::ssm, i) ? 2 : 0) + (is_moe_layer(spec, i) ? 1 : 0));
       u.name = "layers." + std::to_string(i);
       u.layer = i;
       out.push_back(std::move(u));
@@ -183,9 +184,15 @@ std::vector<PlacementUnit> placement_units(const ModelSpec& spec, const WeightsO
       }
       add(unit_named(g.component == "lm_head" ? std::string("lm_head") : base(std::string(g.name))), g, g.copies);
     } else {
-      // Every dense block holds the same groups, and so does every block with experts.
-      if (g.layers != LayerSet::moe_mlp) add(layer[0], g, copies_per_layer(spec, g));
-      if (g.layers != LayerSet::dense_mlp) add(layer[1], g, copies_per_layer(spec, g));
+      // Every block of one kind (attention or state-space mixer, dense MLP or experts) holds
+      // the same groups.
+      for (std::size_t kind = 0; kind < layer.size(); ++kind) {
+        const bool ssm = kind >= 2, moe = kind % 2 == 1;
+        if ((g.layers == LayerSet::moe_mlp && !moe) || (g.layers == LayerSet::dense_mlp && moe) ||
+            (g.layers == LayerSet::ssm && !ssm) || (g.layers == LayerSet::attention && ssm))
+          continue;
+        add(layer.at(kind), g, copies_per_layer(spec, g));
+      }
     }
   }
   if (!layers_added) add_blocks();

@@ -49,7 +49,7 @@ bool is_layer_group(const TensorGroup& g) { return g.layers != LayerSet::none; }
 
 bool is_adaptable(const TensorGroup& g) {
   return g.role == TensorRole::linear &&
-         (g.component == "attention" || g.component == "mlp" || g.component == "experts");
+         (g.component == "attention" || g.component == "ssm" || g.component == "mlp" || g.component == "experts");
 }
 
 // A trainable tensor run: `copies` tensors of rows x cols.
@@ -273,8 +273,44 @@ std::uint64_t trainable_parameters(const ModelSpec& spec, const LoraOptions& lor
   return total;
 }
 
-Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dense_block) {
-  const std::uint64_t b = shape.batch, seq = shape.seq, h = s.d_model, a = s.n_heads, f = s.d_mlp;
+namespace {
+
+// What a state-space layer's mixer keeps for backward as mamba_ssm's fused kernels save it
+// (transformers' training path): the in_proj input; Mamba (mamba_inner_fn, checkpoint_lvl 1,
+// which recomputes the convolution and the step sizes): xz, x_dbl, contiguous copies of B and
+// C, the scan output and its fp32 intermediate states per 2048-token chunk; Mamba-2
+// (mamba_split_conv1d_scan_combined, which recomputes the norm and out_proj's input): in_proj's
+// output zxbcdt, the scan output and the gated norm's fp32 rstd.
+void ssm_activations(const ModelSpec& s, const TrainingShape& shape, std::vector<Item>& rows) {
+  const SsmSizes& m = s.ssm;
+  const std::uint64_t b = shape.batch, seq = shape.seq;
+  const Precision& e = shape.compute;
+  rows.push_back(tensor_row("ssm_input", {{"s", seq}, {"b", b}, {"h", s.d_model}}, e));
+  if (m.version == 1) {
+    rows.push_back(tensor_row("xz", {{"s", seq}, {"b", b}, {"2 d_inner", 2 * m.d_inner}}, e));
+    rows.push_back(tensor_row("x_dbl", {{"s", seq}, {"b", b}, {"dt_rank+2 d_state", m.dt_rank + 2 * m.d_state}}, e));
+    rows.push_back(tensor_row("b_c_copies", {{"2", 2}, {"s", seq}, {"b", b}, {"d_state", m.d_state}}, e));
+    rows.push_back(tensor_row("scan_output", {{"s", seq}, {"b", b}, {"d_inner", m.d_inner}}, e));
+    rows.push_back(tensor_row(
+        "scan_states",
+        {{"b", b}, {"d_inner", m.d_inner}, {"chunks of 2048", ceil_div(seq, 2048)}, {"2 d_state", 2 * m.d_state}},
+        precisions::fp32));
+    return;
+  }
+  const std::uint64_t width = m.d_inner + ssm_conv_channels(m) + m.heads;
+  rows.push_back(tensor_row("zxbcdt", {{"s", seq}, {"b", b}, {"d_inner+conv+heads", width}}, e));
+  rows.push_back(tensor_row("scan_output", {{"s", seq}, {"b", b}, {"d_inner", m.d_inner}}, e));
+  rows.push_back(tensor_row("norm_rstd", {{"s", seq}, {"b", b}, {"groups", m.groups}}, precisions::fp32));
+}
+
+// An attention's and an MLP's (or experts') saved tensors, term by term.
+void attention_activations(const ModelSpec& s, const TrainingShape& shape, std::vector<Item>& rows);
+void mlp_activations(const ModelSpec& s, const TrainingShape& shape, bool moe, std::vector<Item>& rows);
+
+}  // namespace
+
+Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dense_block, bool ssm_block) {
+  const std::uint64_t b = shape.batch, seq = shape.seq, h = s.d_model;
   const bool moe = s.experts > 0 && !dense_block;
   if (shape.expert_capacity_factor > 0 && s.experts == 0) {
     throw Error(ErrorKind::invalid_input,
@@ -285,12 +321,6 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dens
   if (seq == 0) throw Error(ErrorKind::invalid_input, "seq_len must be at least 1", "seq_len");
   const Precision& e = shape.compute;
   float_bits(e, "compute", "the activation dtype");
-  const std::uint64_t q_width = checked_mul(a, s.d_head, "n_heads * d_head");
-  const std::uint64_t kv_width = checked_mul(s.n_kv_heads, s.d_head, "n_kv_heads * d_head");
-  const MlaSizes& m = s.mla;
-  const bool mla = m.kv_lora_rank != 0;
-  // Latent attention's values are v_head_dim wide, its keys qk_nope + qk_rope (d_head).
-  const std::uint64_t v_width = mla ? checked_mul(a, m.v_head_dim, "n_heads * v_head_dim") : kv_width;
   const TensorDims sbh{{"s", seq}, {"b", b}, {"h", h}};
   std::vector<Item> rows;
   if (s.norms_per_layer > 0) {
@@ -302,6 +332,40 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dens
     rows.push_back(tensor_row("rmsnorm_fp32_copies", {{"norms", s.norms_per_layer}, {"s", seq}, {"b", b}, {"h", h}},
                               precisions::fp32));
   }
+  if (ssm_block) {
+    ssm_activations(s, shape, rows);
+  } else {
+    attention_activations(s, shape, rows);
+  }
+  if (shape.dropout) rows.push_back(mask("attention_residual_dropout_mask", sbh));
+  if (s.mlp != MlpKind::none) mlp_activations(s, shape, moe, rows);
+  const bool mixed = dense_and_moe_blocks(s);
+  const bool hybrid = ssm_layers(s) > 0 && attention_layers(s) > 0;
+  return group_row(hybrid   ? (ssm_block ? "ssm_layer_activations" : "attention_layer_activations")
+                   : !mixed ? "layer_activations"
+                   : moe    ? "moe_layer_activations"
+                            : "dense_layer_activations",
+                   std::move(rows),
+                   "what one block keeps for backward (Korthikanti et al. 2022, term by term" +
+                       std::string(ssm_block ? "; the state-space mixer as mamba_ssm's kernels save it" : "") +
+                       "), s=" + std::to_string(seq) + ", b=" + std::to_string(b) + ", h=" + std::to_string(h) +
+                       (ssm_block ? std::string() : ", a=" + std::to_string(s.n_heads)) +
+                       (ssm_block               ? ""
+                        : shape.flash_attention ? ", fused attention"
+                                                : ", eager attention"));
+}
+
+namespace {
+void attention_activations(const ModelSpec& s, const TrainingShape& shape, std::vector<Item>& rows) {
+  const std::uint64_t b = shape.batch, seq = shape.seq, h = s.d_model, a = s.n_heads;
+  const Precision& e = shape.compute;
+  const std::uint64_t q_width = checked_mul(a, s.d_head, "n_heads * d_head");
+  const std::uint64_t kv_width = checked_mul(s.n_kv_heads, s.d_head, "n_kv_heads * d_head");
+  const MlaSizes& m = s.mla;
+  const bool mla = m.kv_lora_rank != 0;
+  // Latent attention's values are v_head_dim wide, its keys qk_nope + qk_rope (d_head).
+  const std::uint64_t v_width = mla ? checked_mul(a, m.v_head_dim, "n_heads * v_head_dim") : kv_width;
+  const TensorDims sbh{{"s", seq}, {"b", b}, {"h", h}};
   rows.push_back(tensor_row("qkv_input", sbh, e));
   if (mla) {
     // The low-rank projections' outputs, each kept as its norm's input and the next projection's.
@@ -335,8 +399,12 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dens
   } else {
     rows.push_back(tensor_row("attention_output", {{"s", seq}, {"b", b}, {"a*d_head", q_width}}, e));
   }
-  if (shape.dropout) rows.push_back(mask("attention_residual_dropout_mask", sbh));
+}
 
+void mlp_activations(const ModelSpec& s, const TrainingShape& shape, bool moe, std::vector<Item>& rows) {
+  const std::uint64_t b = shape.batch, seq = shape.seq, h = s.d_model, f = s.d_mlp;
+  const Precision& e = shape.compute;
+  const TensorDims sbh{{"s", seq}, {"b", b}, {"h", h}};
   const bool shared_input = s.parallel_block && s.norms_per_layer == 1;
   if (!shared_input) rows.push_back(tensor_row("mlp_input", sbh, e));
   if (moe) {
@@ -376,15 +444,8 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dens
     }
   }
   if (shape.dropout) rows.push_back(mask("mlp_dropout_mask", sbh));
-  const bool mixed = dense_and_moe_blocks(s);
-  return group_row(!mixed ? "layer_activations"
-                   : moe  ? "moe_layer_activations"
-                          : "dense_layer_activations",
-                   std::move(rows),
-                   "what one block keeps for backward (Korthikanti et al. 2022, term by term), s=" +
-                       std::to_string(seq) + ", b=" + std::to_string(b) + ", h=" + std::to_string(h) + ", a=" +
-                       std::to_string(a) + (shape.flash_attention ? ", fused attention" : ", eager attention"));
 }
+}  // namespace
 
 TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShape& shape, const TrainingOptions& o) {
   if (o.grad_accumulation == 0) {
@@ -398,7 +459,20 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
     std::string label;  // "layers", or "dense layers" / "MoE layers"
   };
   std::vector<BlockKind> kinds;
-  if (dense_and_moe_blocks(s)) {
+  const bool moe_only = layers_in(s, LayerSet::moe_mlp, 0, s.n_layers) == s.n_layers;
+  if (ssm_layers(s) > 0 && attention_layers(s) > 0) {
+    if (dense_and_moe_blocks(s)) {
+      throw Error(ErrorKind::invalid_input,
+                  s.name +
+                      " mixes attention and state-space layers with dense and MoE MLPs: memplan's training "
+                      "estimate holds two kinds of block, not four",
+                  "model");
+    }
+    kinds.push_back({LayerSet::attention, layer_activations(s, shape, !moe_only), "attention layers"});
+    kinds.push_back({LayerSet::ssm, layer_activations(s, shape, !moe_only, true), "state-space layers"});
+  } else if (ssm_layers(s) > 0) {
+    kinds.push_back({LayerSet::all, layer_activations(s, shape, !moe_only, true), "layers"});
+  } else if (dense_and_moe_blocks(s)) {
     kinds.push_back({LayerSet::dense_mlp, layer_activations(s, shape, true), "dense layers"});
     kinds.push_back({LayerSet::moe_mlp, layer_activations(s, shape), "MoE layers"});
   } else {

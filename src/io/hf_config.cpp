@@ -32,6 +32,7 @@ struct FamilyInfo {
 
 // Sorted by model_type. Defaults as in transformers' configuration_<model>.py.
 constexpr FamilyInfo kFamilies[] = {
+    {"bamba", Family::bamba, false, 262144, false, true},
     {"bert", Family::bert, false, 512, false, false},
     {"bloom", Family::bloom, true, 2048, false, false},
     {"cohere", Family::cohere, true, 8192, false, true},
@@ -53,6 +54,8 @@ constexpr FamilyInfo kFamilies[] = {
     {"llama", Family::llama, false, 2048, true, true},
     {"llama4", Family::llama4, false, 4096ULL * 32, true, true},  // its text_config (llama4_text)
     {"llama4_text", Family::llama4, false, 4096ULL * 32, true, true},
+    {"mamba", Family::mamba, true, 1ULL << 20, false, false},  // context: no limit; memplan's planning limit
+    {"mamba2", Family::mamba2, false, 1ULL << 20, false, false},
     {"mistral", Family::mistral, false, 4096ULL * 32, true, true},
     {"mixtral", Family::mixtral, false, 4096ULL * 32, true, true},
     {"olmo2", Family::olmo2, false, 2048, false, true},
@@ -169,6 +172,54 @@ void read_experts(Fields& f, ModelSpec& s, const char* experts_key, const char* 
   s.experts = f.required("experts", {experts_key});
   s.experts_per_token = f.required("experts_per_token", {top_k_key});
   if (width_key != nullptr) s.d_expert = f.required("d_expert", {width_key});
+}
+
+// The state-space sizes of a Mamba (version 1) or Mamba-2 (2) mixer, under the keys of
+// MambaConfig / Mamba2Config, or Bamba's with `prefix` "mamba_" (mamba_d_state, ...). A key
+// left out takes the class default, and the import says so.
+void read_ssm_sizes(const detail::JsonMap& map, Fields& f, ModelSpec& s, std::uint64_t version) {
+  const bool bamba = s.family == Family::bamba;
+  const auto size = [&](const char* field, const char* key, std::uint64_t fallback) {
+    if (std::optional<std::uint64_t> v = f.optional(field, {key})) return *v;
+    f.note(std::string(key) + " is not set: " + std::to_string(fallback) + ", the class default");
+    return fallback;
+  };
+  SsmSizes& m = s.ssm;
+  m.version = version;
+  m.d_state = size("ssm_d_state", bamba ? "mamba_d_state" : "state_size", version == 1 ? 16 : bamba ? 256 : 128);
+  m.d_conv = size("ssm_d_conv", bamba ? "mamba_d_conv" : "conv_kernel", 4);
+  const std::uint64_t expand = size("ssm_d_inner", bamba ? "mamba_expand" : "expand", 2);
+  m.d_inner = checked_mul(expand, s.d_model, "expand x hidden_size");
+  m.conv_bias = map.boolean_or(bamba ? "mamba_conv_bias" : "use_conv_bias", true);
+  m.proj_bias = map.boolean_or(bamba ? "mamba_proj_bias" : "use_bias", false);
+  if (version == 1) {
+    // time_step_rank "auto" is ceil(hidden_size / 16) (MambaConfig).
+    const char* key = "time_step_rank";
+    if (map.has(key) && map.value(key).is_string()) {
+      if (map.value(key).get<std::string>() != "auto") map.fail(key, "time_step_rank must be \"auto\" or a size");
+      m.dt_rank = ceil_div(s.d_model, 16);
+      f.from("ssm_dt_rank", key);
+    } else {
+      m.dt_rank = f.optional("ssm_dt_rank", {key}).value_or(ceil_div(s.d_model, 16));
+    }
+    if (std::optional<std::uint64_t> inner = f.optional("ssm_d_inner", {"intermediate_size"});
+        inner && *inner != m.d_inner) {
+      map.fail("intermediate_size", "intermediate_size " + std::to_string(*inner) + " is not expand x hidden_size (" +
+                                        std::to_string(m.d_inner) + "), which MambaMixer uses");
+    }
+    return;
+  }
+  m.heads = size("ssm_heads", bamba ? "mamba_n_heads" : "num_heads", 128);
+  m.groups = size("ssm_groups", bamba ? "mamba_n_groups" : "n_groups", bamba ? 1 : 8);
+  m.chunk = size("ssm_chunk", bamba ? "mamba_chunk_size" : "chunk_size", 256);
+  const char* head_key = bamba ? "mamba_d_head" : "head_dim";
+  if (map.has(head_key) && !(bamba && map.value(head_key).is_string() && map.value(head_key) == "auto")) {
+    const std::uint64_t head = map.integer(head_key, 1, detail::kMaxConfigSize);
+    if (checked_mul(head, m.heads, "heads x head_dim") != m.d_inner) {
+      map.fail(head_key, std::string(head_key) + " " + std::to_string(head) + " x " + std::to_string(m.heads) +
+                             " heads is not the inner width expand x hidden_size (" + std::to_string(m.d_inner) + ")");
+    }
+  }
 }
 
 // The families whose layers differ, or whose blocks add norms, experts or latent attention.
@@ -336,6 +387,26 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
       s.sliding_window = f.optional("sliding_window", {"window_size"}).value_or(256);
       break;
     }
+    case Family::bamba: {
+      // Mamba-2 mixers everywhere but the layers attn_layer_indices lists, which have attention.
+      read_ssm_sizes(map, f, s, 2);
+      s.layer_types.assign(s.n_layers, AttentionKind::mamba);
+      if (map.has("attn_layer_indices")) {
+        const nlohmann::json& list = map.value("attn_layer_indices");
+        if (!list.is_array()) map.fail("attn_layer_indices", "attn_layer_indices must be a list of layer numbers");
+        for (const nlohmann::json& e : list) {
+          if (!e.is_number_unsigned() || e.get<std::uint64_t>() >= s.n_layers) {
+            map.fail("attn_layer_indices", "attn_layer_indices holds " + printable(e.dump()) +
+                                               ": each entry must be a layer number below " +
+                                               std::to_string(s.n_layers));
+          }
+          s.layer_types[e.get<std::size_t>()] = AttentionKind::full;
+        }
+      }
+      s.attn_qkv_bias = s.attn_out_bias = map.boolean_or("attention_bias", false);
+      s.mlp_bias = map.boolean_or("mlp_bias", false);
+      break;
+    }
     case Family::bloom: f.note("ALiBi positions: no position table"); break;
     case Family::stablelm:
       s.attn_qkv_bias = map.boolean_or("use_qkv_bias", false);
@@ -351,97 +422,14 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
   }
 }
 
-std::string last_path_part(std::string text) {
-  while (!text.empty() && (text.back() == '/' || text.back() == '\\')) text.pop_back();
-  const std::size_t slash = text.find_last_of("/\\");
-  return slash == std::string::npos ? text : text.substr(slash + 1);
-}
-
-std::string yaml_quote(std::string_view text) {
-  static const char* const kHex = "0123456789abcdef";
-  std::string out = "\"";
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c < 0x20 || c == 0x7f) {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
-    } else {
-      out += ch;
-    }
-  }
-  return out + '"';
-}
-
-const char* yaml_bool(bool value) { return value ? "true" : "false"; }
-
-}  // namespace
-
-std::vector<std::string> hf_model_types() {
-  std::vector<std::string> out;
-  for (const FamilyInfo& f : kFamilies) out.emplace_back(f.model_type);
-  return out;
-}
-
-HfImport parse_hf_config(std::string_view text, const std::string& file, const std::string& name,
-                         const std::string& as_model_type) {
-  const nlohmann::json root = detail::parse_json(text, file);
-  const detail::JsonMap outer(root, text, file, "a Hugging Face config");
-  HfImport out;
-  out.model_type = outer.string("model_type");
-  // Llama 4 checkpoints wrap the language model's config in text_config, beside a vision tower's.
-  std::optional<detail::JsonMap> text_config;
-  if (out.model_type == "llama4") {
-    text_config.emplace(outer.object("text_config", "the text_config of a Llama 4 config"));
-    out.notes.push_back("the language model (text_config); the vision tower and its projector are not counted");
-  }
-  const detail::JsonMap& map = text_config ? *text_config : outer;
-  const auto family_of = [](std::string_view type) -> const FamilyInfo* {
-    for (const FamilyInfo& f : kFamilies) {
-      if (f.model_type == type) return &f;
-    }
-    return nullptr;
-  };
-  const FamilyInfo* info = family_of(out.model_type);
-  const std::vector<std::string> types = hf_model_types();
-  // No did-you-mean: a model_type spelled like a known one (llava, qwen3_next) is a
-  // different architecture, and following the suggestion would price the wrong one.
-  if (info == nullptr && as_model_type.empty()) {
-    map.fail("model_type", "unsupported model_type '" + printable(out.model_type) + "'; memplan imports " +
-                               quoted_list(types, "and") +
-                               ". If this architecture is one of them under another name, `as` MODEL_TYPE reads it "
-                               "as that one and lists every key it did not use");
-  }
-  if (!as_model_type.empty()) {
-    if (info != nullptr) {
-      map.fail("model_type", "model_type '" + printable(out.model_type) + "' is one memplan imports: `as` " +
-                                 printable(as_model_type) + " applies to model_types it does not know");
-    }
-    info = family_of(as_model_type);
-    if (info == nullptr) {
-      throw Error(ErrorKind::invalid_input,
-                  "`as` " + printable(as_model_type) + " is not a model_type memplan imports; it imports " +
-                      quoted_list(types, "and"),
-                  "as");
-    }
-  }
-
-  Fields f(map, out.notes);
-  const Family family = info->family;
-  const std::string type(info->model_type);  // the `as` model_type when one was given
+// A transformer's sizes, biases, norms, experts and windows under `info`'s keys.
+void read_transformer(const detail::JsonMap& map, Fields& f, ModelSpec& s, const FamilyInfo& info) {
+  const Family family = info.family;
+  const std::string type(info.model_type);
   const bool gpt2 = family == Family::gpt2 || family == Family::gpt_bigcode || family == Family::gptj;
   const auto alias = [&](const char* name_hf, const char* name_gpt2) {
     return gpt2 ? std::vector<std::string>{name_gpt2, name_hf} : std::vector<std::string>{name_hf};
   };
-  ModelSpec s = family_defaults(family);
-  s.name = name;
-  if (const std::optional<std::string> path = map.optional_string("_name_or_path")) {
-    const std::string last = last_path_part(*path);
-    if (!last.empty() && last != "." && last != "..") s.name = printable(last);  // no control bytes in a name
-  }
 
   // Sizes.
   std::vector<std::string> hidden_keys = alias("hidden_size", "n_embd");
@@ -466,12 +454,12 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   if (std::optional<std::uint64_t> context = f.optional("max_seq_len", context_keys)) {
     s.max_seq_len = *context;
   } else {
-    s.max_seq_len = info->context;
-    f.note("max_position_embeddings is not set: " + std::to_string(info->context) + ", the default for model_type " +
+    s.max_seq_len = info.context;
+    f.note("max_position_embeddings is not set: " + std::to_string(info.context) + ", the default for model_type " +
            type);
   }
 
-  if (info->reads_head_dim && map.has("head_dim")) {
+  if (info.reads_head_dim && map.has("head_dim")) {
     s.d_head = f.required("d_head", {"head_dim"});
   } else if (family == Family::gemma || family == Family::gemma2 || family == Family::gemma3) {
     s.d_head = 256;
@@ -481,7 +469,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   } else if (s.d_model % s.n_heads != 0) {
     map.fail(head_keys.front(), "hidden size " + std::to_string(s.d_model) + " is not divisible by " +
                                     std::to_string(s.n_heads) + " heads" +
-                                    (info->reads_head_dim ? " and the config gives no head_dim" : ""));
+                                    (info.reads_head_dim ? " and the config gives no head_dim" : ""));
   } else {
     s.d_head = s.d_model / s.n_heads;
     f.from("d_head", head_keys.front());
@@ -489,7 +477,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
 
   s.n_kv_heads = s.n_heads;
   f.from("n_kv_heads", head_keys.front());
-  if (info->reads_kv_heads) {
+  if (info.reads_kv_heads) {
     if (std::optional<std::uint64_t> kv = f.optional("n_kv_heads", {"num_key_value_heads"})) s.n_kv_heads = *kv;
   } else if (family == Family::falcon) {
     // FalconAttention: the new decoder architecture (40B, 180B) has num_kv_heads K/V heads;
@@ -558,7 +546,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   if (activation && !activation->empty()) s.activation = *activation;
 
   // Head tying: the class default unless the config says.
-  const bool tied = map.boolean_or("tie_word_embeddings", info->tied_by_default);
+  const bool tied = map.boolean_or("tie_word_embeddings", info.tied_by_default);
   if (family != Family::bert) s.lm_head = tied ? LmHead::tied : LmHead::untied;
   f.from("lm_head", "tie_word_embeddings");
 
@@ -657,6 +645,117 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
       f.note("sliding_window is ignored: use_sliding_window is false");
     }
   }
+}
+
+// A Mamba or Mamba-2 model (MambaConfig, Mamba2Config): embeddings, a norm and a mixer per
+// layer, a final norm, the head. No attention, so no heads and no context limit.
+void read_state_space_model(const detail::JsonMap& map, Fields& f, ModelSpec& s, const FamilyInfo& info) {
+  s.d_model = f.required("d_model", {"hidden_size", "d_model"});
+  s.n_layers = f.required("n_layers", {"num_hidden_layers", "n_layer"});
+  s.vocab_size = f.required("vocab_size", {"vocab_size"});
+  s.max_seq_len = info.context;
+  f.note("a state-space model has no position table and no context limit: planning limit " +
+         std::to_string(info.context) + " tokens");
+  read_ssm_sizes(map, f, s, info.family == Family::mamba ? 1 : 2);
+  s.lm_head = map.boolean_or("tie_word_embeddings", info.tied_by_default) ? LmHead::tied : LmHead::untied;
+  f.from("lm_head", "tie_word_embeddings");
+}
+
+std::string last_path_part(std::string text) {
+  while (!text.empty() && (text.back() == '/' || text.back() == '\\')) text.pop_back();
+  const std::size_t slash = text.find_last_of("/\\");
+  return slash == std::string::npos ? text : text.substr(slash + 1);
+}
+
+std::string yaml_quote(std::string_view text) {
+  static const char* const kHex = "0123456789abcdef";
+  std::string out = "\"";
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else {
+      out += ch;
+    }
+  }
+  return out + '"';
+}
+
+const char* yaml_bool(bool value) { return value ? "true" : "false"; }
+
+}  // namespace
+
+std::vector<std::string> hf_model_types() {
+  std::vector<std::string> out;
+  for (const FamilyInfo& f : kFamilies) out.emplace_back(f.model_type);
+  return out;
+}
+
+HfImport parse_hf_config(std::string_view text, const std::string& file, const std::string& name,
+                         const std::string& as_model_type) {
+  const std::string json = detail::python_infinities_as_null(text);
+  text = json;
+  const nlohmann::json root = detail::parse_json(text, file);
+  const detail::JsonMap outer(root, text, file, "a Hugging Face config");
+  HfImport out;
+  out.model_type = outer.string("model_type");
+  // Llama 4 checkpoints wrap the language model's config in text_config, beside a vision tower's.
+  std::optional<detail::JsonMap> text_config;
+  if (out.model_type == "llama4") {
+    text_config.emplace(outer.object("text_config", "the text_config of a Llama 4 config"));
+    out.notes.push_back("the language model (text_config); the vision tower and its projector are not counted");
+  }
+  const detail::JsonMap& map = text_config ? *text_config : outer;
+  const auto family_of = [](std::string_view type) -> const FamilyInfo* {
+    for (const FamilyInfo& f : kFamilies) {
+      if (f.model_type == type) return &f;
+    }
+    return nullptr;
+  };
+  const FamilyInfo* info = family_of(out.model_type);
+  const std::vector<std::string> types = hf_model_types();
+  // No did-you-mean: a model_type spelled like a known one (llava, qwen3_next) is a
+  // different architecture, and following the suggestion would price the wrong one.
+  if (info == nullptr && as_model_type.empty()) {
+    map.fail("model_type", "unsupported model_type '" + printable(out.model_type) + "'; memplan imports " +
+                               quoted_list(types, "and") +
+                               ". If this architecture is one of them under another name, `as` MODEL_TYPE reads it "
+                               "as that one and lists every key it did not use");
+  }
+  if (!as_model_type.empty()) {
+    if (info != nullptr) {
+      map.fail("model_type", "model_type '" + printable(out.model_type) + "' is one memplan imports: `as` " +
+                                 printable(as_model_type) + " applies to model_types it does not know");
+    }
+    info = family_of(as_model_type);
+    if (info == nullptr) {
+      throw Error(ErrorKind::invalid_input,
+                  "`as` " + printable(as_model_type) + " is not a model_type memplan imports; it imports " +
+                      quoted_list(types, "and"),
+                  "as");
+    }
+  }
+
+  Fields f(map, out.notes);
+  const Family family = info->family;
+  const std::string type(info->model_type);  // the `as` model_type when one was given
+  ModelSpec s = family_defaults(family);
+  s.name = name;
+  if (const std::optional<std::string> path = map.optional_string("_name_or_path")) {
+    const std::string last = last_path_part(*path);
+    if (!last.empty() && last != "." && last != "..") s.name = printable(last);  // no control bytes in a name
+  }
+
+  if (family == Family::mamba || family == Family::mamba2) {
+    read_state_space_model(map, f, s, *info);
+  } else {
+    read_transformer(map, f, s, *info);
+  }
 
   // Notes that change nothing but tell the reader what the file is.
   for (const char* key : {"torch_dtype", "dtype"}) {
@@ -719,12 +818,12 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
   for (const std::string& line : comments) out << "# " << printable(line) << '\n';
   out << "family: " << to_string(s.family) << '\n'
       << "d_model: " << s.d_model << '\n'
-      << "n_layers: " << s.n_layers << '\n'
-      << "n_heads: " << s.n_heads << '\n'
-      << "n_kv_heads: " << s.n_kv_heads << '\n'
-      << "d_head: " << s.d_head << '\n'
-      << "d_mlp: " << s.d_mlp << '\n'
-      << "mlp: " << to_string(s.mlp) << '\n';
+      << "n_layers: " << s.n_layers << '\n';
+  if (attention_layers(s) != 0) {
+    out << "n_heads: " << s.n_heads << '\n' << "n_kv_heads: " << s.n_kv_heads << '\n' << "d_head: " << s.d_head << '\n';
+  }
+  if (s.mlp != MlpKind::none) out << "d_mlp: " << s.d_mlp << '\n';
+  out << "mlp: " << to_string(s.mlp) << '\n';
   if (!s.activation.empty()) out << "activation: " << yaml_quote(s.activation) << '\n';
   out << "vocab_size: " << s.vocab_size << '\n'
       << "max_seq_len: " << s.max_seq_len << '\n'
@@ -757,13 +856,25 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
                                                          {"qk_nope_head_dim", s.mla.qk_nope_head_dim},
                                                          {"qk_rope_head_dim", s.mla.qk_rope_head_dim},
                                                          {"v_head_dim", s.mla.v_head_dim},
-                                                         {"mtp_layers", s.mtp_layers}};
+                                                         {"mtp_layers", s.mtp_layers},
+                                                         {"ssm_version", s.ssm.version},
+                                                         {"ssm_d_inner", s.ssm.d_inner},
+                                                         {"ssm_d_state", s.ssm.d_state},
+                                                         {"ssm_d_conv", s.ssm.d_conv},
+                                                         {"ssm_dt_rank", s.ssm.dt_rank},
+                                                         {"ssm_heads", s.ssm.heads},
+                                                         {"ssm_groups", s.ssm.groups},
+                                                         {"ssm_chunk", s.ssm.chunk}};
   for (const auto& [key, value] : sizes) {
     if (value != 0) out << key << ": " << value << '\n';
   }
   if (s.moe_every != 1) out << "moe_every: " << s.moe_every << '\n';
   if (s.router_bias) out << "router_bias: true\n";
   if (s.attention_sinks) out << "attention_sinks: true\n";
+  if (s.ssm.version != 0) {
+    out << "ssm_conv_bias: " << yaml_bool(s.ssm.conv_bias) << '\n'
+        << "ssm_proj_bias: " << yaml_bool(s.ssm.proj_bias) << '\n';
+  }
   if (s.global_every != 0 && s.global_attention != AttentionKind::full) {
     out << "global_attention: " << to_string(s.global_attention) << '\n';
   }

@@ -113,6 +113,25 @@ TextPosition position_of(std::string_view text, std::size_t offset) {
   return p;
 }
 
+std::string python_infinities_as_null(std::string_view text) {
+  std::string out(text);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == '"') {
+      i = string_end(out, i) - 1;
+      continue;
+    }
+    const std::size_t start = i;
+    if (out[i] == '-') ++i;
+    if (out.compare(i, 8, "Infinity") == 0) {
+      out.replace(start, i + 8 - start, std::string("null").append(i + 8 - start - 4, ' '));
+      i = start + 3;
+    } else {
+      i = start;
+    }
+  }
+  return out;
+}
+
 nlohmann::json parse_json(std::string_view text, const std::string& file, std::optional<std::uint64_t> byte_base,
                           bool duplicates_checked_by_caller) {
   const auto fail_at = [&](std::size_t offset, const std::string& key, const std::string& message) {

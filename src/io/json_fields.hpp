@@ -40,6 +40,12 @@ nlohmann::json parse_json(std::string_view text, const std::string& file,
                           std::optional<std::uint64_t> byte_base = std::nullopt,
                           bool duplicates_checked_by_caller = false);
 
+// Returns `text` with each Infinity and -Infinity outside strings written as null, padded with
+// spaces to the same length (line and column numbers stay right). Python's json.dump writes
+// float('inf') so, and transformers' configs carry it (Mamba-2's time_step_limit); JSON has
+// no such token. NaN is left for the parser to refuse.
+std::string python_infinities_as_null(std::string_view text);
+
 // A member of the outermost object of a JSON text: its decoded key and where it starts.
 struct JsonMember {
   std::string key;

@@ -55,6 +55,16 @@ const std::vector<std::string> kModelKeys = {"family",
                                              "v_head_dim",
                                              "attention_sinks",
                                              "mtp_layers",
+                                             "ssm_version",
+                                             "ssm_d_inner",
+                                             "ssm_d_state",
+                                             "ssm_d_conv",
+                                             "ssm_dt_rank",
+                                             "ssm_heads",
+                                             "ssm_groups",
+                                             "ssm_chunk",
+                                             "ssm_conv_bias",
+                                             "ssm_proj_bias",
                                              "source",
                                              "published_params",
                                              "published_params_source"};
@@ -81,15 +91,35 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   s.name = name;
   s.d_model = map.integer("d_model", 1, detail::kMaxConfigSize);
   s.n_layers = map.integer("n_layers", 1, detail::kMaxConfigSize);
-  s.n_heads = map.integer("n_heads", 1, detail::kMaxConfigSize);
-  s.n_kv_heads = map.optional_integer("n_kv_heads", 1, detail::kMaxConfigSize).value_or(s.n_heads);
+  read_count(map, "ssm_version", s.ssm.version, 0);
+  read_count(map, "ssm_d_inner", s.ssm.d_inner, 0);
+  read_count(map, "ssm_d_state", s.ssm.d_state, 0);
+  read_count(map, "ssm_d_conv", s.ssm.d_conv, 0);
+  read_count(map, "ssm_dt_rank", s.ssm.dt_rank, 0);
+  read_count(map, "ssm_heads", s.ssm.heads, 0);
+  read_count(map, "ssm_groups", s.ssm.groups, 0);
+  read_count(map, "ssm_chunk", s.ssm.chunk, 0);
+  read_flag(map, "ssm_conv_bias", s.ssm.conv_bias);
+  read_flag(map, "ssm_proj_bias", s.ssm.proj_bias);
+  // A pure state-space model (ssm sizes, no layer_types) has no attention heads to size.
+  const bool attention_free = s.ssm.version != 0 && !map.has("layer_types");
+  if (attention_free) {
+    for (const char* key : {"n_heads", "n_kv_heads", "d_head"}) {
+      if (map.has(key)) map.fail(key, std::string(key) + " is set but every layer is a state-space layer");
+    }
+  } else {
+    s.n_heads = map.integer("n_heads", 1, detail::kMaxConfigSize);
+    s.n_kv_heads = map.optional_integer("n_kv_heads", 1, detail::kMaxConfigSize).value_or(s.n_heads);
+  }
   read_count(map, "q_lora_rank", s.mla.q_lora_rank, 0);
   read_count(map, "kv_lora_rank", s.mla.kv_lora_rank, 0);
   read_count(map, "qk_nope_head_dim", s.mla.qk_nope_head_dim, 0);
   read_count(map, "qk_rope_head_dim", s.mla.qk_rope_head_dim, 0);
   read_count(map, "v_head_dim", s.mla.v_head_dim, 0);
-  if (map.has("d_head")) {
+  if (!attention_free && map.has("d_head")) {
     s.d_head = map.integer("d_head", 1, detail::kMaxConfigSize);
+  } else if (attention_free) {
+    s.d_head = 0;
   } else if (s.mla.kv_lora_rank != 0) {
     s.d_head = s.mla.qk_nope_head_dim + s.mla.qk_rope_head_dim;  // the query/key head of latent attention
   } else if (s.d_model % s.n_heads != 0) {
@@ -98,8 +128,8 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   } else {
     s.d_head = s.d_model / s.n_heads;
   }
-  s.d_mlp = map.integer("d_mlp", 1, detail::kMaxConfigSize);
   if (map.has("mlp")) s.mlp = map.parsed("mlp", parse_mlp_kind);
+  if (s.mlp != MlpKind::none || map.has("d_mlp")) s.d_mlp = map.integer("d_mlp", 1, detail::kMaxConfigSize);
   if (map.has("activation")) s.activation = map.string("activation");
   s.vocab_size = map.integer("vocab_size", 1, detail::kMaxConfigSize);
   s.max_seq_len = map.integer("max_seq_len", 1, detail::kMaxConfigSize);

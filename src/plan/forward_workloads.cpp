@@ -32,9 +32,10 @@ Bytes tensor_bytes(const char* name, Dims dims, const Precision& dtype) {
   return Bytes(ceil_div(checked_mul(elements, element_bits(dtype.format), "bits of", name), 8));
 }
 
-// The forward pass's tensors come in four groups: the block input (alive throughout a
-// block), the attention phase, the MLP phase, and the logits at the end.
-enum Group : std::size_t { kInput, kAttention, kMlp, kLogits, kGroups };
+// The forward pass's tensors come in five groups: the block input (alive throughout a
+// block), the attention phase, a state-space layer's mixer phase, the MLP phase, and the
+// logits at the end.
+enum Group : std::size_t { kInput, kAttention, kSsm, kMlp, kLogits, kGroups };
 
 // Receive forward_tensors' tensors: WorkspaceItems keeps each as a row with its shape
 // (the breakdown), WorkspaceBytes only sums each group (estimate_workload_bytes).
@@ -79,17 +80,43 @@ class WorkspaceBytes {
   std::array<Bytes, kGroups> sums_{};
 };
 
-// Feeds `t` the transient tensors of a forward pass over `queries` new tokens per sequence
-// attending to `keys` positions, with logits for `logit_positions`. Returns whether the
-// logits were upcast to fp32.
+// A state-space layer's mixer over S new tokens, as mamba_ssm's kernels run it in
+// transformers' cuda_kernels_forward: in_proj's output, the convolution's, Mamba's x_proj
+// and step sizes, the scan's output and its gated product (Mamba-2: the chunked scan's fp32
+// chunk states, C·B scores and cumulative decays when S > 1, and the gated norm's output).
 template <typename Sink>
-bool forward_tensors(const ModelSpec& s, const Workload& w, std::uint64_t queries, std::uint64_t keys,
-                     std::uint64_t logit_positions, Sink& t) {
-  const Precision c = compute_precision(w);
-  const std::uint64_t B = w.batch, S = queries, d = s.d_model, H = s.n_heads, Hkv = s.n_kv_heads, dh = s.d_head;
+void ssm_tensors(const ModelSpec& s, std::uint64_t B, std::uint64_t S, const Precision& c, Sink& t) {
+  const SsmSizes& m = s.ssm;
+  const std::uint64_t conv = ssm_conv_channels(m);
+  if (m.version == 1) {
+    t.add(kSsm, "in_proj_out", {{"B", B}, {"S", S}, {"2 d_inner", 2 * m.d_inner}}, c);
+    t.add(kSsm, "conv_out", {{"B", B}, {"S", S}, {"d_inner", m.d_inner}}, c);
+    t.add(kSsm, "x_proj_out", {{"B", B}, {"S", S}, {"dt_rank + 2 d_state", m.dt_rank + 2 * m.d_state}}, c);
+    t.add(kSsm, "dt", {{"B", B}, {"S", S}, {"d_inner", m.d_inner}}, c);
+  } else {
+    t.add(kSsm, "in_proj_out", {{"B", B}, {"S", S}, {"d_inner + conv + heads", m.d_inner + conv + m.heads}}, c);
+    t.add(kSsm, "conv_out", {{"B", B}, {"S", S}, {"conv", conv}}, c);
+    if (S > 1) {
+      const std::uint64_t chunks = ceil_div(S, m.chunk), head = m.d_inner / m.heads;
+      t.add(kSsm, "chunk_states",
+            {{"B", B}, {"chunks", chunks}, {"heads", m.heads}, {"head_dim", head}, {"d_state", m.d_state}},
+            precisions::fp32);
+      t.add(kSsm, "chunk_scores",
+            {{"B", B}, {"chunks", chunks}, {"groups", m.groups}, {"chunk", m.chunk}, {"chunk", m.chunk}},
+            precisions::fp32);
+      t.add(kSsm, "chunk_decays", {{"2", 2}, {"B", B}, {"heads", m.heads}, {"chunks", chunks}, {"chunk", m.chunk}},
+            precisions::fp32);
+    }
+  }
+  t.add(kSsm, "scan_out", {{"B", B}, {"S", S}, {"d_inner", m.d_inner}}, c);
+  t.add(kSsm, "gated_out", {{"B", B}, {"S", S}, {"d_inner", m.d_inner}}, c);
+  t.add(kSsm, "out_proj_out", {{"B", B}, {"S", S}, {"d", s.d_model}}, c);
+}
 
-  t.add(kInput, "block_input", {{"B", B}, {"S", S}, {"d", d}}, c);
-  t.add(kInput, "normed_input", {{"B", B}, {"S", S}, {"d", d}}, c);
+template <typename Sink>
+void attention_tensors(const ModelSpec& s, const Workload& w, std::uint64_t B, std::uint64_t S, std::uint64_t keys,
+                       const Precision& c, Sink& t) {
+  const std::uint64_t d = s.d_model, H = s.n_heads, Hkv = s.n_kv_heads, dh = s.d_head;
 
   t.add(kAttention, "q", {{"B", B}, {"S", S}, {"H", H}, {"d_head", dh}}, c);
   t.add(kAttention, "k_new", {{"B", B}, {"S", S}, {"H_kv", Hkv}, {"d_head", dh}}, c);
@@ -113,7 +140,12 @@ bool forward_tensors(const ModelSpec& s, const Workload& w, std::uint64_t querie
   shape.softmax_fp32 = w.attention == AttentionVariant::eager;  // HF eager: softmax(dtype=float32)
   t.add_attention(w.attention, shape);
   t.add(kAttention, "o_proj_out", {{"B", B}, {"S", S}, {"d", d}}, c);
+}
 
+template <typename Sink>
+void mlp_tensors(const ModelSpec& s, std::uint64_t B, std::uint64_t S, const Precision& c, Sink& t) {
+  if (s.mlp == MlpKind::none) return;
+  const std::uint64_t d = s.d_model;
   // A MoE layer's MLP phase: the busiest expert's tokens (routed evenly) and the shared experts
   // on every token. The model's dense layers (DeepSeek's first k) are the phase when wider.
   const std::uint64_t n = s.mlp == MlpKind::gated ? 3 : 2;
@@ -138,6 +170,22 @@ bool forward_tensors(const ModelSpec& s, const Workload& w, std::uint64_t querie
   } else {
     t.add(kMlp, "mlp_intermediate", {{"2", 2}, {"B", B}, {"S", S}, {"d_mlp", s.d_mlp}}, c);
   }
+}
+
+// Feeds `t` the transient tensors of a forward pass over `queries` new tokens per sequence
+// attending to `keys` positions, with logits for `logit_positions`. Returns whether the
+// logits were upcast to fp32.
+template <typename Sink>
+bool forward_tensors(const ModelSpec& s, const Workload& w, std::uint64_t queries, std::uint64_t keys,
+                     std::uint64_t logit_positions, Sink& t) {
+  const Precision c = compute_precision(w);
+  const std::uint64_t B = w.batch, S = queries, d = s.d_model;
+
+  t.add(kInput, "block_input", {{"B", B}, {"S", S}, {"d", d}}, c);
+  t.add(kInput, "normed_input", {{"B", B}, {"S", S}, {"d", d}}, c);
+  if (ssm_layers(s) > 0) ssm_tensors(s, B, S, c, t);
+  if (attention_layers(s) > 0) attention_tensors(s, w, B, S, keys, c, t);
+  mlp_tensors(s, B, S, c, t);
 
   const bool upcast = w.logits_fp32 && element_bits(c.format) != 32;  // .float() on fp32 logits is the same tensor
   if (s.lm_head != LmHead::none) {
@@ -162,26 +210,39 @@ Workspace forward_workspace(const ModelSpec& s, const Workload& w, std::uint64_t
   WorkspaceItems t;
   const bool upcast = forward_tensors(s, w, queries, keys, logit_positions, t);
   const Bytes input = t.sum(kInput), head = t.sum(kLogits);
-  const Bytes attention_phase = input.plus(t.sum(kAttention), "attention phase");
-  const Bytes mlp_phase = input.plus(t.sum(kMlp), "mlp phase");
+  // The phases inside a block: attention, a state-space mixer (Mamba layers), the MLP.
+  struct Phase {
+    Group group;
+    const char* name;
+    std::string during;
+    Bytes bytes;
+  };
+  std::vector<Phase> phases;
+  if (attention_layers(s) > 0)
+    phases.push_back({kAttention, "attention", "attention (" + to_string(w.attention) + ")", {}});
+  if (ssm_layers(s) > 0) phases.push_back({kSsm, "ssm", "the state-space mixer", {}});
+  if (s.mlp != MlpKind::none) phases.push_back({kMlp, "mlp", "the MLP", {}});
+  std::string formula = "max(";
+  const Phase* binding = nullptr;
+  for (Phase& p : phases) {
+    p.bytes = input.plus(t.sum(p.group), "block phase");
+    formula += std::string(p.name) + " phase " + std::to_string(p.bytes.count()) + " B, ";
+    if (binding == nullptr || p.bytes > binding->bytes) binding = &p;
+  }
   Workspace out{{"forward_workspace", Bytes(0), "", std::nullopt, "", {}}, ""};
-  out.item.formula = "max(attention phase " + std::to_string(attention_phase.count()) + " B, mlp phase " +
-                     std::to_string(mlp_phase.count()) + " B, logits " + std::to_string(head.count()) +
-                     " B); one block at a time, its input kept";
-  if (head >= attention_phase && head >= mlp_phase) {
+  out.item.formula = formula + "logits " + std::to_string(head.count()) + " B); one block at a time, its input kept";
+  if (binding == nullptr || head >= binding->bytes) {
     out.item.detail = std::move(t.rows(kLogits));
     out.item.bytes = head;
     out.item.note = "peak at the logits (" + std::string(upcast ? "upcast to fp32, " : "") + "vocabulary " +
                     std::to_string(s.vocab_size) + ")";
     out.phase = "logits";
   } else {
-    const bool attention_binds = attention_phase >= mlp_phase;
     out.item.detail = std::move(t.rows(kInput));
-    for (Item& r : t.rows(attention_binds ? kAttention : kMlp)) out.item.detail.push_back(std::move(r));
-    out.item.bytes = attention_binds ? attention_phase : mlp_phase;
-    out.item.note = std::string("peak inside a block, during ") +
-                    (attention_binds ? "attention (" + to_string(w.attention) + ")" : "the MLP");
-    out.phase = attention_binds ? "attention" : "mlp";
+    for (Item& r : t.rows(binding->group)) out.item.detail.push_back(std::move(r));
+    out.item.bytes = binding->bytes;
+    out.item.note = "peak inside a block, during " + binding->during;
+    out.phase = binding->name;
   }
   return out;
 }
@@ -192,8 +253,8 @@ Bytes forward_workspace_bytes(const ModelSpec& s, const Workload& w, std::uint64
   WorkspaceBytes t;
   forward_tensors(s, w, queries, keys, logit_positions, t);
   const Bytes input = t.sum(kInput);
-  return std::max(
-      {input.plus(t.sum(kAttention), "attention phase"), input.plus(t.sum(kMlp), "mlp phase"), t.sum(kLogits)});
+  return std::max({input.plus(t.sum(kAttention), "attention phase"), input.plus(t.sum(kSsm), "ssm phase"),
+                   input.plus(t.sum(kMlp), "mlp phase"), t.sum(kLogits)});
 }
 
 KvCacheOptions kv_options(const Workload& w, std::uint64_t tokens) {
@@ -203,6 +264,7 @@ KvCacheOptions kv_options(const Workload& w, std::uint64_t tokens) {
   o.precision = w.kv_precision.value_or(compute_precision(w));
   o.page_tokens = w.kv_page_tokens;
   o.mla_cache = w.mla_cache;
+  o.state_precision = compute_precision(w);
   return o;
 }
 

@@ -99,6 +99,13 @@ LayoutEstimate tensor_parallel_layout(const ModelSpec& spec, const Workload& w, 
 // --------------------------------------------------------------------- vLLM
 
 LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const LayoutOptions& o) {
+  if (ssm_layers(spec) > 0) {
+    throw_invalid_input("engine", "memplan's vLLM policy divides what is left into attention KV blocks; " + spec.name +
+                                      " has " + group_digits(ssm_layers(spec)) +
+                                      " state-space (Mamba) layers, whose per-request state vLLM keeps in its own "
+                                      "cache, which memplan does not model yet: plan it with -w generation and "
+                                      "--batch");
+  }
   constexpr std::uint64_t kVocabMultiple = 64;  // vLLM DEFAULT_VOCAB_PADDING_SIZE
   const ServingOptions& so = *o.vllm;
   if (o.gpus.size() != 1)
@@ -344,13 +351,24 @@ Item placed_weights(const std::vector<PlacementUnit>& units, const std::vector<s
         ++end;
     }
     const std::uint64_t count = end - k + 1;
-    Item r = row(u.layer ? (count == 1 ? "layer " + s(*u.layer)
-                                       : "layers " + s(*u.layer) + "-" + s(*units[indices[end]].layer))
-                         : u.name,
-                 u.bytes.times(count, "placed weights"),
-                 u.layer ? s(count) + " block" + (count == 1 ? "" : "s") + " x " + group_digits(u.bytes.count()) + " B"
-                         : group_digits(u.bytes.count()) + " B");
-    r.params = checked_mul(u.params, count, "parameters");
+    // Blocks differ where a hybrid mixes attention and state-space layers: sum them.
+    Bytes run_bytes;
+    std::uint64_t run_params = 0;
+    bool uniform = true;
+    for (std::size_t i = k; i <= end; ++i) {
+      const PlacementUnit& b = units[indices[i]];
+      run_bytes = run_bytes.plus(b.bytes, "placed weights");
+      run_params = checked_add(run_params, b.params, "parameters");
+      uniform = uniform && b.bytes == u.bytes;
+    }
+    Item r = row(
+        u.layer ? (count == 1 ? "layer " + s(*u.layer) : "layers " + s(*u.layer) + "-" + s(*units[indices[end]].layer))
+                : u.name,
+        run_bytes,
+        !u.layer  ? group_digits(u.bytes.count()) + " B"
+        : uniform ? s(count) + " block" + (count == 1 ? "" : "s") + " x " + group_digits(u.bytes.count()) + " B"
+                  : s(count) + " blocks of two kinds (attention and state-space layers)");
+    r.params = run_params;
     w.bytes = w.bytes.plus(r.bytes, "placed weights");
     w.params = checked_add(*w.params, *r.params, "parameters");
     w.detail.push_back(std::move(r));

@@ -173,6 +173,10 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
     // q (q_b when the query is compressed) and kv_b, which expands keys and values.
     w.analysis.training.lora.targets = {model.mla.q_lora_rank != 0 ? "q_b" : "q", "kv_b"};
   }
+  if (attention_layers(model) == 0 && !s.was_given("lora_targets")) {
+    // No q or v: the state-space mixer's input and output projections, as PEFT users target them.
+    w.analysis.training.lora.targets = {"in_proj", "out_proj"};
+  }
   check_options_apply(s, kinds != 0 ? kinds : workload_bit(w.kind));
   check_combinations(s, w);
   check_engine_options(s);

@@ -129,7 +129,10 @@ void write_model(std::ostream& out, const ModelEntry& e, std::size_t index) {
   out << "  s.mla = {" << u64(s.mla.q_lora_rank) << ", " << u64(s.mla.kv_lora_rank) << ", "
       << u64(s.mla.qk_nope_head_dim) << ", " << u64(s.mla.qk_rope_head_dim) << ", " << u64(s.mla.v_head_dim) << "};\n"
       << "  s.attention_sinks = " << boolean(s.attention_sinks) << ";\n"
-      << "  s.mtp_layers = " << u64(s.mtp_layers) << ";\n";
+      << "  s.mtp_layers = " << u64(s.mtp_layers) << ";\n"
+      << "  s.ssm = {" << u64(s.ssm.version) << ", " << u64(s.ssm.d_inner) << ", " << u64(s.ssm.d_state) << ", "
+      << u64(s.ssm.d_conv) << ", " << u64(s.ssm.dt_rank) << ", " << u64(s.ssm.heads) << ", " << u64(s.ssm.groups)
+      << ", " << u64(s.ssm.chunk) << ", " << boolean(s.ssm.conv_bias) << ", " << boolean(s.ssm.proj_bias) << "};\n";
   // A model file describes an architecture: stored weights and import warnings come only
   // from checkpoints, and a file cannot set them.
   if (!s.stored_weights.empty() || s.stored_layers || !s.stored_weights_source.empty() || !s.import_warnings.empty()) {

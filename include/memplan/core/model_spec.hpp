@@ -43,19 +43,24 @@ enum class Family {
   gpt_neo,
   bloom,
   stablelm,
+  mamba,   // Mamba: selective state-space layers, no attention, no MLP
+  mamba2,  // Mamba-2: state-space duality layers with heads, no attention, no MLP
+  bamba,   // Bamba, Granite-4.0-H: Mamba-2 layers with a few attention layers, an MLP in every layer
 };
-enum class MlpKind { plain, gated };  // plain: up, down; gated: gate, up, down
+enum class MlpKind { plain, gated, none };  // plain: up, down; gated: gate, up, down; none: no MLP (Mamba)
 enum class Positional { learned, rotary, alibi, none };
 enum class NormKind { layernorm, rmsnorm };  // layernorm has weight and bias; rmsnorm weight only
 enum class LmHead { tied, untied, none };    // tied shares the token embedding's matrix
 
-// What one layer's attention attends to, which sets the keys and values it keeps.
+// What one layer's token mixer is: an attention and what it attends to, which sets the keys
+// and values it keeps; or a state-space layer, which keeps a fixed-size state instead.
 enum class AttentionKind {
   full,     // every earlier token
   sliding,  // the last sliding_window tokens
   chunked,  // the tokens of its own chunk of attention_chunk tokens (Llama 4)
   nope,     // every earlier token, without rotary embeddings (Llama 4's global layers)
   mla,      // multi-head latent attention: keys and values from a compressed latent (DeepSeek-V2/V3)
+  mamba,    // no attention: a Mamba (or Mamba-2) state-space layer of the model's ssm sizes
 };
 // Norms on the queries and keys before attention: none; head, one weight of d_head shared by
 // the heads (Qwen3, Gemma 3); width, one weight over all heads' width (OLMo 2, OLMoE).
@@ -71,8 +76,32 @@ struct MlaSizes {
   bool operator==(const MlaSizes&) const = default;
 };
 
-// Which layers hold a per-layer tensor: all, those with a dense MLP, those with experts.
-enum class LayerSet { none, all, dense_mlp, moe_mlp };
+// The sizes of a state-space layer (the names of transformers' MambaConfig / Mamba2Config).
+// Mamba: in_proj d_model -> 2 d_inner, a depthwise conv1d of d_conv taps, x_proj d_inner ->
+// dt_rank + 2 d_state, dt_proj dt_rank -> d_inner, A_log d_inner x d_state, D, out_proj.
+// Mamba-2: in_proj d_model -> 2 d_inner + 2 groups d_state + heads, a conv1d over d_inner +
+// 2 groups d_state channels, dt_bias, A_log and D per head, a gated RMSNorm, out_proj.
+struct SsmSizes {
+  std::uint64_t version = 0;  // 1: Mamba, 2: Mamba-2; 0: the model has no state-space layers
+  std::uint64_t d_inner = 0;  // the inner width: expand x d_model (Mamba-2: heads x head_dim)
+  std::uint64_t d_state = 0;  // the state per channel (N)
+  std::uint64_t d_conv = 0;   // the convolution's taps
+  std::uint64_t dt_rank = 0;  // Mamba: rank of the step-size projection
+  std::uint64_t heads = 0;    // Mamba-2: heads
+  std::uint64_t groups = 0;   // Mamba-2: groups sharing B and C
+  std::uint64_t chunk = 0;    // Mamba-2: the chunked scan's chunk in tokens (chunk_size)
+  bool conv_bias = true;      // a bias on the convolution (use_conv_bias)
+  bool proj_bias = false;     // biases on in_proj and out_proj (use_bias)
+  bool operator==(const SsmSizes&) const = default;
+};
+
+// Returns the channels the convolution runs over: d_inner (Mamba), or d_inner + 2 groups
+// d_state (Mamba-2, whose x, B and C go through it).
+std::uint64_t ssm_conv_channels(const SsmSizes& ssm);
+
+// Which layers hold a per-layer tensor: all, those with a dense MLP, those with experts,
+// those whose mixer is attention, those whose mixer is a state-space layer.
+enum class LayerSet { none, all, dense_mlp, moe_mlp, attention, ssm };
 
 // Tensors as a checkpoint stores them (a .gguf file): `copies` tensors of one component, each
 // holding `elements` elements in `bytes` bytes of storage type `format`. When a spec carries
@@ -147,6 +176,10 @@ struct ModelSpec {
   MlaSizes mla;                  // set when the layers are mla (DeepSeek); d_head is then qk_nope + qk_rope
   bool attention_sinks = false;  // a learned sink logit per head and layer (gpt-oss)
   std::uint64_t mtp_layers = 0;  // multi-token-prediction layers the checkpoint adds; not counted
+  // State-space layers. With ssm sizes and no layer_types every layer is one (Mamba); a hybrid
+  // lists which are "mamba" in layer_types. A model without attention layers leaves n_heads,
+  // n_kv_heads and d_head 0.
+  SsmSizes ssm;
   // The weights as a checkpoint stores them (a .gguf: ggml types, k-quants and i-quants); empty
   // for an architecture. When set, estimate_weights and weight_allocations price these bytes
   // and the weights precision no longer applies to them; the fields above still size the
@@ -184,6 +217,11 @@ bool layer_holds(const ModelSpec& spec, LayerSet set, std::uint64_t layer);
 
 // Returns a routed expert's intermediate size: d_expert, or d_mlp when 0.
 inline std::uint64_t expert_width(const ModelSpec& s) { return s.d_expert != 0 ? s.d_expert : s.d_mlp; }
+
+// Returns how many layers are state-space layers (attention_kind mamba).
+std::uint64_t ssm_layers(const ModelSpec& spec);
+// Returns how many layers have attention (every layer that is not a state-space layer).
+inline std::uint64_t attention_layers(const ModelSpec& s) { return s.n_layers - ssm_layers(s); }
 
 // Returns whether every layer has the same attention kind and MLP (a stack of identical blocks).
 bool uniform_layers(const ModelSpec& spec);

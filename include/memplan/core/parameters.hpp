@@ -17,16 +17,18 @@ enum class TensorRole {
   norm,       // LayerNorm / RMSNorm weight or bias
   router,     // the MoE router (gate) matrix, kept in 16-bit by quantisers
   lm_head,    // the output projection to the vocabulary, when untied
+  ssm,        // a state-space layer's conv1d, A_log, D and dt_bias: not nn.Linear, kept by quantisers
 };
 
 // A set of identical tensors: `copies` tensors of rows x cols (cols = 1 for vectors).
 struct TensorGroup {
   // Names are static text (string literals), so listing a model's tensors allocates once.
-  std::string_view component;  // breakdown row: embeddings, attention, mlp, experts, router, norms, lm_head, pooler
-  std::string_view name;       // tensor within the component: q, k, v, o, up, gate, down, ...
-  std::uint64_t rows = 0;      // output features, or table rows
-  std::uint64_t cols = 1;      // input features, or table width
-  std::uint64_t copies = 1;    // layers (x experts) holding this tensor
+  std::string_view
+      component;             // breakdown row: embeddings, attention, ssm, mlp, experts, router, norms, lm_head, pooler
+  std::string_view name;     // tensor within the component: q, k, v, o, up, gate, down, ...
+  std::uint64_t rows = 0;    // output features, or table rows
+  std::uint64_t cols = 1;    // input features, or table width
+  std::uint64_t copies = 1;  // layers (x experts) holding this tensor
   TensorRole role = TensorRole::linear;
   LayerSet layers = LayerSet::none;  // the layers holding it (copies / their number each); none: not per layer
 };

@@ -24,12 +24,13 @@ std::string to_string(MlaCache value);
 MlaCache parse_mla_cache(std::string_view text);
 
 struct KvCacheOptions {
-  std::uint64_t batch = 1;                      // sequences held at once
-  std::uint64_t tokens = 2048;                  // tokens per sequence: prompt + generated
-  Precision precision = precisions::fp16;       // cache dtype: fp16, bf16, fp8, int8 (row scales), int4-gN
-  std::uint64_t page_tokens = 0;                // paged allocation (vLLM blocks of N tokens); 0 = contiguous
-  bool honor_sliding_window = true;             // cap sliding and chunked layers at their window (vLLM, HF's caches)
-  MlaCache mla_cache = MlaCache::decompressed;  // latent-attention layers' convention
+  std::uint64_t batch = 1;                       // sequences held at once
+  std::uint64_t tokens = 2048;                   // tokens per sequence: prompt + generated
+  Precision precision = precisions::fp16;        // cache dtype: fp16, bf16, fp8, int8 (row scales), int4-gN
+  std::uint64_t page_tokens = 0;                 // paged allocation (vLLM blocks of N tokens); 0 = contiguous
+  bool honor_sliding_window = true;              // cap sliding and chunked layers at their window (vLLM, HF's caches)
+  MlaCache mla_cache = MlaCache::decompressed;   // latent-attention layers' convention
+  Precision state_precision = precisions::fp16;  // state-space layers' states: the model's dtype
 };
 
 // Returns a Breakdown with one component, "kv_cache". Each layer keeps keys and values of
@@ -39,7 +40,12 @@ struct KvCacheOptions {
 // whole pages. Quantised caches carry one scale per (token, head) row, as a matrix of
 // (batch*tokens*kv_heads) x d_head. Layers that all keep the same are detailed as "keys"
 // and "values" (or "latent"); otherwise one detail row per kind of layer ("sliding_layers",
-// "full_layers", ...). Throws Error(invalid_input) for batch or tokens of 0, Error(overflow).
+// "full_layers", ...). A state-space (Mamba) layer keeps a fixed-size state per sequence
+// instead, whatever the tokens: a convolution state of conv channels x d_conv and an SSM
+// state of d_inner x d_state, at state_precision (transformers' MambaCache and Mamba-2's
+// cache); a model of state-space layers only names its one component "ssm_state", a hybrid
+// details them as "ssm_state" beside its attention layers. Throws Error(invalid_input) for
+// batch or tokens of 0, Error(overflow).
 Breakdown estimate_kv_cache(const ModelSpec& spec, const KvCacheOptions& options);
 
 // Returns the cache as allocations: per layer one keys and one values tensor, or one latent

@@ -65,6 +65,7 @@ void expect_same_architecture(const ModelSpec& got, const ModelSpec& want) {
   EXPECT_EQ(got.mla.v_head_dim, want.mla.v_head_dim);
   EXPECT_EQ(got.attention_sinks, want.attention_sinks);
   EXPECT_EQ(got.mtp_layers, want.mtp_layers);
+  EXPECT_EQ(got.ssm, want.ssm);
 }
 
 ConfigError import_error(const std::string& json) {
@@ -214,9 +215,10 @@ TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {
   EXPECT_EQ(e.column(), 17U);
   EXPECT_NE(e.message().find("unsupported model_type 'llava'"), std::string::npos) << e.what();
   EXPECT_NE(e.message().find(
-                "'bert', 'bloom', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'falcon', 'gemma', "
+                "'bamba', 'bert', 'bloom', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'falcon', 'gemma', "
                 "'gemma2', 'gemma3_text', 'gpt2', 'gpt_bigcode', 'gpt_neo', 'gpt_neox', 'gpt_oss', 'gptj', "
-                "'granite', 'granitemoe', 'llama', 'llama4', 'llama4_text', 'mistral', 'mixtral', 'olmo2', "
+                "'granite', 'granitemoe', 'llama', 'llama4', 'llama4_text', 'mamba', 'mamba2', 'mistral', 'mixtral', "
+                "'olmo2', "
                 "'olmoe', 'opt', 'phi', 'phi3', 'phimoe', 'qwen2', 'qwen3', 'qwen3_moe', 'stablelm' and "
                 "'starcoder2'"),
             std::string::npos)

@@ -1,0 +1,170 @@
+// State-space (Mamba, Mamba-2) and hybrid (Bamba) models: parameter counts of real configs
+// (tests/data/hf), their fixed-size state beside a growing KV cache, and what does not apply.
+// Each expected figure is written out from the config's sizes; the published counts of the
+// built-ins (129,135,360 and 7,285,403,648) are checked in hf_config_test.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "memplan/core/error.hpp"
+#include "memplan/core/parameters.hpp"
+#include "memplan/estimators/activations.hpp"
+#include "memplan/estimators/attention_analysis.hpp"
+#include "memplan/estimators/kv_cache.hpp"
+#include "memplan/estimators/megatron.hpp"
+#include "memplan/estimators/training.hpp"
+#include "memplan/io/hf_config.hpp"
+
+namespace memplan {
+namespace state_space_test {
+
+namespace fs = std::filesystem;
+
+ModelSpec fixture(const std::string& name) {
+  return load_hf_config((fs::path(MEMPLAN_TEST_FIXTURES) / "hf" / name / "config.json").string()).entry.spec;
+}
+
+KvCacheOptions bf16_tokens(std::uint64_t tokens) {
+  KvCacheOptions o;
+  o.tokens = tokens;
+  o.precision = precisions::bf16;
+  o.state_precision = precisions::bf16;
+  return o;
+}
+
+std::uint64_t detail_row(const Item& item, const std::string& name) {
+  for (const Item& r : item.detail) {
+    if (r.name == name) return r.bytes.count();
+  }
+  ADD_FAILURE() << "no row " << name << " in " << item.name;
+  return 0;
+}
+
+// state-spaces/mamba-130m-hf: d 768, 24 layers, d_inner 1536, state 16, conv 4, dt_rank 48,
+// vocab 50280, tied head; each layer an RMSNorm and a MambaMixer.
+TEST(StateSpace, MambaCountsItsTensors) {
+  const ModelSpec s = fixture("mamba-130m-hf");
+  EXPECT_EQ(s.family, Family::mamba);
+  EXPECT_EQ(ssm_layers(s), 24U);
+  EXPECT_EQ(attention_layers(s), 0U);
+  const std::uint64_t layer = 768ULL * 3072           // in_proj
+                              + 1536ULL * 4 + 1536    // conv1d weight and bias
+                              + 1536ULL * (48 + 32)   // x_proj
+                              + 48ULL * 1536 + 1536   // dt_proj and its bias
+                              + 1536ULL * 16 + 1536   // A_log, D
+                              + 1536ULL * 768 + 768;  // out_proj, the block's norm
+  EXPECT_EQ(layer, 3'771'648U);
+  EXPECT_EQ(count_parameters(s), 50280ULL * 768 + 24 * layer + 768);
+}
+
+// Codestral Mamba's HF-format config (Mamba-2): d 4096, 64 layers, 128 heads of 64, 8 groups,
+// state 128, conv 4, vocab 32768, untied. Its time_step_limit holds Python's Infinity.
+TEST(StateSpace, Mamba2CountsItsTensors) {
+  const ModelSpec s = fixture("mamba-codestral-7b");
+  EXPECT_EQ(s.family, Family::mamba2);
+  const std::uint64_t conv = 8192 + 2 * 8 * 128;             // x, B and C: 10,240 channels
+  const std::uint64_t layer = 4096ULL * (8192 + conv + 128)  // in_proj: z, x, B, C, dt
+                              + conv * 4 + conv              // conv1d weight and bias
+                              + 3 * 128                      // dt_bias, A_log, D
+                              + 8192                         // the gated RMSNorm
+                              + 8192ULL * 4096 + 4096;       // out_proj, the block's norm
+  EXPECT_EQ(layer, 109'640'064U);
+  EXPECT_EQ(count_parameters(s), 2 * 32768ULL * 4096 + 64 * layer + 4096);
+}
+
+// ibm-fms/Bamba-9B: 32 layers, attention on 9, 18 and 27 (32 heads, 8 KV heads of 128), Mamba-2
+// mixers elsewhere (128 heads of 64, 1 group, state 128), a gated MLP of 14336 and two norms in
+// every layer, vocab 128256, untied. No exact published count (the docs say 9.78B).
+TEST(StateSpace, BambaHybridCountsItsTensors) {
+  const ModelSpec s = fixture("bamba-9b");
+  EXPECT_EQ(ssm_layers(s), 29U);
+  EXPECT_EQ(attention_layers(s), 3U);
+  EXPECT_EQ(attention_kind(s, 9), AttentionKind::full);
+  EXPECT_EQ(attention_kind(s, 10), AttentionKind::mamba);
+  const std::uint64_t conv = 8192 + 2 * 128;
+  const std::uint64_t mamba = 4096ULL * (8192 + conv + 128) + conv * 5 + 3 * 128 + 8192 + 8192ULL * 4096;
+  const std::uint64_t attention = 2 * 4096ULL * 4096 + 2 * 4096ULL * 1024;
+  const std::uint64_t mlp = 3 * 4096ULL * 14336;
+  EXPECT_EQ(mamba, 102'286'976U);
+  EXPECT_EQ(count_parameters(s), 2 * 128256ULL * 4096 + 29 * mamba + 3 * attention + 32 * (mlp + 2 * 4096) + 4096);
+  EXPECT_EQ(count_parameters(s), 9'780'235'392U);
+}
+
+// A Mamba layer keeps conv channels x d_conv and d_inner x d_state per sequence, whatever the
+// tokens: 24 x (1536 x 4 + 1536 x 16) x 2 B at bf16.
+TEST(StateSpace, MambaStateIsTheSameAtAnyLength) {
+  const ModelSpec s = fixture("mamba-130m-hf");
+  const Breakdown short_prompt = estimate_kv_cache(s, bf16_tokens(512));
+  const Breakdown long_prompt = estimate_kv_cache(s, bf16_tokens(65536));
+  EXPECT_EQ(short_prompt.components.front().name, "ssm_state");
+  EXPECT_EQ(short_prompt.total().count(), 24ULL * (1536 * 4 + 1536 * 16) * 2);
+  EXPECT_EQ(long_prompt.total(), short_prompt.total());
+  EXPECT_EQ(detail_row(short_prompt.components.front(), "conv_state"), 24ULL * 1536 * 4 * 2);
+  // Eight sequences hold eight states.
+  KvCacheOptions eight = bf16_tokens(512);
+  eight.batch = 8;
+  EXPECT_EQ(estimate_kv_cache(s, eight).total().count(), 8 * short_prompt.total().count());
+}
+
+// A hybrid keeps both: its 29 Mamba layers' state, fixed, and its 3 attention layers' keys and
+// values, growing with the tokens.
+TEST(StateSpace, HybridHoldsAStateAndAKvCache) {
+  const ModelSpec s = fixture("bamba-9b");
+  const std::uint64_t state = 29ULL * ((8192 + 256) * 4 + 8192ULL * 128) * 2;
+  for (const std::uint64_t tokens : {4096ULL, 8192ULL}) {
+    SCOPED_TRACE(tokens);
+    const Item kv = estimate_kv_cache(s, bf16_tokens(tokens)).components.front();
+    EXPECT_EQ(kv.name, "kv_cache");
+    EXPECT_EQ(detail_row(kv, "ssm_state"), state);
+    EXPECT_EQ(detail_row(kv, "full_layers"), 3 * 2 * 8 * 128 * tokens * 2);
+    EXPECT_EQ(kv.bytes.count(), state + 3 * 2 * 8 * 128 * tokens * 2);
+  }
+}
+
+// Training: a Mamba block keeps what mamba_inner_fn saves (checkpoint_lvl 1).
+TEST(StateSpace, MambaTrainingKeepsTheFusedKernelsTensors) {
+  const ModelSpec s = fixture("mamba-130m-hf");
+  TrainingShape shape;
+  shape.batch = 2;
+  shape.seq = 4096;
+  shape.compute = precisions::bf16;
+  const Item layer = layer_activations(s, shape, false, true);
+  EXPECT_EQ(detail_row(layer, "xz"), 4096ULL * 2 * 3072 * 2);
+  EXPECT_EQ(detail_row(layer, "x_dbl"), 4096ULL * 2 * 80 * 2);
+  EXPECT_EQ(detail_row(layer, "scan_output"), 4096ULL * 2 * 1536 * 2);
+  // fp32 states of 2 x d_state per channel, one per 2048-token chunk.
+  EXPECT_EQ(detail_row(layer, "scan_states"), 2ULL * 1536 * 2 * 32 * 4);
+  for (const Item& r : layer.detail) EXPECT_NE(r.name, "q") << "a Mamba block has no attention";
+}
+
+TEST(StateSpace, AttentionWorkloadsDoNotApply) {
+  const ModelSpec s = fixture("mamba-130m-hf");
+  try {
+    (void)model_hooks(s, 1, 128);
+    ADD_FAILURE() << "hooks listed for a Mamba model";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::invalid_input);
+    EXPECT_NE(std::string(e.what()).find("TransformerLens has no hook points for state-space"), std::string::npos);
+  }
+  EXPECT_THROW((void)estimate_attention_patterns(s, 1, 128, {}), Error);
+  EXPECT_THROW((void)estimate_qkov(s, 1, 128, {}), Error);
+  TensorShardOptions two;
+  two.degree = 2;
+  EXPECT_THROW((void)tensor_parallel_shard(s, two), Error);
+}
+
+TEST(StateSpace, InconsistentSizesAreRefused) {
+  ModelSpec s = fixture("mamba-codestral-7b");
+  s.ssm.heads = 100;  // does not divide d_inner 8192
+  EXPECT_THROW(validate(s), Error);
+  s = fixture("mamba-130m-hf");
+  s.n_heads = 8;  // no attention layer to have heads
+  EXPECT_THROW(validate(s), Error);
+  s = fixture("mamba-130m-hf");
+  s.layer_types.assign(24, AttentionKind::mamba);
+  s.ssm = {};
+  EXPECT_THROW(validate(s), Error);  // mamba layers without sizes
+}
+
+}  // namespace state_space_test
+}  // namespace memplan
