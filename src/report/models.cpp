@@ -24,7 +24,8 @@ void table(const ModelsReport& r, std::ostream& out) {
     const ModelSpec& m = e.spec;
     out << fmt::format("{:<{}}  {:<9}  {:>16}  {:>6}  {:>7}  {:>9}  {:>7}  {:>7}\n", m.name, name_width,
                        to_string(m.family), group_digits(count_parameters(m)), m.n_layers, m.d_model,
-                       fmt::format("{}/{}", m.n_heads, m.n_kv_heads), m.vocab_size, m.max_seq_len);
+                       attention_layers(m) == 0 ? std::string("ssm") : fmt::format("{}/{}", m.n_heads, m.n_kv_heads),
+                       m.vocab_size, m.max_seq_len);
   }
   out << fmt::format("\n{} built-in models; memplan estimate NAME for one, or pass a path to your own .yaml\n",
                      r.models.size());

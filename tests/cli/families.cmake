@@ -80,3 +80,24 @@ cli_case(check_plan_model_as EXIT 0 ARGS check "${PROJECT_SOURCE_DIR}/tests/cli/
          STDOUT "\"total_bytes\": 6150197248,.*\"notes\": \\[[^]]*read as 'llama' \\('model_as'\\)")
 cli_case(check_plan_model_as_unknown EXIT 2 ARGS check "${PROJECT_SOURCE_DIR}/tests/cli/data/plans/model-as-unknown.yaml"
          STDERR "model-as-unknown\\.yaml:3:11: 'model_as' lama is not a model_type memplan imports")
+
+# State-space and hybrid models. Codestral Mamba's config holds Python's Infinity.
+cli_case(import_mamba2_with_infinity EXIT 0 ARGS import "${hf}/mamba-codestral-7b/config.json"
+         STDOUT "family: mamba2\n.*mlp: none\n.*ssm_version: 2\nssm_d_inner: 8192\nssm_d_state: 128\n")
+cli_case(import_bamba_layers EXIT 0 ARGS import "${hf}/bamba-9b/config.json"
+         STDOUT "family: bamba\n.*layer_types: \\[mamba, mamba, mamba, mamba, mamba, mamba, mamba, mamba, mamba, full, ")
+# mamba-130m-hf, batch 2, bf16: 24 x 2 x (1536 x 4 + 1536 x 16) x 2 B = 2,949,120 B at any length.
+cli_case(mamba_state_fixed_short EXIT 0 ARGS estimate mamba-130m-hf -w generation --batch 2 --seq 128 --format json
+         STDOUT "\"name\": \"ssm_state\",[^}]*\"bytes\": 2949120,")
+cli_case(mamba_state_fixed_long EXIT 0 ARGS estimate mamba-130m-hf -w generation --batch 2 --seq 65536 --format json
+         STDOUT "\"name\": \"ssm_state\",[^}]*\"bytes\": 2949120,")
+# LoRA on a model without attention: in_proj and out_proj by default, rank 16:
+# 24 x (16 x 768 + 3072 x 16 + 16 x 1536 + 768 x 16) = 2,359,296.
+cli_case(mamba_lora_default_targets EXIT 0 ARGS estimate mamba-130m-hf -w training --lora-rank 16 --seq 256
+         STDOUT "lora_adapters +2,359,296 ")
+cli_case(mamba_vllm_refused EXIT 2 ARGS estimate mamba-130m-hf --engine vllm STDOUT_EMPTY
+         STDERR "24 state-space \\(Mamba\\) layers, whose per-request state vLLM keeps in its own cache")
+cli_case(mamba_tp_refused EXIT 2 ARGS estimate mamba-codestral-7b -w training --tp 2 STDOUT_EMPTY
+         STDERR "does not split over tensor-parallel ranks")
+cli_case(mamba_hooks_refused EXIT 2 ARGS hooks mamba-130m-hf STDOUT_EMPTY
+         STDERR "TransformerLens has no hook points for state-space \\(Mamba\\) layers")

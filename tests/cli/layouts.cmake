@@ -50,3 +50,9 @@ add_test(NAME cli.doc_outputs_current
          COMMAND "${CMAKE_COMMAND}" "-DMEMPLAN=$<TARGET_FILE:memplan>" "-DDOC=${PROJECT_SOURCE_DIR}/docs"
                  -P "${CMAKE_CURRENT_SOURCE_DIR}/doc_outputs.cmake")
 set_tests_properties(cli.doc_outputs_current PROPERTIES LABELS cli)
+
+# The state-space chart in docs/estimators.md is current (scripts/update-doc-outputs redraws it).
+add_test(NAME cli.doc_svg_current
+         COMMAND "${CMAKE_COMMAND}" "-DMEMPLAN=$<TARGET_FILE:memplan>" "-DDOCS=${PROJECT_SOURCE_DIR}/docs"
+                 "-DWORK=${CMAKE_CURRENT_BINARY_DIR}/doc_svg" -P "${CMAKE_CURRENT_SOURCE_DIR}/doc_svg.cmake")
+set_tests_properties(cli.doc_svg_current PROPERTIES LABELS cli)
