@@ -4,6 +4,7 @@
 #include <array>
 #include <utility>
 
+#include "memplan/core/bytes.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/core/text.hpp"
