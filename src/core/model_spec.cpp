@@ -16,7 +16,7 @@ namespace {
 template <typename Enum, std::size_t N>
 using Names = std::array<std::pair<Enum, std::string_view>, N>;
 
-constexpr Names<Family, 34> kFamilies{{{Family::gpt2, "gpt2"},
+constexpr Names<Family, 35> kFamilies{{{Family::gpt2, "gpt2"},
                                        {Family::gpt_neox, "gpt-neox"},
                                        {Family::llama, "llama"},
                                        {Family::mistral, "mistral"},
@@ -49,7 +49,8 @@ constexpr Names<Family, 34> kFamilies{{{Family::gpt2, "gpt2"},
                                        {Family::stablelm, "stablelm"},
                                        {Family::mamba, "mamba"},
                                        {Family::mamba2, "mamba2"},
-                                       {Family::bamba, "bamba"}}};
+                                       {Family::bamba, "bamba"},
+                                       {Family::jamba, "jamba"}}};
 constexpr Names<MlpKind, 3> kMlpKinds{{{MlpKind::plain, "plain"}, {MlpKind::gated, "gated"}, {MlpKind::none, "none"}}};
 constexpr Names<Positional, 4> kPositionals{{{Positional::learned, "learned"},
                                              {Positional::rotary, "rotary"},
@@ -122,7 +123,7 @@ void check_ssm(const ModelSpec& s) {
   require_positive("ssm_d_conv", m.d_conv);
   if (m.version == 1) {
     require_positive("ssm_dt_rank", m.dt_rank);
-    if (m.heads != 0 || m.groups != 0)
+    if (m.heads != 0 || m.groups != 0 || m.chunk != 0)
       throw_invalid_input("ssm_heads", "Mamba (ssm_version 1) has no heads or groups: they are Mamba-2's");
     return;
   }
@@ -452,6 +453,9 @@ ModelSpec family_defaults(Family family) {
       break;
     case Family::bamba:  // Llama's block where most layers' attention is a Mamba-2 mixer
       s.positional = Positional::rotary;
+      break;
+    case Family::jamba:  // Llama's block without rotary: Mamba mixers and attention, dense MLPs and experts
+      s.positional = Positional::none;
       break;
     case Family::bert:  // post-LN encoder: embedding LayerNorm, token types, pooler, no LM head
       s.mlp = MlpKind::plain;

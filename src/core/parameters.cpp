@@ -38,6 +38,11 @@ void add_ssm(std::vector<TensorGroup>& out, const ModelSpec& s) {
     add_linear(out, "ssm", "dt_proj", "dt_proj.bias", m.dt_rank, m.d_inner, layers, true, set);
     out.push_back({"ssm", "A_log", m.d_inner, m.d_state, layers, TensorRole::ssm, set});
     out.push_back({"ssm", "D", m.d_inner, 1, layers, TensorRole::ssm, set});
+    if (m.dt_bc_norms) {
+      out.push_back({"ssm", "dt_norm.weight", m.dt_rank, 1, layers, TensorRole::norm, set});
+      out.push_back({"ssm", "b_norm.weight", m.d_state, 1, layers, TensorRole::norm, set});
+      out.push_back({"ssm", "c_norm.weight", m.d_state, 1, layers, TensorRole::norm, set});
+    }
   } else {
     // in_proj yields z (d_inner), x, B, C (the conv's channels) and dt (one per head).
     const std::uint64_t in_out = checked_add(checked_add(m.d_inner, conv, "in_proj width"), m.heads, "in_proj width");

@@ -341,10 +341,12 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dens
   if (s.mlp != MlpKind::none) mlp_activations(s, shape, moe, rows);
   const bool mixed = dense_and_moe_blocks(s);
   const bool hybrid = ssm_layers(s) > 0 && attention_layers(s) > 0;
-  return group_row(hybrid   ? (ssm_block ? "ssm_layer_activations" : "attention_layer_activations")
-                   : !mixed ? "layer_activations"
-                   : moe    ? "moe_layer_activations"
-                            : "dense_layer_activations",
+  const std::string mixer = !hybrid ? "" : ssm_block ? "ssm_" : "attention_";
+  return group_row(mixer +
+                       (!mixed ? ""
+                        : moe  ? "moe_"
+                               : "dense_") +
+                       "layer_activations",
                    std::move(rows),
                    "what one block keeps for backward (Korthikanti et al. 2022, term by term" +
                        std::string(ssm_block ? "; the state-space mixer as mamba_ssm's kernels save it" : "") +
@@ -451,37 +453,42 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
   if (o.grad_accumulation == 0) {
     throw Error(ErrorKind::invalid_input, "grad_accumulation must be at least 1", "grad_accumulation");
   }
-  // One kind of block, or two where dense blocks precede MoE ones (DeepSeek): each kind's
-  // activations, and the layers holding it.
+  // The kinds of block: by mixer (attention, or a state-space layer in a hybrid) and by MLP
+  // (dense, or MoE where dense blocks come too: DeepSeek, Jamba); each kind's activations.
   struct BlockKind {
-    LayerSet layers;
+    LayerSet mixer;  // all, attention or ssm
+    LayerSet mlp;    // all, dense_mlp or moe_mlp
     Item activations;
-    std::string label;  // "layers", or "dense layers" / "MoE layers"
+    std::string label;  // "layers", "dense layers", "state-space MoE layers", ...
   };
-  std::vector<BlockKind> kinds;
+  const bool hybrid = ssm_layers(s) > 0 && attention_layers(s) > 0;
   const bool moe_only = layers_in(s, LayerSet::moe_mlp, 0, s.n_layers) == s.n_layers;
-  if (ssm_layers(s) > 0 && attention_layers(s) > 0) {
+  std::vector<BlockKind> kinds;
+  for (const LayerSet mixer : {LayerSet::attention, LayerSet::ssm}) {
+    if ((mixer == LayerSet::attention ? attention_layers(s) : ssm_layers(s)) == 0) continue;
+    const bool ssm = mixer == LayerSet::ssm;
+    const std::string what = !hybrid ? "" : ssm ? "state-space " : "attention ";
+    const LayerSet kind_mixer = hybrid ? mixer : LayerSet::all;
     if (dense_and_moe_blocks(s)) {
-      throw Error(ErrorKind::invalid_input,
-                  s.name +
-                      " mixes attention and state-space layers with dense and MoE MLPs: memplan's training "
-                      "estimate holds two kinds of block, not four",
-                  "model");
+      kinds.push_back({kind_mixer, LayerSet::dense_mlp, layer_activations(s, shape, true, ssm), what + "dense layers"});
+      kinds.push_back({kind_mixer, LayerSet::moe_mlp, layer_activations(s, shape, false, ssm), what + "MoE layers"});
+    } else {
+      kinds.push_back({kind_mixer, LayerSet::all, layer_activations(s, shape, !moe_only, ssm), what + "layers"});
     }
-    kinds.push_back({LayerSet::attention, layer_activations(s, shape, !moe_only), "attention layers"});
-    kinds.push_back({LayerSet::ssm, layer_activations(s, shape, !moe_only, true), "state-space layers"});
-  } else if (ssm_layers(s) > 0) {
-    kinds.push_back({LayerSet::all, layer_activations(s, shape, !moe_only, true), "layers"});
-  } else if (dense_and_moe_blocks(s)) {
-    kinds.push_back({LayerSet::dense_mlp, layer_activations(s, shape, true), "dense layers"});
-    kinds.push_back({LayerSet::moe_mlp, layer_activations(s, shape), "MoE layers"});
-  } else {
-    kinds.push_back(
-        {LayerSet::all, layer_activations(s, shape, layers_in(s, LayerSet::moe_mlp, 0, s.n_layers) == 0), "layers"});
   }
+  // The layers of [first, first + count) of kind `k`: closed form unless both sets matter
+  // (a hybrid's layer_types list, short enough to walk).
+  const auto kind_layers = [&](const BlockKind& k, std::uint64_t first, std::uint64_t count) {
+    if (k.mixer == LayerSet::all) return layers_in(s, k.mlp, first, count);
+    if (k.mlp == LayerSet::all) return layers_in(s, k.mixer, first, count);
+    std::uint64_t n = 0;
+    for (std::uint64_t i = first; i < std::min(s.n_layers, first + count); ++i)
+      n += layer_holds(s, k.mixer, i) && layer_holds(s, k.mlp, i) ? 1 : 0;
+    return n;
+  };
   const auto kind_of = [&](std::uint64_t layer) -> const BlockKind& {
     for (const BlockKind& k : kinds) {
-      if (layer_holds(s, k.layers, layer)) return k;
+      if (layer_holds(s, k.mixer, layer) && layer_holds(s, k.mlp, layer)) return k;
     }
     return kinds.front();
   };
@@ -626,7 +633,7 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
     };
     std::vector<Kept> kept;
     for (const BlockKind& k : kinds) {
-      const std::uint64_t n = layers_in(s, k.layers, first, count);
+      const std::uint64_t n = kind_layers(k, first, count);
       if (n == 0) continue;
       for (const Item& term : stored_terms(k)) {
         const auto same = std::find_if(kept.begin(), kept.end(), [&](const Kept& x) {

@@ -51,6 +51,7 @@ constexpr FamilyInfo kFamilies[] = {
     {"gptj", Family::gptj, false, 2048, false, false},
     {"granite", Family::granite, false, 2048, false, true},
     {"granitemoe", Family::granitemoe, false, 2048, false, true},
+    {"jamba", Family::jamba, false, 262144, false, true},
     {"llama", Family::llama, false, 2048, true, true},
     {"llama4", Family::llama4, false, 4096ULL * 32, true, true},  // its text_config (llama4_text)
     {"llama4_text", Family::llama4, false, 4096ULL * 32, true, true},
@@ -175,10 +176,10 @@ void read_experts(Fields& f, ModelSpec& s, const char* experts_key, const char* 
 }
 
 // The state-space sizes of a Mamba (version 1) or Mamba-2 (2) mixer, under the keys of
-// MambaConfig / Mamba2Config, or Bamba's with `prefix` "mamba_" (mamba_d_state, ...). A key
-// left out takes the class default, and the import says so.
+// MambaConfig / Mamba2Config, or a hybrid's (Bamba, Jamba: mamba_d_state, ...). A key left
+// out takes the class default, and the import says so.
 void read_ssm_sizes(const detail::JsonMap& map, Fields& f, ModelSpec& s, std::uint64_t version) {
-  const bool bamba = s.family == Family::bamba;
+  const bool bamba = s.family == Family::bamba || s.family == Family::jamba;  // mamba_-prefixed keys
   const auto size = [&](const char* field, const char* key, std::uint64_t fallback) {
     if (std::optional<std::uint64_t> v = f.optional(field, {key})) return *v;
     f.note(std::string(key) + " is not set: " + std::to_string(fallback) + ", the class default");
@@ -194,15 +195,16 @@ void read_ssm_sizes(const detail::JsonMap& map, Fields& f, ModelSpec& s, std::ui
   m.proj_bias = map.boolean_or(bamba ? "mamba_proj_bias" : "use_bias", false);
   if (version == 1) {
     // time_step_rank "auto" is ceil(hidden_size / 16) (MambaConfig).
-    const char* key = "time_step_rank";
+    const char* key = bamba ? "mamba_dt_rank" : "time_step_rank";
     if (map.has(key) && map.value(key).is_string()) {
-      if (map.value(key).get<std::string>() != "auto") map.fail(key, "time_step_rank must be \"auto\" or a size");
+      if (map.value(key).get<std::string>() != "auto") map.fail(key, std::string(key) + " must be \"auto\" or a size");
       m.dt_rank = ceil_div(s.d_model, 16);
       f.from("ssm_dt_rank", key);
     } else {
       m.dt_rank = f.optional("ssm_dt_rank", {key}).value_or(ceil_div(s.d_model, 16));
     }
-    if (std::optional<std::uint64_t> inner = f.optional("ssm_d_inner", {"intermediate_size"});
+    // A hybrid's intermediate_size is its MLP's; a Mamba's is the mixer's inner width.
+    if (std::optional<std::uint64_t> inner = bamba ? std::nullopt : f.optional("ssm_d_inner", {"intermediate_size"});
         inner && *inner != m.d_inner) {
       map.fail("intermediate_size", "intermediate_size " + std::to_string(*inner) + " is not expand x hidden_size (" +
                                         std::to_string(m.d_inner) + "), which MambaMixer uses");
@@ -405,6 +407,36 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
       }
       s.attn_qkv_bias = s.attn_out_bias = map.boolean_or("attention_bias", false);
       s.mlp_bias = map.boolean_or("mlp_bias", false);
+      break;
+    }
+    case Family::jamba: {
+      // JambaConfig: layer i has attention when i % attn_layer_period == attn_layer_offset, a
+      // Mamba mixer (with RMSNorms on dt, B and C) otherwise; experts when i %
+      // expert_layer_period == expert_layer_offset, a dense MLP otherwise.
+      read_ssm_sizes(map, f, s, 1);
+      s.ssm.dt_bc_norms = true;
+      const auto period = [&](const char* key, std::uint64_t fallback) {
+        return map.optional_integer(key, 1, detail::kMaxConfigSize).value_or(fallback);
+      };
+      const std::uint64_t attn_period = period("attn_layer_period", 8);
+      const std::uint64_t attn_offset = map.optional_integer("attn_layer_offset", 0, attn_period - 1).value_or(4);
+      s.layer_types.assign(s.n_layers, AttentionKind::mamba);
+      for (std::uint64_t i = attn_offset; i < s.n_layers; i += attn_period) s.layer_types[i] = AttentionKind::full;
+      const std::uint64_t experts = f.optional("experts", {"num_experts"}).value_or(16);
+      if (experts > 1) {
+        s.experts = experts;
+        s.experts_per_token = f.optional("experts_per_token", {"num_experts_per_tok"}).value_or(2);
+        const std::uint64_t expert_period = period("expert_layer_period", 2);
+        const std::uint64_t expert_offset =
+            map.optional_integer("expert_layer_offset", 0, expert_period - 1).value_or(1);
+        if (expert_offset + 1 != expert_period) {
+          map.fail("expert_layer_offset",
+                   "experts on layers i % " + std::to_string(expert_period) + " == " + std::to_string(expert_offset) +
+                       ": memplan's layer description puts them where (i + 1) is a multiple of moe_every, so "
+                       "expert_layer_offset must be expert_layer_period - 1");
+        }
+        s.moe_every = expert_period;
+      }
       break;
     }
     case Family::bloom: f.note("ALiBi positions: no position table"); break;
@@ -874,6 +906,7 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
   if (s.ssm.version != 0) {
     out << "ssm_conv_bias: " << yaml_bool(s.ssm.conv_bias) << '\n'
         << "ssm_proj_bias: " << yaml_bool(s.ssm.proj_bias) << '\n';
+    if (s.ssm.dt_bc_norms) out << "ssm_dt_bc_norms: true\n";
   }
   if (s.global_every != 0 && s.global_attention != AttentionKind::full) {
     out << "global_attention: " << to_string(s.global_attention) << '\n';

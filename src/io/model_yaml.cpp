@@ -65,6 +65,7 @@ const std::vector<std::string> kModelKeys = {"family",
                                              "ssm_chunk",
                                              "ssm_conv_bias",
                                              "ssm_proj_bias",
+                                             "ssm_dt_bc_norms",
                                              "source",
                                              "published_params",
                                              "published_params_source"};
@@ -101,6 +102,7 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   read_count(map, "ssm_chunk", s.ssm.chunk, 0);
   read_flag(map, "ssm_conv_bias", s.ssm.conv_bias);
   read_flag(map, "ssm_proj_bias", s.ssm.proj_bias);
+  read_flag(map, "ssm_dt_bc_norms", s.ssm.dt_bc_norms);
   // A pure state-space model (ssm sizes, no layer_types) has no attention heads to size.
   const bool attention_free = s.ssm.version != 0 && !map.has("layer_types");
   if (attention_free) {

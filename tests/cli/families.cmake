@@ -101,3 +101,6 @@ cli_case(mamba_tp_refused EXIT 2 ARGS estimate mamba-codestral-7b -w training --
          STDERR "does not split over tensor-parallel ranks")
 cli_case(mamba_hooks_refused EXIT 2 ARGS hooks mamba-130m-hf STDOUT_EMPTY
          STDERR "TransformerLens has no hook points for state-space \\(Mamba\\) layers")
+# Jamba-v0.1: attention on layers 4, 12, 20 and 28, experts on every odd layer.
+cli_case(import_jamba_layers EXIT 0 ARGS import "${hf}/jamba-v0.1/config.json"
+         STDOUT "family: jamba\n.*experts: 16\n.*moe_every: 2\n.*ssm_dt_bc_norms: true\nlayer_types: \\[mamba, mamba, mamba, mamba, full, mamba, ")

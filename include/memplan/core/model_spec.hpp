@@ -45,7 +45,8 @@ enum class Family {
   stablelm,
   mamba,   // Mamba: selective state-space layers, no attention, no MLP
   mamba2,  // Mamba-2: state-space duality layers with heads, no attention, no MLP
-  bamba,   // Bamba, Granite-4.0-H: Mamba-2 layers with a few attention layers, an MLP in every layer
+  bamba,   // Bamba: Mamba-2 layers with a few attention layers, an MLP in every layer
+  jamba,   // Jamba: Mamba layers with an attention layer in eight, experts on every second layer
 };
 enum class MlpKind { plain, gated, none };  // plain: up, down; gated: gate, up, down; none: no MLP (Mamba)
 enum class Positional { learned, rotary, alibi, none };
@@ -92,6 +93,7 @@ struct SsmSizes {
   std::uint64_t chunk = 0;    // Mamba-2: the chunked scan's chunk in tokens (chunk_size)
   bool conv_bias = true;      // a bias on the convolution (use_conv_bias)
   bool proj_bias = false;     // biases on in_proj and out_proj (use_bias)
+  bool dt_bc_norms = false;   // Mamba: RMSNorms on the step sizes, B and C (Jamba)
   bool operator==(const SsmSizes&) const = default;
 };
 

@@ -217,7 +217,8 @@ TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {
   EXPECT_NE(e.message().find(
                 "'bamba', 'bert', 'bloom', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'falcon', 'gemma', "
                 "'gemma2', 'gemma3_text', 'gpt2', 'gpt_bigcode', 'gpt_neo', 'gpt_neox', 'gpt_oss', 'gptj', "
-                "'granite', 'granitemoe', 'llama', 'llama4', 'llama4_text', 'mamba', 'mamba2', 'mistral', 'mixtral', "
+                "'granite', 'granitemoe', 'jamba', 'llama', 'llama4', 'llama4_text', 'mamba', 'mamba2', 'mistral', "
+                "'mixtral', "
                 "'olmo2', "
                 "'olmoe', 'opt', 'phi', 'phi3', 'phimoe', 'qwen2', 'qwen3', 'qwen3_moe', 'stablelm' and "
                 "'starcoder2'"),

@@ -90,6 +90,54 @@ TEST(StateSpace, BambaHybridCountsItsTensors) {
   EXPECT_EQ(count_parameters(s), 9'780'235'392U);
 }
 
+// ai21labs/Jamba-v0.1: 32 layers, attention where i % 8 == 4 (32 heads, 8 KV heads of 128, no
+// rotary), Mamba mixers elsewhere (d_inner 8192, state 16, conv 4, dt_rank 256, RMSNorms on dt,
+// B and C), 16 experts of 14336 (top 2) where i % 2 == 1, a dense MLP of 14336 elsewhere, vocab
+// 65536, untied. A Jamba Mini model card quotes its index's total_size, 103,140,646,656 B in
+// bf16: twice this count.
+TEST(StateSpace, JambaHybridWithExpertsCountsItsTensors) {
+  const ModelSpec s = fixture("jamba-v0.1");
+  EXPECT_EQ(attention_layers(s), 4U);
+  EXPECT_EQ(attention_kind(s, 4), AttentionKind::full);
+  EXPECT_EQ(attention_kind(s, 12), AttentionKind::full);
+  EXPECT_TRUE(is_moe_layer(s, 1));
+  EXPECT_FALSE(is_moe_layer(s, 4));
+  const std::uint64_t mamba = 4096ULL * 16384 + 8192 * 5  // in_proj, conv1d and its bias
+                              + 8192ULL * (256 + 32)      // x_proj
+                              + 256ULL * 8192 + 8192      // dt_proj
+                              + 8192ULL * 16 + 8192       // A_log, D
+                              + 256 + 16 + 16             // dt, B and C norms
+                              + 8192ULL * 4096;           // out_proj
+  const std::uint64_t attention = 2 * 4096ULL * 4096 + 2 * 4096ULL * 1024;
+  const std::uint64_t mlp = 3 * 4096ULL * 14336;
+  EXPECT_EQ(mamba, 105'308'448U);
+  EXPECT_EQ(count_parameters(s), 2 * 65536ULL * 4096 + 28 * mamba + 4 * attention + 16 * mlp +
+                                     16 * (16 * mlp + 4096 * 16) + 32 * 2 * 4096 + 4096);
+  EXPECT_EQ(2 * count_parameters(s), 103'140'646'656U);
+}
+
+// Training a hybrid with experts: four kinds of block, each layer counted once.
+TEST(StateSpace, JambaTrainingHoldsFourKindsOfBlock) {
+  const ModelSpec s = fixture("jamba-v0.1");
+  TrainingShape shape;
+  shape.seq = 1024;
+  shape.compute = precisions::bf16;
+  TrainingOptions o;
+  o.lora.rank = 8;
+  const Breakdown b = estimate_training(s, shape, o);
+  const Item* activations = nullptr;
+  for (const Item& c : b.components) {
+    if (c.name == "activations") activations = &c;
+  }
+  ASSERT_NE(activations, nullptr);
+  // The attention layers' q (4 of them), the Mamba layers' xz (28), the dense MLPs' gate
+  // outputs (16) and the experts' intermediates (16 MoE layers x 4 x 2 routed x 14336).
+  EXPECT_EQ(detail_row(*activations, "q"), 4ULL * 1024 * 4096 * 2);
+  EXPECT_EQ(detail_row(*activations, "xz"), 28ULL * 1024 * 16384 * 2);
+  EXPECT_EQ(detail_row(*activations, "gate_output"), 16ULL * 1024 * 14336 * 2);
+  EXPECT_EQ(detail_row(*activations, "expert_intermediates"), 16ULL * 4 * 2 * 1024 * 14336 * 2);
+}
+
 // A Mamba layer keeps conv channels x d_conv and d_inner x d_state per sequence, whatever the
 // tokens: 24 x (1536 x 4 + 1536 x 16) x 2 B at bf16.
 TEST(StateSpace, MambaStateIsTheSameAtAnyLength) {
