@@ -120,6 +120,9 @@ double matmul_parameters(const ModelSpec& spec) {
 double attended_positions(const ModelSpec& spec, double context) {
   double positions = 0;
   for (const auto& [kind, layers] : attention_layer_counts(spec)) {
+    // A state-space layer attends to nothing: its scan is elementwise work, O(d_inner x
+    // d_state) a token, small beside its projections (counted in the matmul parameters).
+    if (kind == AttentionKind::mamba) continue;
     double keys = context;
     if (kind == AttentionKind::sliding) keys = std::min(keys, static_cast<double>(spec.sliding_window));
     if (kind == AttentionKind::chunked) keys = std::min(keys, static_cast<double>(spec.attention_chunk));

@@ -425,6 +425,7 @@ LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const
   // The single-device plan supplies the per-layer runtime: KV cache, hooks, working set.
   const Breakdown whole = estimate_workload(spec, w);
   const Item* kv = whole.find("kv_cache");
+  if (kv == nullptr) kv = whole.find("ssm_state");  // a state-space model's fixed-size state
   const Item* ws_head = whole.find("forward_workspace");
   std::optional<Item> ws_body;
   if (ws_head != nullptr && spec.lm_head != LmHead::none) {
@@ -442,6 +443,19 @@ LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const
   }
   std::vector<std::uint64_t> layers_on(gpus, 0);
   for (std::uint64_t l = 0; l < spec.n_layers; ++l) ++layers_on[layer_gpu[l]];
+  // The cache layer l holds: its kind's detail row shared by the layers of that kind (layers
+  // that differ: sliding and full, state-space and attention), else an even share.
+  const auto layer_cache_bytes = [&](const Item& cache, std::uint64_t l) {
+    const AttentionKind kind = attention_kind(spec, l);
+    const std::string name = kind == AttentionKind::mamba ? "ssm_state" : to_string(kind) + "_layers";
+    for (const auto& [k, count] : attention_layer_counts(spec)) {
+      if (k != kind || cache.name != "kv_cache") continue;  // ssm_state alone: its rows are its two tensors
+      for (const Item& d : cache.detail) {
+        if (d.name == name) return Bytes(d.bytes.count() / count);
+      }
+    }
+    return Bytes(cache.bytes.count() / spec.n_layers);
+  };
 
   // Hooks of an extraction, by the GPU whose layer produces them.
   const bool hooks = (w.kind == WorkloadKind::extraction || w.kind == WorkloadKind::streaming_extraction) &&
@@ -498,11 +512,17 @@ LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const
     }
     if (kv != nullptr && layers_on[g] > 0) {
       const Bytes per_layer(kv->bytes.count() / L);
-      Item k = row("kv_cache", per_layer.times(layers_on[g], "KV cache"),
-                   s(layers_on[g]) + " of " + s(L) + " layers x " + group_digits(per_layer.count()) + " B (" +
+      Bytes here;
+      for (std::uint64_t l = 0; l < L; ++l) {
+        if (layer_gpu[l] == g) here = here.plus(layer_cache_bytes(*kv, l), "KV cache");
+      }
+      const bool even = here == per_layer.times(layers_on[g], "KV cache");
+      Item k = row(kv->name, here,
+                   s(layers_on[g]) + " of " + s(L) + " layers" +
+                       (even ? " x " + group_digits(per_layer.count()) + " B" : ", each its own kind's share") + " (" +
                        kv->formula + ")",
                    kv->note);
-      persistent.push_back({per_layer.count() / 2, checked_mul(2, layers_on[g], "KV tensors")});
+      persistent.push_back({here.count() / (2 * layers_on[g]), checked_mul(2, layers_on[g], "KV tensors")});
       b.components.push_back(std::move(k));
     }
     if (hooks && hook_bytes_on[g].count() > 0) {

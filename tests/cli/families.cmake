@@ -104,3 +104,10 @@ cli_case(mamba_hooks_refused EXIT 2 ARGS hooks mamba-130m-hf STDOUT_EMPTY
 # Jamba-v0.1: attention on layers 4, 12, 20 and 28, experts on every odd layer.
 cli_case(import_jamba_layers EXIT 0 ARGS import "${hf}/jamba-v0.1/config.json"
          STDOUT "family: jamba\n.*experts: 16\n.*moe_every: 2\n.*ssm_dt_bc_norms: true\nlayer_types: \\[mamba, mamba, mamba, mamba, full, mamba, ")
+# device_map over two A10s puts Bamba's layers 0-14 on gpu 0: 14 Mamba layers' state,
+# 14 x (8448 x 4 + 8192 x 128) x 2 B, and layer 9's keys and values after an 8192-token
+# prefill, 2 x 8 x 128 x 8192 x 2 B: 63,860,736 B, not 15/32 of the whole.
+cli_case(device_map_hybrid_cache_by_layer EXIT 0
+         ARGS estimate "${hf}/bamba-9b/config.json" --device-map balanced --gpus a10,a10 -w generation --seq 8192
+              --format json
+         STDOUT "\"holds\": \"token_embedding, layers 0-14\",.*\"name\": \"kv_cache\",[^}]*\"bytes\": 63860736,")

@@ -61,8 +61,8 @@ TimeEstimate estimate_time(const std::vector<Work>& parts, const GpuSpec& gpu,
 
 // Returns the key positions one query attends to, summed over the layers, with `context`
 // tokens before it: context on full (and NoPE, latent) layers, at most sliding_window on
-// sliding ones and attention_chunk on chunked ones. For a stack of full layers, n_layers x
-// context.
+// sliding ones and attention_chunk on chunked ones, none on state-space (Mamba) layers. For a
+// stack of full layers, n_layers x context.
 double attended_positions(const ModelSpec& spec, double context);
 
 // Returns the FLOPs of one forward pass over `batch` sequences of `seq` tokens:

@@ -10,6 +10,7 @@
 #include "memplan/core/parameters.hpp"
 #include "memplan/estimators/activations.hpp"
 #include "memplan/estimators/attention_analysis.hpp"
+#include "memplan/estimators/compute_time.hpp"
 #include "memplan/estimators/kv_cache.hpp"
 #include "memplan/estimators/megatron.hpp"
 #include "memplan/estimators/training.hpp"
@@ -183,6 +184,12 @@ TEST(StateSpace, MambaTrainingKeepsTheFusedKernelsTensors) {
   // fp32 states of 2 x d_state per channel, one per 2048-token chunk.
   EXPECT_EQ(detail_row(layer, "scan_states"), 2ULL * 1536 * 2 * 32 * 4);
   for (const Item& r : layer.detail) EXPECT_NE(r.name, "q") << "a Mamba block has no attention";
+}
+
+// Only Bamba's 3 attention layers attend: 3 x 4096 positions for a query after 4096 tokens.
+TEST(StateSpace, OnlyAttentionLayersAttend) {
+  EXPECT_EQ(attended_positions(fixture("bamba-9b"), 4096.0), 3.0 * 4096);
+  EXPECT_EQ(attended_positions(fixture("mamba-130m-hf"), 4096.0), 0.0);
 }
 
 TEST(StateSpace, AttentionWorkloadsDoNotApply) {
