@@ -141,6 +141,27 @@ void check_ssm(const ModelSpec& s) {
   }
 }
 
+void check_vision(const ModelSpec& s) {
+  const VisionTower& v = s.vision;
+  if (v.d_model == 0) {
+    if (v.n_layers != 0 || v.n_heads != 0 || v.d_mlp != 0 || v.patch != 0 || v.image_size != 0)
+      throw_invalid_input("vision_d_model", "vision tower sizes are set but vision_d_model is 0");
+    return;
+  }
+  require_positive("vision_layers", v.n_layers);
+  require_positive("vision_heads", v.n_heads);
+  require_positive("vision_d_mlp", v.d_mlp);
+  require_positive("vision_patch", v.patch);
+  if (v.d_model % v.n_heads != 0) {
+    throw_invalid_input("vision_heads", "vision_heads " + std::to_string(v.n_heads) + " must divide vision_d_model " +
+                                            std::to_string(v.d_model));
+  }
+  if (v.image_size < v.patch || v.image_size % v.patch != 0) {
+    throw_invalid_input("vision_image_size", "vision_image_size " + std::to_string(v.image_size) +
+                                                 " must be a whole number of patches of " + std::to_string(v.patch));
+  }
+}
+
 void check_attention(const ModelSpec& s) {
   const MlaSizes& m = s.mla;
   const bool mla = m.kv_lora_rank != 0;
@@ -479,6 +500,7 @@ void validate(const ModelSpec& s) {
   require_positive("vocab_size", s.vocab_size);
   require_positive("max_seq_len", s.max_seq_len);
   check_ssm(s);
+  check_vision(s);
   if (s.mlp == MlpKind::none) {
     if (s.d_mlp != 0) throw_invalid_input("d_mlp", "d_mlp is set but mlp is 'none'");
     if (s.experts != 0) throw_invalid_input("experts", "experts are set but mlp is 'none'");

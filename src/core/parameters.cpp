@@ -105,6 +105,34 @@ void add_mlp(std::vector<TensorGroup>& out, const ModelSpec& s, std::string_view
   add_linear(out, component, n.down, n.down_bias, width, s.d_model, copies, s.mlp_bias, layers);
 }
 
+// A CLIP vision tower and LLaVA's projector: not per language-model layer.
+void add_vision(std::vector<TensorGroup>& out, const ModelSpec& s) {
+  const VisionTower& v = s.vision;
+  if (v.d_model == 0) return;
+  const std::uint64_t d = v.d_model, layers = v.n_layers;
+  const std::uint64_t positions = checked_add(image_tokens(v), 1, "patches + class token");
+  const LayerSet none = LayerSet::none;
+  out.push_back({"vision", "class_embedding", d, 1, 1, TensorRole::embedding, none});
+  out.push_back({"vision", "patch_embedding", d, checked_mul(3, v.patch * v.patch, "3 x patch^2"), 1,
+                 TensorRole::embedding, none});
+  out.push_back({"vision", "position_embedding", positions, d, 1, TensorRole::embedding, none});
+  out.push_back({"vision", "pre_norm", 2 * d, 1, 1, TensorRole::norm, none});
+  for (const char* name : {"vision.q", "vision.k", "vision.v", "vision.o"}) {
+    out.push_back({"vision", name, d, d, layers, TensorRole::linear, none});
+  }
+  out.push_back({"vision", "vision.qkvo.bias", 4 * d, 1, layers, TensorRole::bias, none});
+  out.push_back({"vision", "vision.norms", 4 * d, 1, layers, TensorRole::norm, none});
+  out.push_back({"vision", "vision.fc1", v.d_mlp, d, layers, TensorRole::linear, none});
+  out.push_back({"vision", "vision.fc1.bias", v.d_mlp, 1, layers, TensorRole::bias, none});
+  out.push_back({"vision", "vision.fc2", d, v.d_mlp, layers, TensorRole::linear, none});
+  out.push_back({"vision", "vision.fc2.bias", d, 1, layers, TensorRole::bias, none});
+  out.push_back({"vision", "post_norm", 2 * d, 1, 1, TensorRole::norm, none});
+  out.push_back({"projector", "projector.linear_1", s.d_model, d, 1, TensorRole::linear, none});
+  out.push_back({"projector", "projector.linear_1.bias", s.d_model, 1, 1, TensorRole::bias, none});
+  out.push_back({"projector", "projector.linear_2", s.d_model, s.d_model, 1, TensorRole::linear, none});
+  out.push_back({"projector", "projector.linear_2.bias", s.d_model, 1, 1, TensorRole::bias, none});
+}
+
 }  // namespace
 
 std::uint64_t copies_per_layer(const ModelSpec& spec, const TensorGroup& g) {
@@ -114,7 +142,7 @@ std::uint64_t copies_per_layer(const ModelSpec& spec, const TensorGroup& g) {
 
 std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
   std::vector<TensorGroup> out;
-  out.reserve(40);  // the most groups a model has (latent attention with shared experts and every norm): one allocation
+  out.reserve(60);  // the most groups a model has (latent attention, shared experts, a vision tower): one allocation
   const std::uint64_t layers = s.n_layers;
 
   out.push_back({"embeddings", "token_embedding", s.vocab_size, s.d_model, 1, TensorRole::embedding});
@@ -170,6 +198,7 @@ std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
   if (s.lm_head != LmHead::none && s.lm_head_bias) {
     out.push_back({"lm_head", "lm_head.bias", s.vocab_size, 1, 1, TensorRole::bias});
   }
+  add_vision(out, s);
   if (s.pooler) {
     out.push_back({"pooler", "pooler", s.d_model, s.d_model, 1, TensorRole::linear});
     out.push_back({"pooler", "pooler.bias", s.d_model, 1, 1, TensorRole::bias});

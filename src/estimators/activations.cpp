@@ -220,7 +220,8 @@ bool hook_name_matches(std::string_view pattern, std::string_view name) {
 std::string transformer_lens_gap(const ModelSpec& spec) {
   const bool cohere2 = spec.family == Family::cohere &&
                        (spec.sliding_window != 0 || spec.global_every != 0 || !spec.layer_types.empty());
-  const char* architecture = spec.family == Family::llama4       ? "Llama4ForCausalLM"
+  const char* architecture = spec.vision.d_model != 0            ? "LlavaForConditionalGeneration"
+                             : spec.family == Family::llama4     ? "Llama4ForCausalLM"
                              : spec.family == Family::starcoder2 ? "Starcoder2ForCausalLM"
                              : cohere2                           ? "Cohere2ForCausalLM"
                                                                  : nullptr;

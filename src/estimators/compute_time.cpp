@@ -105,6 +105,7 @@ double matmul_parameters(const ModelSpec& spec) {
   double params = 0;
   for (const TensorGroup& g : model_tensors(spec)) {
     const double n = static_cast<double>(group_parameters(g));
+    if (g.component == "vision" || g.component == "projector") continue;  // they run per image patch, not per token
     if (g.role == TensorRole::linear || g.role == TensorRole::router || g.role == TensorRole::lm_head) {
       if (g.component == "experts" && spec.experts > 0) {
         params += n * static_cast<double>(spec.experts_per_token) / static_cast<double>(spec.experts);

@@ -127,6 +127,13 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
     throw Error(ErrorKind::invalid_input, "llama.cpp's estimate is for decoders; " + spec.name + " has no LM head",
                 "engine");
   }
+  if (spec.vision.d_model != 0) {
+    throw Error(ErrorKind::invalid_input,
+                "llama.cpp loads a vision tower from its own file (--mmproj), which memplan's llama.cpp policy does "
+                "not price yet: plan " +
+                    spec.name + " with -w generation",
+                "engine");
+  }
   if (ssm_layers(spec) > 0) {
     throw Error(ErrorKind::invalid_input,
                 "memplan's llama.cpp policy sizes attention layers' KV cells; " + spec.name + " has " +

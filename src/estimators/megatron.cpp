@@ -412,6 +412,11 @@ TensorShard tensor_parallel_shard(const ModelSpec& spec, const TensorShardOption
   const std::uint64_t multiple = std::max<std::uint64_t>(o.vocab_multiple, 1);
   out.padded_vocab = checked_mul(ceil_div(spec.vocab_size, multiple), multiple, "the padded vocabulary");
   const std::string over = "tensor parallelism over " + group_digits(t) + " GPUs";
+  if (spec.vision.d_model != 0) {
+    throw_invalid_input("tensor_parallel", spec.name +
+                                               " has a vision tower, which memplan's multi-GPU training layouts do "
+                                               "not place: plan it on one GPU, or its weights with `device_map`");
+  }
   if (ssm_layers(spec) > 0) {
     if (t > 1) {
       throw_invalid_input("tensor_parallel", spec.name + " has " + group_digits(ssm_layers(spec)) +

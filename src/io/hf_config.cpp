@@ -55,6 +55,7 @@ constexpr FamilyInfo kFamilies[] = {
     {"llama", Family::llama, false, 2048, true, true},
     {"llama4", Family::llama4, false, 4096ULL * 32, true, true},  // its text_config (llama4_text)
     {"llama4_text", Family::llama4, false, 4096ULL * 32, true, true},
+    {"llava", Family::llama, false, 2048, true, true},         // its text_config, when a llama, and a CLIP tower
     {"mamba", Family::mamba, true, 1ULL << 20, false, false},  // context: no limit; memplan's planning limit
     {"mamba2", Family::mamba2, false, 1ULL << 20, false, false},
     {"mistral", Family::mistral, false, 4096ULL * 32, true, true},
@@ -105,7 +106,18 @@ class Fields {
     for (const std::string& key : keys) {
       if (map_.contains(key)) map_.value(key);  // a null: throws "'key' must be set, not null"
     }
+    if (const auto d = class_defaults_.find(keys.front()); d != class_defaults_.end()) {
+      note(keys.front() + " is not set: " + std::to_string(d->second) + ", the default of " + defaults_of_);
+      return d->second;
+    }
     map_.fail(keys.front(), "missing required key '" + keys.front() + "' in " + map_.what());
+  }
+
+  // Sizes a nested config may leave to its class (LLaVA's text_config to LlamaConfig): a key
+  // `required` does not find takes its default here, with a note.
+  void class_defaults(std::map<std::string, std::uint64_t> defaults, std::string of) {
+    class_defaults_ = std::move(defaults);
+    defaults_of_ = std::move(of);
   }
 
   // Records that `field` was derived from `key` (for error positions).
@@ -123,6 +135,8 @@ class Fields {
   const detail::JsonMap& map_;
   std::vector<std::string>& notes_;
   std::map<std::string, std::string> origin_;
+  std::map<std::string, std::uint64_t> class_defaults_;
+  std::string defaults_of_;
 };
 
 // A config's layer_types entry as memplan's attention kind (transformers' spellings).
@@ -679,6 +693,46 @@ void read_transformer(const detail::JsonMap& map, Fields& f, ModelSpec& s, const
   }
 }
 
+// LLaVA's vision tower (vision_config, a CLIPVisionConfig: keys left out take its defaults)
+// and projector; the head's tying is the outer config's. Each image's tokens are not priced:
+// a warning every estimate shows says how many to add to the sequence.
+void read_llava_vision(const detail::JsonMap& outer, ModelSpec& s, std::vector<std::string>& notes) {
+  const detail::JsonMap vision = outer.object("vision_config", "the vision_config of a LLaVA config");
+  if (const std::optional<std::string> type = vision.optional_string("model_type");
+      type && *type != "clip_vision_model") {
+    vision.fail("model_type",
+                "a LLaVA vision tower of type '" + printable(*type) + "': memplan reads CLIP's (clip_vision_model)");
+  }
+  std::vector<std::string> defaulted;
+  const auto size = [&](const char* key, std::uint64_t fallback) {
+    if (const std::optional<std::uint64_t> v = vision.optional_integer(key, 1, detail::kMaxConfigSize)) return *v;
+    defaulted.push_back(std::string(key) + " " + std::to_string(fallback));
+    return fallback;
+  };
+  VisionTower& v = s.vision;
+  v.d_model = size("hidden_size", 768);
+  v.n_layers = size("num_hidden_layers", 12);
+  v.n_heads = size("num_attention_heads", 12);
+  v.d_mlp = size("intermediate_size", 3072);
+  v.patch = size("patch_size", 32);
+  v.image_size = size("image_size", 224);
+  if (!defaulted.empty()) notes.push_back("vision_config leaves to CLIPVisionConfig: " + quoted_list(defaulted, "and"));
+  if (outer.has("vision_feature_layer") && !outer.value("vision_feature_layer").is_number_integer()) {
+    outer.fail("vision_feature_layer",
+               "vision_feature_layer must be one layer: a list concatenates several layers' "
+               "features into a wider projector, which memplan does not read");
+  }
+  if (!outer.boolean_or("multimodal_projector_bias", true)) {
+    outer.fail("multimodal_projector_bias", "a projector without biases is not something memplan reads");
+  }
+  s.lm_head = outer.boolean_or("tie_word_embeddings", false) ? LmHead::tied : LmHead::untied;
+  s.import_warnings.push_back("images are not priced: each " + std::to_string(v.image_size) + "x" +
+                              std::to_string(v.image_size) + " image becomes " + std::to_string(image_tokens(v)) +
+                              " tokens of the sequence (add them to --seq), and the "
+                              "vision tower's activations are not counted; its weights and the projector's are");
+  notes.push_back(s.import_warnings.back());
+}
+
 // A Mamba or Mamba-2 model (MambaConfig, Mamba2Config): embeddings, a norm and a mixer per
 // layer, a final norm, the head. No attention, so no heads and no context limit.
 void read_state_space_model(const detail::JsonMap& map, Fields& f, ModelSpec& s, const FamilyInfo& info) {
@@ -742,6 +796,16 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
     text_config.emplace(outer.object("text_config", "the text_config of a Llama 4 config"));
     out.notes.push_back("the language model (text_config); the vision tower and its projector are not counted");
   }
+  // LLaVA: a llama text_config (keys left to LlamaConfig's defaults) beside a CLIP vision_config.
+  const bool llava = out.model_type == "llava";
+  if (llava) {
+    text_config.emplace(outer.object("text_config", "the text_config of a LLaVA config"));
+    const std::string text_type = text_config->optional_string("model_type").value_or("llama");
+    if (text_type != "llama") {
+      text_config->fail("model_type", "a LLaVA config whose language model is '" + printable(text_type) +
+                                          "': memplan reads LLaVA with a llama text_config (LLaVA-1.5)");
+    }
+  }
   const detail::JsonMap& map = text_config ? *text_config : outer;
   const auto family_of = [](std::string_view type) -> const FamilyInfo* {
     for (const FamilyInfo& f : kFamilies) {
@@ -774,11 +838,20 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   }
 
   Fields f(map, out.notes);
+  if (llava) {
+    f.class_defaults({{"hidden_size", 4096},
+                      {"num_hidden_layers", 32},
+                      {"num_attention_heads", 32},
+                      {"intermediate_size", 11008},
+                      {"vocab_size", 32000}},
+                     "LlamaConfig (text_config)");
+  }
   const Family family = info->family;
   const std::string type(info->model_type);  // the `as` model_type when one was given
   ModelSpec s = family_defaults(family);
   s.name = name;
-  if (const std::optional<std::string> path = map.optional_string("_name_or_path")) {
+  // LLaVA's text_config names the language model it started from: the checkpoint is the outer config's.
+  if (const std::optional<std::string> path = (llava ? outer : map).optional_string("_name_or_path")) {
     const std::string last = last_path_part(*path);
     if (!last.empty() && last != "." && last != "..") s.name = printable(last);  // no control bytes in a name
   }
@@ -788,6 +861,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   } else {
     read_transformer(map, f, s, *info);
   }
+  if (llava) read_llava_vision(outer, s, out.notes);
 
   // Notes that change nothing but tell the reader what the file is.
   for (const char* key : {"torch_dtype", "dtype"}) {
@@ -896,7 +970,13 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
                                                          {"ssm_dt_rank", s.ssm.dt_rank},
                                                          {"ssm_heads", s.ssm.heads},
                                                          {"ssm_groups", s.ssm.groups},
-                                                         {"ssm_chunk", s.ssm.chunk}};
+                                                         {"ssm_chunk", s.ssm.chunk},
+                                                         {"vision_d_model", s.vision.d_model},
+                                                         {"vision_layers", s.vision.n_layers},
+                                                         {"vision_heads", s.vision.n_heads},
+                                                         {"vision_d_mlp", s.vision.d_mlp},
+                                                         {"vision_patch", s.vision.patch},
+                                                         {"vision_image_size", s.vision.image_size}};
   for (const auto& [key, value] : sizes) {
     if (value != 0) out << key << ": " << value << '\n';
   }

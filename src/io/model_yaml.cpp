@@ -66,6 +66,12 @@ const std::vector<std::string> kModelKeys = {"family",
                                              "ssm_conv_bias",
                                              "ssm_proj_bias",
                                              "ssm_dt_bc_norms",
+                                             "vision_d_model",
+                                             "vision_layers",
+                                             "vision_heads",
+                                             "vision_d_mlp",
+                                             "vision_patch",
+                                             "vision_image_size",
                                              "source",
                                              "published_params",
                                              "published_params_source"};
@@ -103,6 +109,12 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   read_flag(map, "ssm_conv_bias", s.ssm.conv_bias);
   read_flag(map, "ssm_proj_bias", s.ssm.proj_bias);
   read_flag(map, "ssm_dt_bc_norms", s.ssm.dt_bc_norms);
+  read_count(map, "vision_d_model", s.vision.d_model, 0);
+  read_count(map, "vision_layers", s.vision.n_layers, 0);
+  read_count(map, "vision_heads", s.vision.n_heads, 0);
+  read_count(map, "vision_d_mlp", s.vision.d_mlp, 0);
+  read_count(map, "vision_patch", s.vision.patch, 0);
+  read_count(map, "vision_image_size", s.vision.image_size, 0);
   // A pure state-space model (ssm sizes, no layer_types) has no attention heads to size.
   const bool attention_free = s.ssm.version != 0 && !map.has("layer_types");
   if (attention_free) {

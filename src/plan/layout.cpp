@@ -99,6 +99,12 @@ LayoutEstimate tensor_parallel_layout(const ModelSpec& spec, const Workload& w, 
 // --------------------------------------------------------------------- vLLM
 
 LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const LayoutOptions& o) {
+  if (spec.vision.d_model != 0) {
+    throw_invalid_input("engine",
+                        "memplan's vLLM policy does not profile a vision tower's encoder (its multimodal "
+                        "budget): plan " +
+                            spec.name + " with -w generation");
+  }
   if (ssm_layers(spec) > 0) {
     throw_invalid_input("engine", "memplan's vLLM policy divides what is left into attention KV blocks; " + spec.name +
                                       " has " + group_digits(ssm_layers(spec)) +

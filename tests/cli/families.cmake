@@ -111,3 +111,10 @@ cli_case(device_map_hybrid_cache_by_layer EXIT 0
          ARGS estimate "${hf}/bamba-9b/config.json" --device-map balanced --gpus a10,a10 -w generation --seq 8192
               --format json
          STDOUT "\"holds\": \"token_embedding, layers 0-14\",.*\"name\": \"kv_cache\",[^}]*\"bytes\": 63860736,")
+
+# LLaVA-1.5-7B: the CLIP tower (303,507,456) and the projector (20,979,712) beside Vicuna-7B;
+# every estimate warns that the images themselves are not priced.
+cli_case(llava_tower_and_projector EXIT 0 ARGS estimate "${hf}/llava-1.5-7b-hf/config.json" -w weights
+         STDOUT "7,063,427,072 parameters.*vision +303,507,456 .*projector +20,979,712 .*warning: images are not priced: each 336x336 image becomes 576 tokens")
+cli_case(llava_tp_refused EXIT 2 ARGS estimate "${hf}/llava-1.5-7b-hf/config.json" -w training --tp 2 STDOUT_EMPTY
+         STDERR "has a vision tower, which memplan's multi-GPU training layouts do not place")

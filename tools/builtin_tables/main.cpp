@@ -133,7 +133,9 @@ void write_model(std::ostream& out, const ModelEntry& e, std::size_t index) {
       << "  s.ssm = {" << u64(s.ssm.version) << ", " << u64(s.ssm.d_inner) << ", " << u64(s.ssm.d_state) << ", "
       << u64(s.ssm.d_conv) << ", " << u64(s.ssm.dt_rank) << ", " << u64(s.ssm.heads) << ", " << u64(s.ssm.groups)
       << ", " << u64(s.ssm.chunk) << ", " << boolean(s.ssm.conv_bias) << ", " << boolean(s.ssm.proj_bias) << ", "
-      << boolean(s.ssm.dt_bc_norms) << "};\n";
+      << boolean(s.ssm.dt_bc_norms) << "};\n"
+      << "  s.vision = {" << u64(s.vision.d_model) << ", " << u64(s.vision.n_layers) << ", " << u64(s.vision.n_heads)
+      << ", " << u64(s.vision.d_mlp) << ", " << u64(s.vision.patch) << ", " << u64(s.vision.image_size) << "};\n";
   // A model file describes an architecture: stored weights and import warnings come only
   // from checkpoints, and a file cannot set them.
   if (!s.stored_weights.empty() || s.stored_layers || !s.stored_weights_source.empty() || !s.import_warnings.empty()) {

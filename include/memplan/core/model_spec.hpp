@@ -97,6 +97,26 @@ struct SsmSizes {
   bool operator==(const SsmSizes&) const = default;
 };
 
+// A vision tower before the language model (LLaVA's CLIP ViT: a class token, a patch
+// convolution, learned positions, LayerNorms before and after, per layer biased q, k, v, o,
+// two LayerNorms and a plain MLP) and the projector into the language model (two biased
+// linear layers, d_model -> the language model's d_model -> d_model).
+struct VisionTower {
+  std::uint64_t d_model = 0;     // the tower's hidden size; 0: no vision tower
+  std::uint64_t n_layers = 0;    // its encoder layers
+  std::uint64_t n_heads = 0;     // its attention heads
+  std::uint64_t d_mlp = 0;       // its MLP's intermediate size
+  std::uint64_t patch = 0;       // pixels per patch side
+  std::uint64_t image_size = 0;  // pixels per image side
+  bool operator==(const VisionTower&) const = default;
+};
+
+// Returns the tokens one image becomes in the language model's sequence: a LLaVA-1.5 image
+// is (image_size / patch)^2 patch features (the class token dropped: 576 at 336 / 14).
+inline std::uint64_t image_tokens(const VisionTower& v) {
+  return v.patch == 0 ? 0 : (v.image_size / v.patch) * (v.image_size / v.patch);
+}
+
 // Returns the channels the convolution runs over: d_inner (Mamba), or d_inner + 2 groups
 // d_state (Mamba-2, whose x, B and C go through it).
 std::uint64_t ssm_conv_channels(const SsmSizes& ssm);
@@ -182,6 +202,9 @@ struct ModelSpec {
   // lists which are "mamba" in layer_types. A model without attention layers leaves n_heads,
   // n_kv_heads and d_head 0.
   SsmSizes ssm;
+  // A vision tower and its projector (LLaVA): weights of their own; the language model's
+  // sizes are the fields above.
+  VisionTower vision;
   // The weights as a checkpoint stores them (a .gguf: ggml types, k-quants and i-quants); empty
   // for an architecture. When set, estimate_weights and weight_allocations price these bytes
   // and the weights precision no longer applies to them; the fields above still size the

@@ -68,7 +68,8 @@ double attended_positions(const ModelSpec& spec, double context);
 // Returns the FLOPs of one forward pass over `batch` sequences of `seq` tokens:
 // tokens x (2 x matmul parameters + 4 x attended_positions(seq) x n_heads x d_head), where matmul
 // parameters are those of linear layers, the router and the LM head (a tied head counts
-// its vocab x d_model), MoE experts weighted by experts_per_token / experts. Attention
+// its vocab x d_model), MoE experts weighted by experts_per_token / experts; a vision tower
+// and its projector, which run per image patch, are not. Attention
 // scores are counted over all seq keys (no causal halving). Backward is 2x forward.
 double forward_flops(const ModelSpec& spec, std::uint64_t batch, std::uint64_t seq);
 
