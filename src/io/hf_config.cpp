@@ -193,7 +193,7 @@ void read_experts(Fields& f, ModelSpec& s, const char* experts_key, const char* 
 // MambaConfig / Mamba2Config, or a hybrid's (Bamba, Jamba: mamba_d_state, ...). A key left
 // out takes the class default, and the import says so.
 void read_ssm_sizes(const detail::JsonMap& map, Fields& f, ModelSpec& s, std::uint64_t version) {
-  const bool bamba = s.family == Family::bamba || s.family == Family::jamba;  // mamba_-prefixed keys
+  const bool hybrid = s.family == Family::bamba || s.family == Family::jamba;  // mamba_-prefixed keys
   const auto size = [&](const char* field, const char* key, std::uint64_t fallback) {
     if (std::optional<std::uint64_t> v = f.optional(field, {key})) return *v;
     f.note(std::string(key) + " is not set: " + std::to_string(fallback) + ", the class default");
@@ -201,15 +201,15 @@ void read_ssm_sizes(const detail::JsonMap& map, Fields& f, ModelSpec& s, std::ui
   };
   SsmSizes& m = s.ssm;
   m.version = version;
-  m.d_state = size("ssm_d_state", bamba ? "mamba_d_state" : "state_size", version == 1 ? 16 : bamba ? 256 : 128);
-  m.d_conv = size("ssm_d_conv", bamba ? "mamba_d_conv" : "conv_kernel", 4);
-  const std::uint64_t expand = size("ssm_d_inner", bamba ? "mamba_expand" : "expand", 2);
+  m.d_state = size("ssm_d_state", hybrid ? "mamba_d_state" : "state_size", version == 1 ? 16 : hybrid ? 256 : 128);
+  m.d_conv = size("ssm_d_conv", hybrid ? "mamba_d_conv" : "conv_kernel", 4);
+  const std::uint64_t expand = size("ssm_d_inner", hybrid ? "mamba_expand" : "expand", 2);
   m.d_inner = checked_mul(expand, s.d_model, "expand x hidden_size");
-  m.conv_bias = map.boolean_or(bamba ? "mamba_conv_bias" : "use_conv_bias", true);
-  m.proj_bias = map.boolean_or(bamba ? "mamba_proj_bias" : "use_bias", false);
+  m.conv_bias = map.boolean_or(hybrid ? "mamba_conv_bias" : "use_conv_bias", true);
+  m.proj_bias = map.boolean_or(hybrid ? "mamba_proj_bias" : "use_bias", false);
   if (version == 1) {
     // time_step_rank "auto" is ceil(hidden_size / 16) (MambaConfig).
-    const char* key = bamba ? "mamba_dt_rank" : "time_step_rank";
+    const char* key = hybrid ? "mamba_dt_rank" : "time_step_rank";
     if (map.has(key) && map.value(key).is_string()) {
       if (map.value(key).get<std::string>() != "auto") map.fail(key, std::string(key) + " must be \"auto\" or a size");
       m.dt_rank = ceil_div(s.d_model, 16);
@@ -218,18 +218,18 @@ void read_ssm_sizes(const detail::JsonMap& map, Fields& f, ModelSpec& s, std::ui
       m.dt_rank = f.optional("ssm_dt_rank", {key}).value_or(ceil_div(s.d_model, 16));
     }
     // A hybrid's intermediate_size is its MLP's; a Mamba's is the mixer's inner width.
-    if (std::optional<std::uint64_t> inner = bamba ? std::nullopt : f.optional("ssm_d_inner", {"intermediate_size"});
+    if (std::optional<std::uint64_t> inner = hybrid ? std::nullopt : f.optional("ssm_d_inner", {"intermediate_size"});
         inner && *inner != m.d_inner) {
       map.fail("intermediate_size", "intermediate_size " + std::to_string(*inner) + " is not expand x hidden_size (" +
                                         std::to_string(m.d_inner) + "), which MambaMixer uses");
     }
     return;
   }
-  m.heads = size("ssm_heads", bamba ? "mamba_n_heads" : "num_heads", 128);
-  m.groups = size("ssm_groups", bamba ? "mamba_n_groups" : "n_groups", bamba ? 1 : 8);
-  m.chunk = size("ssm_chunk", bamba ? "mamba_chunk_size" : "chunk_size", 256);
-  const char* head_key = bamba ? "mamba_d_head" : "head_dim";
-  if (map.has(head_key) && !(bamba && map.value(head_key).is_string() && map.value(head_key) == "auto")) {
+  m.heads = size("ssm_heads", hybrid ? "mamba_n_heads" : "num_heads", 128);
+  m.groups = size("ssm_groups", hybrid ? "mamba_n_groups" : "n_groups", hybrid ? 1 : 8);
+  m.chunk = size("ssm_chunk", hybrid ? "mamba_chunk_size" : "chunk_size", 256);
+  const char* head_key = hybrid ? "mamba_d_head" : "head_dim";
+  if (map.has(head_key) && !(hybrid && map.value(head_key).is_string() && map.value(head_key) == "auto")) {
     const std::uint64_t head = map.integer(head_key, 1, detail::kMaxConfigSize);
     if (checked_mul(head, m.heads, "heads x head_dim") != m.d_inner) {
       map.fail(head_key, std::string(head_key) + " " + std::to_string(head) + " x " + std::to_string(m.heads) +
