@@ -16,7 +16,7 @@ namespace {
 template <typename Enum, std::size_t N>
 using Names = std::array<std::pair<Enum, std::string_view>, N>;
 
-constexpr Names<Family, 35> kFamilies{{{Family::gpt2, "gpt2"},
+constexpr Names<Family, 38> kFamilies{{{Family::gpt2, "gpt2"},
                                        {Family::gpt_neox, "gpt-neox"},
                                        {Family::llama, "llama"},
                                        {Family::mistral, "mistral"},
@@ -50,12 +50,16 @@ constexpr Names<Family, 35> kFamilies{{{Family::gpt2, "gpt2"},
                                        {Family::mamba, "mamba"},
                                        {Family::mamba2, "mamba2"},
                                        {Family::bamba, "bamba"},
-                                       {Family::jamba, "jamba"}}};
+                                       {Family::jamba, "jamba"},
+                                       {Family::t5, "t5"},
+                                       {Family::bart, "bart"},
+                                       {Family::whisper, "whisper"}}};
 constexpr Names<MlpKind, 3> kMlpKinds{{{MlpKind::plain, "plain"}, {MlpKind::gated, "gated"}, {MlpKind::none, "none"}}};
-constexpr Names<Positional, 4> kPositionals{{{Positional::learned, "learned"},
+constexpr Names<Positional, 5> kPositionals{{{Positional::learned, "learned"},
                                              {Positional::rotary, "rotary"},
                                              {Positional::alibi, "alibi"},
-                                             {Positional::none, "none"}}};
+                                             {Positional::none, "none"},
+                                             {Positional::relative, "relative"}}};
 constexpr Names<NormKind, 2> kNormKinds{{{NormKind::layernorm, "layernorm"}, {NormKind::rmsnorm, "rmsnorm"}}};
 constexpr Names<LmHead, 3> kLmHeads{{{LmHead::tied, "tied"}, {LmHead::untied, "untied"}, {LmHead::none, "none"}}};
 constexpr Names<AttentionKind, 6> kAttentionKinds{{{AttentionKind::full, "full"},
@@ -159,6 +163,48 @@ void check_vision(const ModelSpec& s) {
   if (v.image_size < v.patch || v.image_size % v.patch != 0) {
     throw_invalid_input("vision_image_size", "vision_image_size " + std::to_string(v.image_size) +
                                                  " must be a whole number of patches of " + std::to_string(v.patch));
+  }
+}
+
+void check_encoder(const ModelSpec& s) {
+  const EncoderStack& e = s.encoder;
+  if (s.positional == Positional::relative) {
+    require_positive("relative_buckets", s.relative_buckets);
+  } else if (s.relative_buckets != 0) {
+    throw_invalid_input("relative_buckets",
+                        "relative_buckets sizes relative-position bias tables, but positional is '" +
+                            to_string(s.positional) + "'");
+  }
+  if (!s.attn_k_bias && !s.attn_qkv_bias)
+    throw_invalid_input("attn_k_bias", "attn_k_bias: false leaves out a key bias, but attn_qkv_bias is false");
+  if (e.n_layers == 0) {
+    if (e.n_positions != 0 || e.mel_bins != 0)
+      throw_invalid_input("encoder_layers", "encoder sizes are set but encoder_layers is 0");
+    return;
+  }
+  if (s.lm_head == LmHead::none)
+    throw_invalid_input("lm_head", "an encoder-decoder's decoder needs an LM head (lm_head: tied or untied)");
+  // Only what T5, BART and Whisper are: the estimators price no other mix.
+  for (const auto& [key, set] : {std::pair<const char*, bool>{"experts", s.experts != 0},
+                                 {"ssm_version", s.ssm.version != 0},
+                                 {"vision_d_model", s.vision.d_model != 0},
+                                 {"layer_types", !s.layer_types.empty()},
+                                 {"sliding_window", s.sliding_window != 0},
+                                 {"kv_lora_rank", s.mla.kv_lora_rank != 0}}) {
+    if (set)
+      throw_invalid_input(key, std::string(key) +
+                                   " is set, but memplan describes encoder-decoders with one "
+                                   "kind of attention and a dense MLP (T5, BART, Whisper)");
+  }
+  if (s.n_kv_heads != s.n_heads)
+    throw_invalid_input("n_kv_heads",
+                        "an encoder-decoder's attention has a key/value head per query head: "
+                        "n_kv_heads must equal n_heads (" +
+                            std::to_string(s.n_heads) + ")");
+  if (e.mel_bins != 0 && e.n_positions == 0) {
+    throw_invalid_input("encoder_positions",
+                        "an audio encoder (encoder_mel_bins) needs its position table: encoder_positions, the "
+                        "frames it reads after the convolutions (Whisper: 1500)");
   }
 }
 
@@ -289,6 +335,15 @@ std::uint64_t ssm_layers(const ModelSpec& s) {
   if (s.ssm.version == 0) return 0;
   if (s.layer_types.empty()) return s.n_layers;
   return static_cast<std::uint64_t>(std::count(s.layer_types.begin(), s.layer_types.end(), AttentionKind::mamba));
+}
+
+ModelSpec encoder_as_model(const ModelSpec& s) {
+  ModelSpec e = s;
+  e.n_layers = s.encoder.n_layers;
+  e.encoder = {};
+  e.lm_head = LmHead::none;
+  e.lm_head_bias = false;
+  return e;
 }
 
 bool is_moe_layer(const ModelSpec& s, std::uint64_t layer) {
@@ -478,6 +533,32 @@ ModelSpec family_defaults(Family family) {
     case Family::jamba:  // Llama's block without rotary: Mamba mixers and attention, dense MLPs and experts
       s.positional = Positional::none;
       break;
+    case Family::t5:  // T5 v1.0: ReLU MLP, no biases, weight-only RMS norms, relative buckets, tied head
+      s.mlp = MlpKind::plain;
+      s.activation = "relu";
+      s.positional = Positional::relative;
+      s.relative_buckets = 32;  // T5Config's relative_attention_num_buckets
+      s.lm_head = LmHead::tied;
+      break;
+    case Family::bart:  // post-LN LayerNorms with an embedding norm, biases, learned positions, tied head
+      s.mlp = MlpKind::plain;
+      s.activation = "gelu";
+      s.positional = Positional::learned;
+      s.norm = NormKind::layernorm;
+      s.embedding_norm = true;
+      s.final_norm = false;
+      s.attn_qkv_bias = s.attn_out_bias = s.mlp_bias = true;
+      s.lm_head = LmHead::tied;
+      break;
+    case Family::whisper:  // pre-LN LayerNorms, biases except on the keys, learned positions, tied head
+      s.mlp = MlpKind::plain;
+      s.activation = "gelu";
+      s.positional = Positional::learned;
+      s.norm = NormKind::layernorm;
+      s.attn_qkv_bias = s.attn_out_bias = s.mlp_bias = true;
+      s.attn_k_bias = false;
+      s.lm_head = LmHead::tied;
+      break;
     case Family::bert:  // post-LN encoder: embedding LayerNorm, token types, pooler, no LM head
       s.mlp = MlpKind::plain;
       s.activation = "gelu";
@@ -501,6 +582,7 @@ void validate(const ModelSpec& s) {
   require_positive("max_seq_len", s.max_seq_len);
   check_ssm(s);
   check_vision(s);
+  check_encoder(s);
   if (s.mlp == MlpKind::none) {
     if (s.d_mlp != 0) throw_invalid_input("d_mlp", "d_mlp is set but mlp is 'none'");
     if (s.experts != 0) throw_invalid_input("experts", "experts are set but mlp is 'none'");

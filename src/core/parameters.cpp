@@ -83,10 +83,62 @@ void add_attention(std::vector<TensorGroup>& out, const ModelSpec& s) {
   }
   const std::uint64_t kv_width = checked_mul(s.n_kv_heads, s.d_head, "n_kv_heads * d_head");
   add_linear(out, "attention", "q", "q.bias", s.d_model, q_width, layers, s.attn_qkv_bias, all);
-  add_linear(out, "attention", "k", "k.bias", s.d_model, kv_width, layers, s.attn_qkv_bias, all);
+  add_linear(out, "attention", "k", "k.bias", s.d_model, kv_width, layers, s.attn_qkv_bias && s.attn_k_bias, all);
   add_linear(out, "attention", "v", "v.bias", s.d_model, kv_width, layers, s.attn_qkv_bias, all);
   add_linear(out, "attention", "o", "o.bias", q_width, s.d_model, layers, s.attn_out_bias, all);
   if (s.attention_sinks) out.push_back({"attention", "sinks", s.n_heads, 1, layers, TensorRole::bias, all});
+  if (s.positional == Positional::relative) {  // T5: one table in the stack's first layer
+    out.push_back({"attention", "relative_attention_bias", s.relative_buckets, s.n_heads, 1, TensorRole::embedding,
+                   LayerSet::none});
+  }
+}
+
+// Every decoder layer's attention over the encoder's output, and its norm (T5's
+// EncDecAttention, BART's and Whisper's encoder_attn).
+void add_cross_attention(std::vector<TensorGroup>& out, const ModelSpec& s) {
+  if (!is_encoder_decoder(s)) return;
+  const std::uint64_t layers = s.n_layers, width = checked_mul(s.n_heads, s.d_head, "n_heads * d_head");
+  const LayerSet all = LayerSet::all;
+  add_linear(out, "cross_attention", "cross.q", "cross.q.bias", s.d_model, width, layers, s.attn_qkv_bias, all);
+  add_linear(out, "cross_attention", "cross.k", "cross.k.bias", s.d_model, width, layers,
+             s.attn_qkv_bias && s.attn_k_bias, all);
+  add_linear(out, "cross_attention", "cross.v", "cross.v.bias", s.d_model, width, layers, s.attn_qkv_bias, all);
+  add_linear(out, "cross_attention", "cross.o", "cross.o.bias", width, s.d_model, layers, s.attn_out_bias, all);
+  out.push_back({"cross_attention", "cross.norm.weight", s.d_model, 1, layers, TensorRole::norm, all});
+  if (s.norm == NormKind::layernorm)
+    out.push_back({"cross_attention", "cross.norm.bias", s.d_model, 1, layers, TensorRole::norm, all});
+}
+
+// The encoder stack (see EncoderStack): not per decoder layer.
+void add_encoder(std::vector<TensorGroup>& out, const ModelSpec& s) {
+  const EncoderStack& e = s.encoder;
+  if (e.n_layers == 0) return;
+  const std::uint64_t d = s.d_model, layers = e.n_layers, width = checked_mul(s.n_heads, s.d_head, "n_heads * d_head");
+  const LayerSet none = LayerSet::none;
+  const std::uint64_t norm_tensors = s.norm == NormKind::layernorm ? 2 : 1;  // weight, and a bias
+  if (e.mel_bins != 0) {  // Whisper's conv1 (mel bins -> d, 3 taps) and conv2 (d -> d, 3 taps), biased
+    out.push_back({"encoder", "encoder.conv1", d, checked_mul(e.mel_bins, 3, "mel bins x 3"), 1, TensorRole::conv});
+    out.push_back({"encoder", "encoder.conv1.bias", d, 1, 1, TensorRole::bias});
+    out.push_back({"encoder", "encoder.conv2", d, checked_mul(d, 3, "d_model x 3"), 1, TensorRole::conv});
+    out.push_back({"encoder", "encoder.conv2.bias", d, 1, 1, TensorRole::bias});
+  }
+  if (e.n_positions != 0)
+    out.push_back({"encoder", "encoder.position_embedding", e.n_positions, d, 1, TensorRole::embedding});
+  if (s.positional == Positional::relative) {
+    out.push_back(
+        {"encoder", "encoder.relative_attention_bias", s.relative_buckets, s.n_heads, 1, TensorRole::embedding});
+  }
+  if (s.embedding_norm) out.push_back({"encoder", "encoder.embedding_norm", d, norm_tensors, 1, TensorRole::norm});
+  add_linear(out, "encoder", "encoder.q", "encoder.q.bias", d, width, layers, s.attn_qkv_bias, none);
+  add_linear(out, "encoder", "encoder.k", "encoder.k.bias", d, width, layers, s.attn_qkv_bias && s.attn_k_bias, none);
+  add_linear(out, "encoder", "encoder.v", "encoder.v.bias", d, width, layers, s.attn_qkv_bias, none);
+  add_linear(out, "encoder", "encoder.o", "encoder.o.bias", width, d, layers, s.attn_out_bias, none);
+  if (s.mlp == MlpKind::gated)
+    add_linear(out, "encoder", "encoder.gate", "encoder.gate.bias", d, s.d_mlp, layers, s.mlp_bias, none);
+  add_linear(out, "encoder", "encoder.up", "encoder.up.bias", d, s.d_mlp, layers, s.mlp_bias, none);
+  add_linear(out, "encoder", "encoder.down", "encoder.down.bias", s.d_mlp, d, layers, s.mlp_bias, none);
+  out.push_back({"encoder", "encoder.layer_norms", d, 2 * norm_tensors, layers, TensorRole::norm});
+  if (s.final_norm) out.push_back({"encoder", "encoder.final_norm", d, norm_tensors, 1, TensorRole::norm});
 }
 
 // A gated or plain MLP of `width`, `copies` times.
@@ -160,6 +212,7 @@ std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
   }
 
   add_attention(out, s);
+  add_cross_attention(out, s);
   add_ssm(out, s);
 
   const std::uint64_t moe_layers = layers_in(s, LayerSet::moe_mlp, 0, layers);
@@ -199,6 +252,7 @@ std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
     out.push_back({"lm_head", "lm_head.bias", s.vocab_size, 1, 1, TensorRole::bias});
   }
   add_vision(out, s);
+  add_encoder(out, s);
   if (s.pooler) {
     out.push_back({"pooler", "pooler", s.d_model, s.d_model, 1, TensorRole::linear});
     out.push_back({"pooler", "pooler.bias", s.d_model, 1, 1, TensorRole::bias});

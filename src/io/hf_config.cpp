@@ -33,6 +33,7 @@ struct FamilyInfo {
 // Sorted by model_type. Defaults as in transformers' configuration_<model>.py.
 constexpr FamilyInfo kFamilies[] = {
     {"bamba", Family::bamba, false, 262144, false, true},
+    {"bart", Family::bart, true, 1024, false, false},
     {"bert", Family::bert, false, 512, false, false},
     {"bloom", Family::bloom, true, 2048, false, false},
     {"cohere", Family::cohere, true, 8192, false, true},
@@ -71,6 +72,8 @@ constexpr FamilyInfo kFamilies[] = {
     {"qwen3_moe", Family::qwen3_moe, false, 32768, true, true},
     {"stablelm", Family::stablelm, false, 4096, false, true},
     {"starcoder2", Family::starcoder2, true, 4096, false, true},
+    {"t5", Family::t5, true, 512, false, false},  // context: n_positions, the length it was trained at
+    {"whisper", Family::whisper, true, 448, false, false},
 };
 
 // Reads sizes under their Hugging Face names (and old aliases: GPT-2's n_embd), and
@@ -747,6 +750,83 @@ void read_state_space_model(const detail::JsonMap& map, Fields& f, ModelSpec& s,
   f.from("lm_head", "tie_word_embeddings");
 }
 
+// An encoder-decoder (T5Config, BartConfig, WhisperConfig): the decoder's sizes in the spec,
+// the encoder's layers and position table in s.encoder. The two stacks must have the same
+// heads and MLP width, as every released T5, BART and Whisper checkpoint has.
+void read_encoder_decoder(const detail::JsonMap& map, Fields& f, ModelSpec& s, const FamilyInfo& info) {
+  const auto same = [&](const char* encoder_key, const char* decoder_key, std::uint64_t decoder_value) {
+    const std::uint64_t v = f.required(encoder_key, {encoder_key});
+    if (v != decoder_value) {
+      map.fail(encoder_key, std::string(encoder_key) + " is " + std::to_string(v) + " but " + decoder_key + " is " +
+                                std::to_string(decoder_value) +
+                                ": memplan describes encoder and decoder layers of the same heads and MLP width");
+    }
+  };
+  if (info.family == Family::t5) {
+    s.d_model = f.required("d_model", {"d_model"});
+    s.encoder.n_layers = f.required("encoder_layers", {"num_layers"});
+    s.n_layers = f.optional("n_layers", {"num_decoder_layers"}).value_or(s.encoder.n_layers);
+    s.n_heads = s.n_kv_heads = f.required("n_heads", {"num_heads"});
+    s.d_head = f.required("d_head", {"d_kv"});
+    s.d_mlp = f.required("d_mlp", {"d_ff"});
+    s.vocab_size = f.required("vocab_size", {"vocab_size"});
+    if (std::optional<std::uint64_t> buckets = f.optional("relative_buckets", {"relative_attention_num_buckets"})) {
+      s.relative_buckets = *buckets;
+    } else {
+      f.note("relative_attention_num_buckets is not set: 32, the default of T5Config");
+    }
+    // feed_forward_proj: "relu", "gelu", or "gated-" and an activation (T5 v1.1, Flan-T5: "gated-gelu").
+    const std::string proj = map.optional_string("feed_forward_proj").value_or("relu");
+    const bool gated = proj.starts_with("gated-");
+    s.mlp = gated ? MlpKind::gated : MlpKind::plain;
+    s.activation = gated ? proj.substr(6) : proj;
+    if (s.activation.empty() || s.activation.find('-') != std::string::npos) {
+      map.fail("feed_forward_proj", "feed_forward_proj '" + printable(proj) +
+                                        "' is not an activation or 'gated-' and one (T5Config reads 'relu', "
+                                        "'gated-gelu', ...)");
+    }
+    if (std::optional<std::uint64_t> context = f.optional("max_seq_len", {"n_positions"})) {
+      s.max_seq_len = *context;
+    } else {
+      s.max_seq_len = info.context;
+      f.note("n_positions is not set: 512, the length T5 was trained at");
+    }
+    f.note("relative positions set no hard limit on the source or target length; max_seq_len " +
+           std::to_string(s.max_seq_len) + " is the length the model was trained at");
+  } else {
+    s.d_model = f.required("d_model", {"d_model"});
+    s.n_layers = f.required("n_layers", {"decoder_layers"});
+    s.encoder.n_layers = f.required("encoder_layers", {"encoder_layers"});
+    s.n_heads = s.n_kv_heads = f.required("n_heads", {"decoder_attention_heads"});
+    s.d_mlp = f.required("d_mlp", {"decoder_ffn_dim"});
+    same("encoder_attention_heads", "decoder_attention_heads", s.n_heads);
+    same("encoder_ffn_dim", "decoder_ffn_dim", s.d_mlp);
+    s.vocab_size = f.required("vocab_size", {"vocab_size"});
+    if (s.d_model % s.n_heads != 0) {
+      map.fail("decoder_attention_heads",
+               "d_model " + std::to_string(s.d_model) + " is not divisible by " + std::to_string(s.n_heads) + " heads");
+    }
+    s.d_head = s.d_model / s.n_heads;
+    if (info.family == Family::bart) {
+      // BartLearnedPositionalEmbedding: max_position_embeddings + 2 rows (fairseq's offset), one per stack.
+      s.max_seq_len = f.required("max_seq_len", {"max_position_embeddings"});
+      s.n_positions = s.encoder.n_positions = checked_add(s.max_seq_len, 2, "position rows");
+      f.from("n_positions", "max_position_embeddings");
+      if (map.boolean_or("add_final_layer_norm", false) || map.boolean_or("normalize_before", false)) {
+        map.fail(map.has("normalize_before") ? "normalize_before" : "add_final_layer_norm",
+                 "a pre-norm BART (mBART's layout) is not model_type bart in transformers: memplan reads BART's "
+                 "post-norm layers");
+      }
+    } else {
+      s.max_seq_len = s.n_positions = f.required("max_seq_len", {"max_target_positions"});
+      s.encoder.n_positions = f.required("encoder_positions", {"max_source_positions"});
+      s.encoder.mel_bins = f.required("encoder_mel_bins", {"num_mel_bins"});
+    }
+  }
+  s.lm_head = map.boolean_or("tie_word_embeddings", info.tied_by_default) ? LmHead::tied : LmHead::untied;
+  f.from("lm_head", "tie_word_embeddings");
+}
+
 std::string last_path_part(std::string text) {
   while (!text.empty() && (text.back() == '/' || text.back() == '\\')) text.pop_back();
   const std::size_t slash = text.find_last_of("/\\");
@@ -858,6 +938,8 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
 
   if (family == Family::mamba || family == Family::mamba2) {
     read_state_space_model(map, f, s, *info);
+  } else if (family == Family::t5 || family == Family::bart || family == Family::whisper) {
+    read_encoder_decoder(map, f, s, *info);
   } else {
     read_transformer(map, f, s, *info);
   }
@@ -876,7 +958,8 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
     if (family == Family::bert && arch != "BertModel") {
       f.note("architectures names " + printable(arch) +
              ": memplan counts BertModel (embeddings, encoder, pooler), not the task heads the checkpoint adds");
-    } else if (family != Family::bert && !arch.ends_with("ForCausalLM") && !arch.ends_with("LMHeadModel")) {
+    } else if (family != Family::bert && !arch.ends_with("ForCausalLM") && !arch.ends_with("LMHeadModel") &&
+               !(is_encoder_decoder(s) && arch.ends_with("ForConditionalGeneration"))) {
       f.note("architectures names " + printable(arch) + ": memplan counts the model with a language-model head");
     }
   }
@@ -976,13 +1059,18 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
                                                          {"vision_heads", s.vision.n_heads},
                                                          {"vision_d_mlp", s.vision.d_mlp},
                                                          {"vision_patch", s.vision.patch},
-                                                         {"vision_image_size", s.vision.image_size}};
+                                                         {"vision_image_size", s.vision.image_size},
+                                                         {"encoder_layers", s.encoder.n_layers},
+                                                         {"encoder_positions", s.encoder.n_positions},
+                                                         {"encoder_mel_bins", s.encoder.mel_bins},
+                                                         {"relative_buckets", s.relative_buckets}};
   for (const auto& [key, value] : sizes) {
     if (value != 0) out << key << ": " << value << '\n';
   }
   if (s.moe_every != 1) out << "moe_every: " << s.moe_every << '\n';
   if (s.router_bias) out << "router_bias: true\n";
   if (s.attention_sinks) out << "attention_sinks: true\n";
+  if (!s.attn_k_bias) out << "attn_k_bias: false\n";
   if (s.ssm.version != 0) {
     out << "ssm_conv_bias: " << yaml_bool(s.ssm.conv_bias) << '\n'
         << "ssm_proj_bias: " << yaml_bool(s.ssm.proj_bias) << '\n';

@@ -72,6 +72,11 @@ const std::vector<std::string> kModelKeys = {"family",
                                              "vision_d_mlp",
                                              "vision_patch",
                                              "vision_image_size",
+                                             "encoder_layers",
+                                             "encoder_positions",
+                                             "encoder_mel_bins",
+                                             "relative_buckets",
+                                             "attn_k_bias",
                                              "source",
                                              "published_params",
                                              "published_params_source"};
@@ -115,6 +120,9 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   read_count(map, "vision_d_mlp", s.vision.d_mlp, 0);
   read_count(map, "vision_patch", s.vision.patch, 0);
   read_count(map, "vision_image_size", s.vision.image_size, 0);
+  read_count(map, "encoder_layers", s.encoder.n_layers, 0);
+  read_count(map, "encoder_positions", s.encoder.n_positions, 0);
+  read_count(map, "encoder_mel_bins", s.encoder.mel_bins, 0);
   // A pure state-space model (ssm sizes, no layer_types) has no attention heads to size.
   const bool attention_free = s.ssm.version != 0 && !map.has("layer_types");
   if (attention_free) {
@@ -149,6 +157,7 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   s.max_seq_len = map.integer("max_seq_len", 1, detail::kMaxConfigSize);
   if (map.has("positional")) s.positional = map.parsed("positional", parse_positional);
   read_count(map, "n_positions", s.n_positions, 1);
+  read_count(map, "relative_buckets", s.relative_buckets, 0);
   if (map.has("norm")) s.norm = map.parsed("norm", parse_norm_kind);
   read_count(map, "norms_per_layer", s.norms_per_layer, 0);
   read_flag(map, "parallel_block", s.parallel_block);
@@ -157,6 +166,7 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   read_count(map, "type_vocab_size", s.type_vocab_size, 0);
   read_flag(map, "pooler", s.pooler);
   read_flag(map, "attn_qkv_bias", s.attn_qkv_bias);
+  read_flag(map, "attn_k_bias", s.attn_k_bias);
   read_flag(map, "attn_out_bias", s.attn_out_bias);
   read_flag(map, "mlp_bias", s.mlp_bias);
   if (map.has("lm_head")) s.lm_head = map.parsed("lm_head", parse_lm_head);

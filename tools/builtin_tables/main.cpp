@@ -95,6 +95,7 @@ void write_model(std::ostream& out, const ModelEntry& e, std::size_t index) {
       << "  s.max_seq_len = " << u64(s.max_seq_len) << ";\n"
       << "  s.positional = " << enumerator("Positional", s.positional) << ";\n"
       << "  s.n_positions = " << u64(s.n_positions) << ";\n"
+      << "  s.relative_buckets = " << u64(s.relative_buckets) << ";\n"
       << "  s.norm = " << enumerator("NormKind", s.norm) << ";\n"
       << "  s.norms_per_layer = " << u64(s.norms_per_layer) << ";\n"
       << "  s.parallel_block = " << boolean(s.parallel_block) << ";\n"
@@ -103,6 +104,7 @@ void write_model(std::ostream& out, const ModelEntry& e, std::size_t index) {
       << "  s.type_vocab_size = " << u64(s.type_vocab_size) << ";\n"
       << "  s.pooler = " << boolean(s.pooler) << ";\n"
       << "  s.attn_qkv_bias = " << boolean(s.attn_qkv_bias) << ";\n"
+      << "  s.attn_k_bias = " << boolean(s.attn_k_bias) << ";\n"
       << "  s.attn_out_bias = " << boolean(s.attn_out_bias) << ";\n"
       << "  s.mlp_bias = " << boolean(s.mlp_bias) << ";\n"
       << "  s.lm_head = " << enumerator("LmHead", s.lm_head) << ";\n"
@@ -135,7 +137,9 @@ void write_model(std::ostream& out, const ModelEntry& e, std::size_t index) {
       << ", " << u64(s.ssm.chunk) << ", " << boolean(s.ssm.conv_bias) << ", " << boolean(s.ssm.proj_bias) << ", "
       << boolean(s.ssm.dt_bc_norms) << "};\n"
       << "  s.vision = {" << u64(s.vision.d_model) << ", " << u64(s.vision.n_layers) << ", " << u64(s.vision.n_heads)
-      << ", " << u64(s.vision.d_mlp) << ", " << u64(s.vision.patch) << ", " << u64(s.vision.image_size) << "};\n";
+      << ", " << u64(s.vision.d_mlp) << ", " << u64(s.vision.patch) << ", " << u64(s.vision.image_size) << "};\n"
+      << "  s.encoder = {" << u64(s.encoder.n_layers) << ", " << u64(s.encoder.n_positions) << ", "
+      << u64(s.encoder.mel_bins) << "};\n";
   // A model file describes an architecture: stored weights and import warnings come only
   // from checkpoints, and a file cannot set them.
   if (!s.stored_weights.empty() || s.stored_layers || !s.stored_weights_source.empty() || !s.import_warnings.empty()) {

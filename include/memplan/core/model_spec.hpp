@@ -43,13 +43,18 @@ enum class Family {
   gpt_neo,
   bloom,
   stablelm,
-  mamba,   // Mamba: selective state-space layers, no attention, no MLP
-  mamba2,  // Mamba-2: state-space duality layers with heads, no attention, no MLP
-  bamba,   // Bamba: Mamba-2 layers with a few attention layers, an MLP in every layer
-  jamba,   // Jamba: Mamba layers with an attention layer in eight, experts on every second layer
+  mamba,    // Mamba: selective state-space layers, no attention, no MLP
+  mamba2,   // Mamba-2: state-space duality layers with heads, no attention, no MLP
+  bamba,    // Bamba: Mamba-2 layers with a few attention layers, an MLP in every layer
+  jamba,    // Jamba: Mamba layers with an attention layer in eight, experts on every second layer
+  t5,       // T5, T5 v1.1, Flan-T5: an encoder and a decoder, relative-position buckets, RMS norms
+  bart,     // BART: an encoder and a decoder, learned positions, post-LN LayerNorms, biases
+  whisper,  // Whisper: an audio encoder (two convolutions over mel bins) and a text decoder
 };
 enum class MlpKind { plain, gated, none };  // plain: up, down; gated: gate, up, down; none: no MLP (Mamba)
-enum class Positional { learned, rotary, alibi, none };
+// relative: T5's learned bias per relative-position bucket and head, a table in the first
+// layer of each stack (relative_buckets x n_heads).
+enum class Positional { learned, rotary, alibi, none, relative };
 enum class NormKind { layernorm, rmsnorm };  // layernorm has weight and bias; rmsnorm weight only
 enum class LmHead { tied, untied, none };    // tied shares the token embedding's matrix
 
@@ -111,6 +116,19 @@ struct VisionTower {
   bool operator==(const VisionTower&) const = default;
 };
 
+// An encoder before the decoder (T5, BART, Whisper). Its layers have the decoder's sizes,
+// attention, MLP, biases and norms (ModelSpec's fields), attend without a causal mask and
+// have no cross-attention; every decoder layer adds a cross-attention over the encoder's
+// output (q, k, v, o of n_heads x d_head) and its norm. A token encoder shares the
+// decoder's token embedding (T5, BART) and mirrors its embedding norm and final norm; an
+// audio encoder (Whisper) reads mel-spectrogram frames through two convolutions instead.
+struct EncoderStack {
+  std::uint64_t n_layers = 0;     // encoder layers; 0: no encoder (decoder-only, or an encoder-only BERT)
+  std::uint64_t n_positions = 0;  // rows of the encoder's own learned position table (BART, Whisper); 0: none
+  std::uint64_t mel_bins = 0;     // an audio encoder's input channels (Whisper: 80, or 128 for large-v3); 0: tokens
+  bool operator==(const EncoderStack&) const = default;
+};
+
 // Returns the tokens one image becomes in the language model's sequence: a LLaVA-1.5 image
 // is (image_size / patch)^2 patch features (the class token dropped: 576 at 336 / 14).
 inline std::uint64_t image_tokens(const VisionTower& v) {
@@ -163,7 +181,8 @@ struct ModelSpec {
   std::uint64_t vocab_size = 0;     // rows of the token embedding
   std::uint64_t max_seq_len = 0;    // longest context the model was built for
   Positional positional = Positional::rotary;
-  std::uint64_t n_positions = 0;  // rows of a learned position table; 0 = max_seq_len
+  std::uint64_t n_positions = 0;       // rows of a learned position table; 0 = max_seq_len
+  std::uint64_t relative_buckets = 0;  // Positional::relative: the buckets of its bias tables (T5: 32)
   NormKind norm = NormKind::rmsnorm;
   std::uint64_t norms_per_layer = 2;  // 1 for parallel blocks sharing an input norm
   bool parallel_block = false;        // attention and MLP both read the block input (GPT-NeoX, Falcon, Phi)
@@ -172,6 +191,7 @@ struct ModelSpec {
   std::uint64_t type_vocab_size = 0;  // token-type embedding rows (BERT: 2)
   bool pooler = false;                // BERT's pooler dense layer
   bool attn_qkv_bias = false;         // biases on the q, k, v projections
+  bool attn_k_bias = true;            // with attn_qkv_bias: the key projection has one too (Whisper's has none)
   bool attn_out_bias = false;         // bias on the attention output projection
   bool mlp_bias = false;              // biases on the MLP matrices
   LmHead lm_head = LmHead::untied;
@@ -205,6 +225,9 @@ struct ModelSpec {
   // A vision tower and its projector (LLaVA): weights of their own; the language model's
   // sizes are the fields above.
   VisionTower vision;
+  // An encoder before this decoder (T5, BART, Whisper): the fields above describe the
+  // decoder, whose layers then each have a cross-attention too.
+  EncoderStack encoder;
   // The weights as a checkpoint stores them (a .gguf: ggml types, k-quants and i-quants); empty
   // for an architecture. When set, estimate_weights and weight_allocations price these bytes
   // and the weights precision no longer applies to them; the fields above still size the
@@ -247,6 +270,13 @@ inline std::uint64_t expert_width(const ModelSpec& s) { return s.d_expert != 0 ?
 std::uint64_t ssm_layers(const ModelSpec& spec);
 // Returns how many layers have attention (every layer that is not a state-space layer).
 inline std::uint64_t attention_layers(const ModelSpec& s) { return s.n_layers - ssm_layers(s); }
+
+// Returns whether `spec` has an encoder before its decoder (T5, BART, Whisper).
+inline bool is_encoder_decoder(const ModelSpec& s) { return s.encoder.n_layers != 0; }
+
+// Returns an encoder-decoder's encoder as a model of its own, for the estimators that size
+// one stack: encoder.n_layers layers of the decoder's sizes, no encoder, no LM head.
+ModelSpec encoder_as_model(const ModelSpec& spec);
 
 // Returns whether every layer has the same attention kind and MLP (a stack of identical blocks).
 bool uniform_layers(const ModelSpec& spec);

@@ -18,13 +18,15 @@ enum class TensorRole {
   router,     // the MoE router (gate) matrix, kept in 16-bit by quantisers
   lm_head,    // the output projection to the vocabulary, when untied
   ssm,        // a state-space layer's conv1d, A_log, D and dt_bias: not nn.Linear, kept by quantisers
+  conv,       // a convolution's kernel (Whisper's audio front end): not nn.Linear, kept by quantisers
 };
 
 // A set of identical tensors: `copies` tensors of rows x cols (cols = 1 for vectors).
 struct TensorGroup {
   // Names are static text (string literals), so listing a model's tensors allocates once.
-  std::string_view
-      component;             // breakdown row: embeddings, attention, ssm, mlp, experts, router, norms, lm_head, pooler
+  // The breakdown row: embeddings, attention, cross_attention, ssm, mlp, experts, router,
+  // norms, lm_head, vision, projector, encoder, pooler.
+  std::string_view component;
   std::string_view name;     // tensor within the component: q, k, v, o, up, gate, down, ...
   std::uint64_t rows = 0;    // output features, or table rows
   std::uint64_t cols = 1;    // input features, or table width

@@ -66,6 +66,10 @@ void expect_same_architecture(const ModelSpec& got, const ModelSpec& want) {
   EXPECT_EQ(got.attention_sinks, want.attention_sinks);
   EXPECT_EQ(got.mtp_layers, want.mtp_layers);
   EXPECT_EQ(got.ssm, want.ssm);
+  EXPECT_EQ(got.vision, want.vision);
+  EXPECT_EQ(got.encoder, want.encoder);
+  EXPECT_EQ(got.relative_buckets, want.relative_buckets);
+  EXPECT_EQ(got.attn_k_bias, want.attn_k_bias);
 }
 
 ConfigError import_error(const std::string& json) {
@@ -216,13 +220,13 @@ TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {
   EXPECT_NE(e.message().find("unsupported model_type 'qwen2_vl'"), std::string::npos) << e.what();
   EXPECT_NE(
       e.message().find(
-          "'bamba', 'bert', 'bloom', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'falcon', 'gemma', "
+          "'bamba', 'bart', 'bert', 'bloom', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'falcon', 'gemma', "
           "'gemma2', 'gemma3_text', 'gpt2', 'gpt_bigcode', 'gpt_neo', 'gpt_neox', 'gpt_oss', 'gptj', "
           "'granite', 'granitemoe', 'jamba', 'llama', 'llama4', 'llama4_text', 'llava', 'mamba', 'mamba2', 'mistral', "
           "'mixtral', "
           "'olmo2', "
-          "'olmoe', 'opt', 'phi', 'phi3', 'phimoe', 'qwen2', 'qwen3', 'qwen3_moe', 'stablelm' and "
-          "'starcoder2'"),
+          "'olmoe', 'opt', 'phi', 'phi3', 'phimoe', 'qwen2', 'qwen3', 'qwen3_moe', 'stablelm', "
+          "'starcoder2', 't5' and 'whisper'"),
       std::string::npos)
       << e.what();
   // No did-you-mean: a model_type spelled like a known one is another architecture.
