@@ -232,6 +232,13 @@ std::string transformer_lens_gap(const ModelSpec& spec) {
 }
 
 std::vector<Hook> model_hooks(const ModelSpec& s, std::uint64_t batch, std::uint64_t seq, std::uint64_t key_positions) {
+  if (is_encoder_decoder(s)) {
+    throw Error(ErrorKind::invalid_input,
+                "memplan lists HookedTransformer's hook names, a decoder's; " + s.name + " (" + to_string(s.family) +
+                    ") has an encoder and a decoder, whose hooks (TransformerLens's HookedEncoderDecoder names "
+                    "encoder.N and decoder.N blocks) memplan does not list yet",
+                "workload");
+  }
   if (ssm_layers(s) > 0) {
     throw Error(ErrorKind::invalid_input,
                 "TransformerLens has no hook points for state-space (Mamba) layers, and memplan names hooks as it "

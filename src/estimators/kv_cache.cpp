@@ -113,9 +113,17 @@ LayerCache layer_cache(const ModelSpec& s, AttentionKind kind, const KvCacheOpti
   return c;
 }
 
+// An encoder-decoder's cross-attention keys and values of the source, per decoder layer.
+LayerCache cross_cache(const ModelSpec& s, const KvCacheOptions& o) {
+  LayerCache c{"cross_layers", paged_tokens(o.cross_tokens, o), 0, {}};
+  c.tensors.push_back({"cross_keys", s.n_heads, s.d_head, matrix_bytes(o, c.tokens, s.n_heads, s.d_head)});
+  c.tensors.push_back({"cross_values", s.n_heads, s.d_head, matrix_bytes(o, c.tokens, s.n_heads, s.d_head)});
+  return c;
+}
+
 std::string tokens_text(const LayerCache& c, const KvCacheOptions& o) {
   std::string how = std::to_string(c.tokens) + " tokens";
-  const std::uint64_t unpaged = c.window != 0 ? c.window : o.tokens;
+  const std::uint64_t unpaged = c.window != 0 ? c.window : c.kind == "cross_layers" ? o.cross_tokens : o.tokens;
   if (c.window != 0)
     how = std::to_string(c.window) + " tokens (" + (c.kind == "chunked_layers" ? "chunk" : "sliding window") + ")";
   if (c.tokens != unpaged)
@@ -153,7 +161,10 @@ Item group_item(const LayerCache& c, std::uint64_t layers, const KvCacheOptions&
               how + " x " + std::to_string(o.batch) + " batch at " + describe(o.precision);
   }
   std::string note;
-  if (c.window != 0) {
+  if (c.kind == "cross_layers") {
+    formula += " (source positions)";
+    note = "the cross-attention's, computed once from the encoder's output: fixed while tokens are generated";
+  } else if (c.window != 0) {
     note = "capped at the model's " + std::to_string(c.window) + "-token " +
            (c.kind == "chunked_layers" ? "attention chunk" : "sliding window");
   }
@@ -173,6 +184,7 @@ std::vector<std::pair<LayerCache, std::uint64_t>> layer_groups(const ModelSpec& 
       out.emplace_back(std::move(c), layers);
     }
   }
+  if (is_encoder_decoder(s) && o.cross_tokens != 0) out.emplace_back(cross_cache(s, o), s.n_layers);
   return out;
 }
 

@@ -49,7 +49,17 @@ bool is_layer_group(const TensorGroup& g) { return g.layers != LayerSet::none; }
 
 bool is_adaptable(const TensorGroup& g) {
   return g.role == TensorRole::linear &&
-         (g.component == "attention" || g.component == "ssm" || g.component == "mlp" || g.component == "experts");
+         (g.component == "attention" || g.component == "ssm" || g.component == "mlp" || g.component == "experts" ||
+          g.component == "encoder" || g.component == "cross_attention");
+}
+
+// Whether LoRA target `target` names group `g`: its name, or, as PEFT matches module names,
+// the last part of an encoder's or a cross-attention's ("q" is encoder.q and cross.q too).
+bool targets(const TensorGroup& g, const std::string& target) {
+  const std::string_view name = g.name;
+  return name == target ||
+         (name.size() > target.size() && name.ends_with(target) && name[name.size() - target.size() - 1] == '.' &&
+          (name.starts_with("encoder.") || name.starts_with("cross.")));
 }
 
 // A trainable tensor run: `copies` tensors of rows x cols.
@@ -97,7 +107,9 @@ std::vector<Trainable> trainable_tensors(const ModelSpec& spec, const LoraOption
   }
   for (const TensorGroup& g : model_tensors(spec)) {
     if (!is_adaptable(g)) continue;
-    if (!all && std::find(lora.targets.begin(), lora.targets.end(), g.name) == lora.targets.end()) continue;
+    if (!all &&
+        std::none_of(lora.targets.begin(), lora.targets.end(), [&](const std::string& t) { return targets(g, t); }))
+      continue;
     out.push_back({"lora_A." + std::string(g.name), lora.rank, g.cols, g.copies, true, false, g.layers});
     out.push_back({"lora_B." + std::string(g.name), g.rows, lora.rank, g.copies, true, false, g.layers});
   }
@@ -303,6 +315,32 @@ void ssm_activations(const ModelSpec& s, const TrainingShape& shape, std::vector
   rows.push_back(tensor_row("norm_rstd", {{"s", seq}, {"b", b}, {"groups", m.groups}}, precisions::fp32));
 }
 
+// What a decoder layer's cross-attention keeps for backward: its norm's input (and the
+// fp32 copy of an unfused RMSNorm), the query's input, q, the source's keys and values,
+// the probabilities (eager) or the softmax statistics (fused), the output before o.
+std::vector<Item> cross_attention_activations(const ModelSpec& s, const TrainingShape& shape) {
+  const std::uint64_t b = shape.batch, seq = shape.seq, src = shape.source, h = s.d_model, a = s.n_heads;
+  const Precision& e = shape.compute;
+  const std::uint64_t width = checked_mul(a, s.d_head, "n_heads * d_head");
+  std::vector<Item> rows;
+  rows.push_back(tensor_row("cross_norm_input", {{"s", seq}, {"b", b}, {"h", h}}, e));
+  if (s.norm == NormKind::rmsnorm && shape.hf_unfused_ops)
+    rows.push_back(tensor_row("cross_rmsnorm_fp32_copy", {{"s", seq}, {"b", b}, {"h", h}}, precisions::fp32));
+  rows.push_back(tensor_row("cross_q_input", {{"s", seq}, {"b", b}, {"h", h}}, e));
+  rows.push_back(tensor_row("cross_q", {{"s", seq}, {"b", b}, {"a*d_head", width}}, e));
+  rows.push_back(tensor_row("cross_kv", {{"2", 2}, {"source", src}, {"b", b}, {"a*d_head", width}}, e));
+  const TensorDims scores{{"b", b}, {"a", a}, {"s", seq}, {"source", src}};
+  if (shape.flash_attention) {
+    rows.push_back(tensor_row("cross_softmax_lse", {{"b", b}, {"a", a}, {"s", seq}}, precisions::fp32));
+  } else {
+    rows.push_back(tensor_row("cross_softmax_output", scores, shape.softmax_fp32 ? precisions::fp32 : e));
+    if (shape.softmax_fp32 && element_bits(e.format) != 32)
+      rows.push_back(tensor_row("cross_probabilities_16bit", scores, e));
+  }
+  rows.push_back(tensor_row("cross_attention_output", {{"s", seq}, {"b", b}, {"a*d_head", width}}, e));
+  return rows;
+}
+
 // An attention's and an MLP's (or experts') saved tensors, term by term.
 void attention_activations(const ModelSpec& s, const TrainingShape& shape, std::vector<Item>& rows);
 void mlp_activations(const ModelSpec& s, const TrainingShape& shape, bool moe, std::vector<Item>& rows);
@@ -474,6 +512,17 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
       kinds.push_back({kind_mixer, LayerSet::moe_mlp, layer_activations(s, shape, false, ssm), what + "MoE layers"});
     } else {
       kinds.push_back({kind_mixer, LayerSet::all, layer_activations(s, shape, !moe_only, ssm), what + "layers"});
+    }
+  }
+  // An encoder-decoder's decoder layers keep their cross-attention's tensors too.
+  const bool encoder_decoder = is_encoder_decoder(s) && shape.source != 0;
+  if (encoder_decoder) {
+    for (BlockKind& k : kinds) {
+      for (Item& r : cross_attention_activations(s, shape)) {
+        k.activations.bytes = k.activations.bytes.plus(r.bytes, "layer activations");
+        k.activations.detail.push_back(std::move(r));
+      }
+      k.label = "decoder layers";
     }
   }
   // The layers of [first, first + count) of kind `k`: closed form unless both sets matter
@@ -680,9 +729,42 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
   }
   const bool head = s.lm_head != LmHead::none;
   if (head) tail.push_back(tensor_row("lm_head_input", {{"s", seq}, {"b", b}, {"h", h}}, e));
+  // An encoder-decoder's encoder ran first: every encoder layer's saved tensors (over the
+  // source), its final norm's input and its output (the cross-attentions' keys' and values'
+  // input) stay until the decoder's backward reaches them.
+  std::vector<Item> encoder_rows;
+  if (encoder_decoder) {
+    TrainingShape source_shape = shape;
+    source_shape.seq = shape.source;
+    const ModelSpec encoder = encoder_as_model(s);
+    const Item layer = layer_activations(encoder, source_shape, true, false);
+    const std::uint64_t src = shape.source, encoder_layers = s.encoder.n_layers;
+    if (o.recompute == Recompute::full) {
+      encoder_rows.push_back(times(tensor_row("encoder_layer_input", {{"s", src}, {"b", b}, {"h", h}}, e),
+                                   encoder_layers, "encoder layers"));
+    } else {
+      for (const Item& term : layer.detail) {
+        if (o.recompute == Recompute::selective && recomputed_by_selective(term.name)) continue;
+        Item row = times(term, encoder_layers, "encoder layers");
+        row.name = "encoder_" + row.name;
+        encoder_rows.push_back(std::move(row));
+      }
+    }
+    if (s.encoder.mel_bins != 0) {  // Whisper's convolutions keep their inputs over the mel frames (2 x source)
+      const std::uint64_t frames = checked_mul(2, src, "mel frames");
+      encoder_rows.push_back(
+          tensor_row("encoder_mel_input", {{"b", b}, {"mel_bins", s.encoder.mel_bins}, {"frames", frames}}, e));
+      encoder_rows.push_back(tensor_row("encoder_conv_outputs", {{"2", 2}, {"b", b}, {"h", h}, {"frames", frames}}, e));
+      encoder_rows.push_back(tensor_row("encoder_conv2_output", {{"b", b}, {"h", h}, {"s", src}}, e));
+    }
+    if (s.final_norm)
+      encoder_rows.push_back(tensor_row("encoder_final_norm_input", {{"s", src}, {"b", b}, {"h", h}}, e));
+    encoder_rows.push_back(tensor_row("encoder_output", {{"s", src}, {"b", b}, {"h", h}}, e));
+  }
   const auto activations = [&](std::uint64_t stored_count, std::optional<std::uint64_t> working, bool with_tail,
                                const std::string& what) {
-    std::vector<Item> rows = layers_item(0, stored_count, working);
+    std::vector<Item> rows = encoder_rows;
+    for (Item& r : layers_item(0, stored_count, working)) rows.push_back(std::move(r));
     if (with_tail) {
       for (const Item& t : tail) rows.push_back(t);
     }

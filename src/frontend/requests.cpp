@@ -219,6 +219,8 @@ SweepReport sweep_report(const SweepRequest& request, const PlanSettings& settin
   if (axes.seqs.empty()) {
     std::uint64_t shortest = 2048;
     for (const ModelSpec& m : models) shortest = std::min(shortest, m.max_seq_len);
+    // An audio encoder (Whisper) reads one fixed window: alone, it sets the length.
+    if (models.size() == 1 && models.front().encoder.mel_bins != 0) shortest = models.front().encoder.n_positions;
     axes.seqs = {shortest};
   }
 

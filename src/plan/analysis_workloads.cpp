@@ -273,7 +273,16 @@ TrainingShape shape_for(const Workload& w, std::uint64_t batch) {
 // ------------------------------------------------------------------ memory: the workloads
 
 void compose_training(const ModelSpec& s, const Workload& w, WorkloadComposer& c) {
-  add_phases(c, estimate_training_phases(s, shape_for(w, w.batch), w.analysis.training));
+  TrainingShape shape = shape_for(w, w.batch);
+  if (is_encoder_decoder(s)) {  // seq_len is the source; the decoder trains on target_len tokens
+    shape.source = w.seq_len;
+    shape.seq = w.target_len;
+    if (s.positional == Positional::relative) {  // T5's attention is eager in transformers, whatever `attention` says
+      shape.flash_attention = false;
+      shape.softmax_fp32 = true;
+    }
+  }
+  add_phases(c, estimate_training_phases(s, shape, w.analysis.training));
 }
 
 void compose_sae(const ModelSpec& s, const Workload& w, WorkloadComposer& c) {
@@ -436,9 +445,19 @@ Work per_sample_work(const ModelSpec& s, const Workload& w, std::uint64_t sample
 std::vector<Work> training_work(const ModelSpec& s, const Workload& w) {
   const TrainingOptions& t = w.analysis.training;
   const double trainable = t.lora.rank > 0 ? d(trainable_parameters(s, t.lora)) : matmul_parameters(s);
-  const double step = d(t.grad_accumulation) * gradient_pass_flops(s, w.batch, w.seq_len, trainable, t.recompute);
+  double step = d(t.grad_accumulation) * gradient_pass_flops(s, w.batch, w.seq_len, trainable, t.recompute);
+  std::string pass_formula = pass_text(w.batch, w.seq_len);
+  if (is_encoder_decoder(s)) {
+    // The forward pass of both stacks, its input gradients (twice it) and the weight
+    // gradients of the trainable share; a full recomputation runs the forward again.
+    const double forward = encoder_decoder_forward_flops(s, w);
+    const double passes = 2 + trainable / matmul_parameters(s) + (t.recompute == Recompute::full ? 1 : 0);
+    step = d(t.grad_accumulation) * forward * passes;
+    pass_formula = "forward + backward of " + group_digits(w.batch) + " x (" + group_digits(w.seq_len) + " source + " +
+                   group_digits(w.target_len) + " target) tokens: about 3 forward passes of both stacks";
+  }
   Work pass = model_work("training_step", step, w,
-                         group_digits(t.grad_accumulation) + " micro-batch(es) x " + pass_text(w.batch, w.seq_len) +
+                         group_digits(t.grad_accumulation) + " micro-batch(es) x " + pass_formula +
                              (t.lora.rank > 0 ? ", weight gradients for the adapters only" : "") +
                              (t.recompute != Recompute::none ? ", plus the recomputation" : ""));
   Work opt = model_work("optimizer_step", 0, w, "");

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "memplan/core/error.hpp"
+#include "memplan/core/parameters.hpp"
 #include "memplan/core/text.hpp"
 #include "memplan/estimators/activations.hpp"
 #include "memplan/estimators/attention.hpp"
@@ -32,10 +33,10 @@ Bytes tensor_bytes(const char* name, Dims dims, const Precision& dtype) {
   return Bytes(ceil_div(checked_mul(elements, element_bits(dtype.format), "bits of", name), 8));
 }
 
-// The forward pass's tensors come in five groups: the block input (alive throughout a
-// block), the attention phase, a state-space layer's mixer phase, the MLP phase, and the
-// logits at the end.
-enum Group : std::size_t { kInput, kAttention, kSsm, kMlp, kLogits, kGroups };
+// The forward pass's tensors come in six groups: the block input (alive throughout a
+// block), the attention phase, an encoder-decoder's cross-attention phase, a state-space
+// layer's mixer phase, the MLP phase, and the logits at the end.
+enum Group : std::size_t { kInput, kAttention, kCross, kSsm, kMlp, kLogits, kGroups };
 
 // Receive forward_tensors' tensors: WorkspaceItems keeps each as a row with its shape
 // (the breakdown), WorkspaceBytes only sums each group (estimate_workload_bytes).
@@ -48,11 +49,11 @@ class WorkspaceItems {
     rows_[g].push_back(
         {name, tensor_bytes(name, dims, dtype), shape + " at " + to_string(dtype), std::nullopt, "", {}});
   }
-  void add_attention(AttentionVariant variant, const AttentionShape& shape) {
+  void add_attention(AttentionVariant variant, const AttentionShape& shape, Group g = kAttention) {
     Breakdown tensors = estimate_attention(variant, shape);
     for (Item& r : tensors.components.front().detail) {
-      r.name = "attn_" + r.name;
-      rows_[kAttention].push_back(std::move(r));
+      r.name = (g == kCross ? "cross_" : "attn_") + r.name;
+      rows_[g].push_back(std::move(r));
     }
   }
   std::vector<Item>& rows(Group g) { return rows_[g]; }
@@ -71,8 +72,8 @@ class WorkspaceBytes {
   void add(Group g, const char* name, Dims dims, const Precision& dtype) {
     sums_[g] = sums_[g].plus(tensor_bytes(name, dims, dtype), "forward workspace");
   }
-  void add_attention(AttentionVariant variant, const AttentionShape& shape) {
-    sums_[kAttention] = sums_[kAttention].plus(attention_bytes(variant, shape), "forward workspace");
+  void add_attention(AttentionVariant variant, const AttentionShape& shape, Group g = kAttention) {
+    sums_[g] = sums_[g].plus(attention_bytes(variant, shape), "forward workspace");
   }
   Bytes sum(Group g) const { return sums_[g]; }
 
@@ -139,7 +140,34 @@ void attention_tensors(const ModelSpec& s, const Workload& w, std::uint64_t B, s
   shape.include_inputs = false;
   shape.softmax_fp32 = w.attention == AttentionVariant::eager;  // HF eager: softmax(dtype=float32)
   t.add_attention(w.attention, shape);
+  // T5Attention upcasts its scores before the softmax (softmax(scores.float())): one more fp32 copy.
+  if (s.positional == Positional::relative)
+    t.add(kAttention, "attn_scores_fp32", {{"B", B}, {"H", H}, {"S", S}, {"M", keys}}, precisions::fp32);
   t.add(kAttention, "o_proj_out", {{"B", B}, {"S", S}, {"d", d}}, c);
+}
+
+// A decoder layer's cross-attention over `source` encoder positions: the queries, the
+// source's keys and values unless the cache holds them, the scores (eager or SDPA), the output.
+template <typename Sink>
+void cross_tensors(const ModelSpec& s, const Workload& w, std::uint64_t B, std::uint64_t S, std::uint64_t source,
+                   const Precision& c, Sink& t) {
+  const std::uint64_t H = s.n_heads, dh = s.d_head;
+  t.add(kCross, "cross_q", {{"B", B}, {"S", S}, {"H", H}, {"d_head", dh}}, c);
+  if (!w.kv_cache) t.add(kCross, "cross_kv", {{"2", 2}, {"B", B}, {"source", source}, {"H", H}, {"d_head", dh}}, c);
+  AttentionShape shape;
+  shape.batch = B;
+  shape.heads = H;
+  shape.seq = S;
+  shape.kv_seq = source;
+  shape.head_dim = dh;
+  shape.dtype = c;
+  shape.chunk = w.attention_chunk;
+  shape.include_inputs = false;
+  shape.softmax_fp32 = w.attention == AttentionVariant::eager;
+  t.add_attention(w.attention, shape, kCross);
+  if (s.positional == Positional::relative)
+    t.add(kCross, "cross_scores_fp32", {{"B", B}, {"H", H}, {"S", S}, {"source", source}}, precisions::fp32);
+  t.add(kCross, "cross_o_proj_out", {{"B", B}, {"S", S}, {"d", s.d_model}}, c);
 }
 
 template <typename Sink>
@@ -183,6 +211,17 @@ bool forward_tensors(const ModelSpec& s, const Workload& w, std::uint64_t querie
 
   t.add(kInput, "block_input", {{"B", B}, {"S", S}, {"d", d}}, c);
   t.add(kInput, "normed_input", {{"B", B}, {"S", S}, {"d", d}}, c);
+  // T5 computes its relative-position bias (the mask added) once per stack and hands it to
+  // every layer: batch x heads x queries x keys, alive through the whole stack.
+  if (s.positional == Positional::relative)
+    t.add(kInput, "position_bias", {{"B", B}, {"H", s.n_heads}, {"S", S}, {"M", keys}}, c);
+  if (is_encoder_decoder(s)) {  // the decoder of an encoder-decoder: seq_len is the source
+    const std::uint64_t source = w.seq_len;
+    t.add(kInput, "encoder_output", {{"B", B}, {"source", source}, {"d", d}}, c);
+    if (s.positional == Positional::relative)
+      t.add(kInput, "cross_position_bias", {{"B", B}, {"H", s.n_heads}, {"S", S}, {"source", source}}, c);
+    cross_tensors(s, w, B, S, source, c, t);
+  }
   if (ssm_layers(s) > 0) ssm_tensors(s, B, S, c, t);
   if (attention_layers(s) > 0) attention_tensors(s, w, B, S, keys, c, t);
   mlp_tensors(s, B, S, c, t);
@@ -220,6 +259,8 @@ Workspace forward_workspace(const ModelSpec& s, const Workload& w, std::uint64_t
   std::vector<Phase> phases;
   if (attention_layers(s) > 0)
     phases.push_back({kAttention, "attention", "attention (" + to_string(w.attention) + ")", {}});
+  if (is_encoder_decoder(s))
+    phases.push_back({kCross, "cross_attention", "cross-attention (" + to_string(w.attention) + ")", {}});
   if (ssm_layers(s) > 0) phases.push_back({kSsm, "ssm", "the state-space mixer", {}});
   if (s.mlp != MlpKind::none) phases.push_back({kMlp, "mlp", "the MLP", {}});
   std::string formula = "max(";
@@ -253,11 +294,11 @@ Bytes forward_workspace_bytes(const ModelSpec& s, const Workload& w, std::uint64
   WorkspaceBytes t;
   forward_tensors(s, w, queries, keys, logit_positions, t);
   const Bytes input = t.sum(kInput);
-  return std::max({input.plus(t.sum(kAttention), "attention phase"), input.plus(t.sum(kSsm), "ssm phase"),
-                   input.plus(t.sum(kMlp), "mlp phase"), t.sum(kLogits)});
+  return std::max({input.plus(t.sum(kAttention), "attention phase"), input.plus(t.sum(kCross), "cross phase"),
+                   input.plus(t.sum(kSsm), "ssm phase"), input.plus(t.sum(kMlp), "mlp phase"), t.sum(kLogits)});
 }
 
-KvCacheOptions kv_options(const Workload& w, std::uint64_t tokens) {
+KvCacheOptions kv_options(const ModelSpec& s, const Workload& w, std::uint64_t tokens) {
   KvCacheOptions o;
   o.batch = w.batch;
   o.tokens = tokens;
@@ -265,13 +306,14 @@ KvCacheOptions kv_options(const Workload& w, std::uint64_t tokens) {
   o.page_tokens = w.kv_page_tokens;
   o.mla_cache = w.mla_cache;
   o.state_precision = compute_precision(w);
+  o.cross_tokens = is_encoder_decoder(s) ? w.seq_len : 0;  // the source's keys and values, per decoder layer
   return o;
 }
 
 // Keeps the KV cache of `tokens` positions per sequence, `note` before its own.
 void keep_kv(WorkloadComposer& c, const ModelSpec& s, const Workload& w, std::uint64_t tokens,
              const std::string& note) {
-  const KvCacheOptions o = kv_options(w, tokens);
+  const KvCacheOptions o = kv_options(s, w, tokens);
   Item kv = std::move(estimate_kv_cache(s, o).components.front());
   if (!note.empty()) kv.note = kv.note.empty() ? note : note + "; " + kv.note;
   c.keep(std::move(kv), kv_cache_allocations(s, o));
@@ -320,6 +362,90 @@ bool causal(const ModelSpec& s) { return s.lm_head != LmHead::none; }  // encode
 // The tokens of a generation: the prompt and the new ones.
 std::uint64_t generated_total(const Workload& w) {
   return checked_add(w.seq_len, w.new_tokens, "prompt + generated tokens");
+}
+
+// ------------------------------------------------------------------ encoder-decoders
+
+// T5's attention (T5Attention) has no SDPA path in transformers: it always materialises
+// its scores and softmaxes them in fp32, whatever `attention` says.
+Workload as_run(const ModelSpec& s, const Workload& w) {
+  Workload out = w;
+  if (s.positional == Positional::relative) out.attention = AttentionVariant::eager;
+  return out;
+}
+
+// Whisper's front end before the encoder's layers: conv1 over the mel frames (twice the
+// positions: conv2 has stride 2) and its GELU, the input still alive. The encoder's working
+// set when it is the larger.
+void audio_front_end(const ModelSpec& s, const Workload& w, Workspace& encoder) {
+  const Precision c = compute_precision(w);
+  const std::uint64_t B = w.batch, frames = checked_mul(2, w.seq_len, "mel frames");
+  WorkspaceItems t;
+  t.add(kInput, "mel_input", {{"B", B}, {"mel_bins", s.encoder.mel_bins}, {"frames", frames}}, c);
+  t.add(kInput, "conv1_output", {{"B", B}, {"d", s.d_model}, {"frames", frames}}, c);
+  t.add(kInput, "conv1_gelu_output", {{"B", B}, {"d", s.d_model}, {"frames", frames}}, c);
+  const Bytes front = t.sum(kInput);
+  if (front <= encoder.item.bytes) return;
+  encoder.item.detail = std::move(t.rows(kInput));
+  encoder.item.bytes = front;
+  encoder.item.formula = "the audio front end: the mel frames, conv1's output and its GELU";
+  encoder.item.note = "peak in the audio front end, before the encoder's layers";
+  encoder.phase = "audio_front_end";
+}
+
+// The decoder's tokens: generated (generation) or in one forward pass (inference).
+std::uint64_t target_tokens(const Workload& w) {
+  return w.kind == WorkloadKind::generation ? w.new_tokens : w.target_len;
+}
+
+// An encoder-decoder's two candidate peaks: the encoder's pass over the source (nothing
+// kept yet but the weights), and the decoder's (the whole target in one pass, or the last
+// decode step) with the encoder's output, the self-attention cache of the target and the
+// cross-attention cache of the source.
+void compose_encoder_decoder(const ModelSpec& s, const Workload& given, WorkloadComposer& c) {
+  const Workload w = as_run(s, given);
+  const bool generation = w.kind == WorkloadKind::generation;
+  const std::uint64_t T = target_tokens(w);
+  const bool cache = generation || w.kv_cache;
+  Workspace encoder = forward_workspace(encoder_as_model(s), w, w.seq_len, w.seq_len, 0);
+  if (s.encoder.mel_bins != 0) audio_front_end(s, w, encoder);
+  Workspace decoder = generation ? forward_workspace(s, w, 1, T, 1) : forward_workspace(s, w, T, T, T);
+  const Bytes kv = cache ? estimate_kv_cache(s, kv_options(s, w, T)).total() : Bytes(0);
+  const std::string eager = s.positional == Positional::relative && given.attention != AttentionVariant::eager
+                                ? "; T5's attention is eager in transformers (no SDPA), so its scores are counted"
+                                : "";
+  if (encoder.item.bytes > kv.plus(decoder.item.bytes, "decoder peak")) {
+    const bool front_end = encoder.phase == "audio_front_end";
+    encoder.item.note = "peak in the encoder (" + std::to_string(s.encoder.n_layers) + " layers over " +
+                        std::to_string(w.seq_len) + " source positions), before the decoder runs; " +
+                        encoder.item.note + eager;
+    c.transient(std::move(encoder.item), front_end ? "audio_front_end" : "encoder");
+    // The decoder's phase, smaller, is where the caches live: show it beside.
+    c.alternative("forward_workspace",
+                  {"decoder_phase",
+                   kv.plus(decoder.item.bytes, "decoder peak"),
+                   (cache ? "KV cache " + std::to_string(kv.count()) + " B (self-attention over " + std::to_string(T) +
+                                " target tokens, cross-attention over " + std::to_string(w.seq_len) + " source) + "
+                          : std::string()) +
+                       "decoder workspace " + std::to_string(decoder.item.bytes.count()) + " B",
+                   std::nullopt,
+                   "the decoder's peak, with its caches: smaller than the encoder's pass here",
+                   {}});
+    return;
+  }
+  if (cache) {
+    keep_kv(c, s, w, T,
+            generation ? "peak at the last decode step: " + std::to_string(T) + " generated tokens over " +
+                             std::to_string(w.seq_len) + " source positions"
+                       : "");
+  }
+  decoder.item.note = "in the decoder, the encoder's output kept; " + decoder.item.note + eager;
+  c.transient(std::move(decoder.item), generation ? "decode" : decoder.phase);
+}
+
+WorkloadBytes breakdown_bytes(const ModelSpec& s, const Workload& w) {
+  const Breakdown b = estimate_workload(s, w);
+  return {b.total(), b.allocated(), b.reserved()};
 }
 
 // ------------------------------------------------------------------ extraction steps
@@ -371,10 +497,38 @@ void add_residual_alternative(WorkloadComposer& c, const ModelSpec& s, const Act
 
 // ------------------------------------------------------------------ shared with the analyses
 
+std::vector<Work> encoder_decoder_work(const ModelSpec& s, const Workload& w) {
+  double source_params = 0;
+  for (const TensorGroup& g : model_tensors(s)) {
+    if (g.role != TensorRole::linear) continue;
+    if (g.component == "encoder" || g.name == "cross.k" || g.name == "cross.v")
+      source_params += static_cast<double>(group_parameters(g));
+  }
+  const double target_params = matmul_parameters(s) - source_params;
+  const double B = static_cast<double>(w.batch), S = static_cast<double>(w.seq_len);
+  const double T = static_cast<double>(target_tokens(w)), width = static_cast<double>(s.n_heads * s.d_head);
+  const double encoder_layers = static_cast<double>(s.encoder.n_layers), layers = static_cast<double>(s.n_layers);
+  const bool generation = w.kind == WorkloadKind::generation;
+  const double attended = (generation ? T / 2 : T) + S;  // the target so far (on average) and the source
+  return {model_work("encoder", B * S * (2 * source_params + 4 * encoder_layers * S * width), w,
+                     group_digits(w.batch) + " x " + group_digits(w.seq_len) +
+                         " source tokens x (2 P_source + 4 L_enc s h), P_source = " + flops_text(source_params)),
+          model_work(generation ? "decode" : "decoder", B * T * (2 * target_params + 4 * layers * attended * width), w,
+                     group_digits(target_tokens(w)) + (generation ? " decode steps" : " target tokens") + " x " +
+                         group_digits(w.batch) +
+                         " x (2 P_target + 4 L_dec (target + source) h), P_target = " + flops_text(target_params))};
+}
+
+double encoder_decoder_forward_flops(const ModelSpec& s, const Workload& w) {
+  double flops = 0;
+  for (const Work& part : encoder_decoder_work(s, w)) flops += part.flops;
+  return flops;
+}
+
 ForwardPass forward_pass(const ModelSpec& s, const Workload& w) {
   ForwardPass f;
   if (w.kv_cache && causal(s)) {
-    const KvCacheOptions o = kv_options(w, w.seq_len);
+    const KvCacheOptions o = kv_options(s, w, w.seq_len);
     f.kv_cache = std::move(estimate_kv_cache(s, o).components.front());
     f.kv_allocations = kv_cache_allocations(s, o);
   }
@@ -389,14 +543,14 @@ void add_forward(WorkloadComposer& c, ForwardPass f) {
   c.transient(std::move(f.workspace), std::move(f.phase));
 }
 
-void check_positions(const ModelSpec& s, std::uint64_t tokens) {
+void check_positions(const ModelSpec& s, std::uint64_t tokens, const char* key) {
   if (s.positional != Positional::learned) return;
   const std::uint64_t table = s.n_positions ? s.n_positions : s.max_seq_len;
   if (tokens > table) {
     throw Error(ErrorKind::invalid_input,
                 s.name + " has learned positions for " + std::to_string(table) + " tokens; " + std::to_string(tokens) +
                     " cannot be run",
-                "seq_len");
+                key);
   }
 }
 
@@ -429,17 +583,20 @@ WorkloadBytes weights_bytes(const ModelSpec& s, const Workload& w) { return Byte
 // ------------------------------------------------------------------ inference
 
 void compose_inference(const ModelSpec& s, const Workload& w, WorkloadComposer& c) {
+  if (is_encoder_decoder(s)) return compose_encoder_decoder(s, w, c);
   add_forward(c, forward_pass(s, w));
 }
 
 WorkloadBytes inference_bytes(const ModelSpec& s, const Workload& w) {
+  if (is_encoder_decoder(s)) return breakdown_bytes(s, w);
   ByteTally t(s, w);
-  if (w.kv_cache && causal(s)) t.keep(kv_cache_allocations(s, kv_options(w, w.seq_len)));
+  if (w.kv_cache && causal(s)) t.keep(kv_cache_allocations(s, kv_options(s, w, w.seq_len)));
   t.transient(forward_workspace_bytes(s, w, w.seq_len, w.seq_len, w.seq_len));
   return t.finish();
 }
 
 std::vector<Work> one_forward_work(const ModelSpec& s, const Workload& w) {
+  if (is_encoder_decoder(s)) return encoder_decoder_work(s, w);
   return {forward_work(s, w, w.batch, w.seq_len, "one forward pass")};
 }
 
@@ -449,12 +606,13 @@ std::vector<Work> one_forward_work(const ModelSpec& s, const Workload& w) {
 // last-position logits) and at the last decode step (the full cache, one token's
 // activations). The larger is the job's peak; the overhead does not take part.
 void compose_generation(const ModelSpec& s, const Workload& w, WorkloadComposer& c) {
+  if (is_encoder_decoder(s)) return compose_encoder_decoder(s, w, c);
   const std::uint64_t total = generated_total(w);
   Workspace prefill_ws = forward_workspace(s, w, w.seq_len, w.seq_len, 1);
   Workspace decode_ws = forward_workspace(s, w, 1, total, 1);
   const Bytes prefill =
-      estimate_kv_cache(s, kv_options(w, w.seq_len)).total().plus(prefill_ws.item.bytes, "prefill peak");
-  const Bytes decode = estimate_kv_cache(s, kv_options(w, total)).total().plus(decode_ws.item.bytes, "decode peak");
+      estimate_kv_cache(s, kv_options(s, w, w.seq_len)).total().plus(prefill_ws.item.bytes, "prefill peak");
+  const Bytes decode = estimate_kv_cache(s, kv_options(s, w, total)).total().plus(decode_ws.item.bytes, "decode peak");
   if (prefill > decode) {
     keep_kv(c, s, w, w.seq_len, "peak after prefill: the prompt's " + std::to_string(w.seq_len) + " tokens");
     c.transient(std::move(prefill_ws.item), "prefill");
@@ -467,9 +625,10 @@ void compose_generation(const ModelSpec& s, const Workload& w, WorkloadComposer&
 }
 
 WorkloadBytes generation_bytes(const ModelSpec& s, const Workload& w) {
+  if (is_encoder_decoder(s)) return breakdown_bytes(s, w);
   const std::uint64_t total = generated_total(w);
-  const std::vector<TensorRun> prefill_kv = kv_cache_allocations(s, kv_options(w, w.seq_len));
-  const std::vector<TensorRun> decode_kv = kv_cache_allocations(s, kv_options(w, total));
+  const std::vector<TensorRun> prefill_kv = kv_cache_allocations(s, kv_options(s, w, w.seq_len));
+  const std::vector<TensorRun> decode_kv = kv_cache_allocations(s, kv_options(s, w, total));
   const Bytes prefill_ws = forward_workspace_bytes(s, w, w.seq_len, w.seq_len, 1);
   const Bytes decode_ws = forward_workspace_bytes(s, w, 1, total, 1);
   const bool prefill_binds = ByteTally::run_bytes(prefill_kv).plus(prefill_ws, "prefill peak") >
@@ -481,6 +640,7 @@ WorkloadBytes generation_bytes(const ModelSpec& s, const Workload& w) {
 }
 
 std::vector<Work> generation_work(const ModelSpec& s, const Workload& w) {
+  if (is_encoder_decoder(s)) return encoder_decoder_work(s, w);
   const double P = matmul_parameters(s);
   const double B = static_cast<double>(w.batch), T = static_cast<double>(w.new_tokens);
   const double ctx = static_cast<double>(w.seq_len) + T / 2;

@@ -34,15 +34,23 @@ ForwardPass forward_pass(const ModelSpec& spec, const Workload& workload);
 // Adds `pass` to `composer`: the KV cache kept, the workspace as the peak.
 void add_forward(WorkloadComposer& c, ForwardPass f);
 
-// Throws Error(invalid_input, key "seq_len") when `tokens` positions pass the model's
-// learned position table.
-void check_positions(const ModelSpec& spec, std::uint64_t tokens);
+// Throws Error(invalid_input, key `key`) when `tokens` positions pass the model's (the
+// decoder's) learned position table.
+void check_positions(const ModelSpec& spec, std::uint64_t tokens, const char* key = "seq_len");
 
 // Returns work on the model's weights, in the compute dtype at the model-FLOPs efficiency.
 Work model_work(const std::string& name, double flops, const Workload& workload, std::string formula);
 // Returns the work "forward" of a forward pass over batch x seq tokens; `why` starts its formula.
 Work forward_work(const ModelSpec& spec, const Workload& workload, std::uint64_t batch, std::uint64_t seq,
                   const std::string& why);
+
+// An encoder-decoder's work: the encoder's pass over the source and the decoder's over the
+// target (inference: target_len tokens at once; generation: new_tokens decode steps). The
+// encoder's matmuls and the cross-attention's keys and values run per source token, the rest
+// per target token; attention scores over the source (encoder, cross) and the target.
+std::vector<Work> encoder_decoder_work(const ModelSpec& spec, const Workload& workload);
+// Their FLOPs summed (a training step is about three times one forward pass).
+double encoder_decoder_forward_flops(const ModelSpec& spec, const Workload& workload);
 
 // weights: the parameters alone, no overhead.
 void compose_weights(const ModelSpec& spec, const Workload& workload, WorkloadComposer& composer);

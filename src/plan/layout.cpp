@@ -602,6 +602,15 @@ Engine parse_engine(std::string_view text) {
 }
 
 LayoutEstimate estimate_layout(const ModelSpec& spec, const Workload& w, const LayoutOptions& o) {
+  if (is_encoder_decoder(spec)) {
+    throw_invalid_input(o.vllm || o.llama_cpp ? "engine"
+                        : o.device_map        ? "device_map"
+                                              : "tensor_parallel",
+                        spec.name + " is an encoder-decoder (" + std::to_string(spec.encoder.n_layers) +
+                            " encoder layers, " + std::to_string(spec.n_layers) +
+                            " decoder layers), and memplan's multi-GPU layouts and serving engines place one stack "
+                            "of decoder layers: plan it on one GPU (-w inference or generation)");
+  }
   const std::string training_option = training_only_option(o.parallel);
   if ((o.vllm || o.llama_cpp) && o.device_map)
     throw_invalid_input("device_map", "`engine` " + std::string(o.vllm ? "vllm" : "llama.cpp") +

@@ -86,6 +86,18 @@ const std::array kOptions = std::to_array<OptionDef>({
   {.key = "new_tokens", .flag = "new_tokens", .kind = OptionKind::count, .group = kWorkload,
    .help = "Tokens generated after the prompt", .default_text = "256", .applies = bits({K::generation}),
    .common = true, .set = MEMPLAN_SET(s.workload.new_tokens = v.count)},
+  {.key = "source_len", .flag = "source_len", .kind = OptionKind::count, .group = kWorkload,
+   .help = "Encoder-decoders (T5, BART, Whisper): tokens (Whisper: audio positions) the encoder reads per "
+           "sequence; another name for `seq_len`",
+   .default_text = "as seq_len; Whisper: 1500 (30 s of audio)",
+   .applies = bits({K::inference, K::generation, K::training}),
+   .min = 1, .set = MEMPLAN_SET(s.workload.seq_len = v.count)},
+  {.key = "target_len", .flag = "target_len", .kind = OptionKind::count, .group = kWorkload,
+   .help = "Encoder-decoders: decoder tokens per sequence in a forward pass or training step (generation: "
+           "`new_tokens`)",
+   .default_text = "the source length, or the decoder's context if shorter",
+   .applies = bits({K::inference, K::training}),
+   .min = 1, .set = MEMPLAN_SET(s.workload.target_len = v.count)},
 
   // Precision
   {.key = "precision", .flag = "precision", .short_flag = 'p', .kind = OptionKind::text, .group = kPrecision,

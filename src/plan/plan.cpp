@@ -161,7 +161,26 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
   Workload& w = plan.workload;
 
   // Defaults that depend on the model or the workload.
-  if (!s.was_given("seq_len")) w.seq_len = std::min<std::uint64_t>(2048, model.max_seq_len);
+  if (s.was_given("seq_len") && s.was_given("source_len")) {
+    throw_invalid_input("source_len", "`source_len` is another name for `seq_len`: give one of them");
+  }
+  if (!is_encoder_decoder(model)) {
+    for (const char* key : {"source_len", "target_len"}) {
+      if (s.was_given(key)) {
+        throw_invalid_input(key, "`" + std::string(key) + "` applies to encoder-decoder models (T5, BART, Whisper); " +
+                                     model.name + " is a decoder: use `seq_len`");
+      }
+    }
+  }
+  if (!s.was_given("seq_len") && !s.was_given("source_len")) {
+    // An audio encoder reads a fixed window (Whisper: 30 s, 1500 positions); others the usual default.
+    w.seq_len = model.encoder.mel_bins != 0 ? model.encoder.n_positions
+                                            : std::min<std::uint64_t>(2048, model.max_seq_len);
+  }
+  if (is_encoder_decoder(model) && (w.kind == WorkloadKind::inference || w.kind == WorkloadKind::training) &&
+      !s.was_given("target_len")) {
+    w.target_len = std::min(w.seq_len, model.max_seq_len);
+  }
   if (w.kind == WorkloadKind::generation && !s.was_given("new_tokens")) w.new_tokens = 256;
   if (s.was_given("mla_cache") && model.mla.kv_lora_rank == 0) {
     throw_invalid_input("mla_cache",
@@ -248,7 +267,18 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
     plan.model.stored_layers.reset();
     plan.model.stored_weights_source.clear();
   }
-  if (w.kind != WorkloadKind::weights && w.seq_len + w.new_tokens > model.max_seq_len) {
+  if (is_encoder_decoder(model)) {
+    const std::uint64_t target = w.kind == WorkloadKind::generation ? w.new_tokens : w.target_len;
+    if (w.kind != WorkloadKind::weights && target > model.max_seq_len) {
+      plan.warnings.push_back(std::to_string(target) + " target tokens exceed " + model.name +
+                              "'s decoder context of " + std::to_string(model.max_seq_len));
+    }
+    if (w.kind != WorkloadKind::weights && model.positional == Positional::relative && w.seq_len > model.max_seq_len) {
+      plan.warnings.push_back(std::to_string(w.seq_len) + " source tokens exceed the " +
+                              std::to_string(model.max_seq_len) + " " + model.name +
+                              " was trained at (relative positions set no hard limit)");
+    }
+  } else if (w.kind != WorkloadKind::weights && w.seq_len + w.new_tokens > model.max_seq_len) {
     plan.warnings.push_back(std::to_string(w.seq_len + w.new_tokens) + " tokens exceed " + model.name +
                             "'s context of " + std::to_string(model.max_seq_len));
   }

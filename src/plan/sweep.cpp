@@ -85,7 +85,12 @@ std::vector<SweepRow> run_sweep(const std::vector<ModelSpec>& models, const Work
       spec_ptr = &repriced;
     }
     const ModelSpec& spec = *spec_ptr;
-    const Workload w = workload_at(base, point, axes);
+    Workload w = workload_at(base, point, axes);
+    // An encoder-decoder's forward pass: the target as bind() sets it unless given.
+    const bool forward_pass = w.kind == WorkloadKind::inference || w.kind == WorkloadKind::training;
+    if (is_encoder_decoder(spec) && forward_pass && w.target_len == 0)
+      w.target_len = std::min(w.seq_len, spec.max_seq_len);
+    if (!is_encoder_decoder(spec) || !forward_pass) w.target_len = 0;
     try {
       const Breakdown b = estimate_workload(spec, w);
       row.total = b.total();
@@ -100,9 +105,11 @@ std::vector<SweepRow> run_sweep(const std::vector<ModelSpec>& models, const Work
         row.verdict = verdict_of(*row.total, *budget, threshold);
         row.fits = *row.verdict == Verdict::fits;
       }
-      if (w.kind != WorkloadKind::weights && w.seq_len + w.new_tokens > spec.max_seq_len) {
-        row.notes.push_back(std::to_string(w.seq_len + w.new_tokens) + " tokens exceed " + spec.name +
-                            "'s context of " + std::to_string(spec.max_seq_len));
+      const std::uint64_t decoder_tokens = is_encoder_decoder(spec) ? w.new_tokens + w.target_len
+                                                                    : w.seq_len + w.new_tokens;
+      if (w.kind != WorkloadKind::weights && decoder_tokens > spec.max_seq_len) {
+        row.notes.push_back(std::to_string(decoder_tokens) + " tokens exceed " + spec.name + "'s context of " +
+                            std::to_string(spec.max_seq_len));
       }
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::internal) throw;

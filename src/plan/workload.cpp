@@ -14,13 +14,64 @@ namespace memplan {
 
 namespace {
 
+// An encoder-decoder: the workloads memplan prices for one, and the lengths each stack takes.
+void check_encoder_decoder(const ModelSpec& s, const Workload& w) {
+  using K = WorkloadKind;
+  if (w.kind != K::weights && w.kind != K::inference && w.kind != K::generation && w.kind != K::training) {
+    throw Error(ErrorKind::invalid_input,
+                "memplan prices weights, inference, generation and training for encoder-decoder models (T5, BART, "
+                "Whisper); `" +
+                    to_string(w.kind) + "` on " + s.name +
+                    " is not priced yet: its estimator sizes one stack of decoder layers, and " + s.name + " has " +
+                    std::to_string(s.encoder.n_layers) + " encoder layers besides its " + std::to_string(s.n_layers) +
+                    " decoder layers",
+                "workload");
+  }
+  if (w.kind == K::weights) return;
+  if (s.encoder.mel_bins != 0 && w.seq_len != s.encoder.n_positions) {
+    throw Error(ErrorKind::invalid_input,
+                s.name + "'s audio encoder reads exactly " + std::to_string(s.encoder.n_positions) +
+                    " positions (30 s of audio, padded or cut to it); the source length cannot be " +
+                    std::to_string(w.seq_len),
+                "seq_len");
+  }
+  if (s.encoder.n_positions != 0 && w.seq_len > s.encoder.n_positions) {
+    throw Error(ErrorKind::invalid_input,
+                s.name + "'s encoder has learned positions for " + std::to_string(s.encoder.n_positions) + " tokens; " +
+                    std::to_string(w.seq_len) + " cannot be run",
+                "seq_len");
+  }
+  if ((w.kind == K::inference || w.kind == K::training) && w.target_len == 0) {
+    throw Error(ErrorKind::invalid_input,
+                "target_len must be at least 1 for an encoder-decoder's forward pass or training step", "target_len");
+  }
+  if (w.kind == K::generation && w.target_len != 0) {
+    throw Error(ErrorKind::invalid_input,
+                "generation's target is `new_tokens`; target_len applies to inference and training", "target_len");
+  }
+  if (w.kind == K::generation) {
+    detail::check_positions(s, w.new_tokens, "new_tokens");
+  } else {
+    detail::check_positions(s, w.target_len, "target_len");
+  }
+}
+
 void check(const ModelSpec& s, const Workload& w) {
   if (w.batch == 0) throw Error(ErrorKind::invalid_input, "batch must be at least 1", "batch");
   if (w.seq_len == 0) throw Error(ErrorKind::invalid_input, "seq_len must be at least 1", "seq_len");
   if (is_quantized(compute_precision(w))) {
     throw Error(ErrorKind::invalid_input, "the compute dtype must be fp32, tf32, bf16 or fp16", "compute");
   }
-  detail::check_positions(s, checked_add(w.seq_len, w.new_tokens, "seq_len + new_tokens"));
+  if (is_encoder_decoder(s)) {
+    check_encoder_decoder(s, w);
+  } else {
+    if (w.target_len != 0) {
+      throw Error(ErrorKind::invalid_input,
+                  "target_len applies to encoder-decoder models (T5, BART, Whisper); " + s.name + " is a decoder",
+                  "target_len");
+    }
+    detail::check_positions(s, checked_add(w.seq_len, w.new_tokens, "seq_len + new_tokens"));
+  }
   if (w.kind == WorkloadKind::generation && w.new_tokens == 0) {
     throw Error(ErrorKind::invalid_input, "generation needs new_tokens of at least 1", "new_tokens");
   }
@@ -78,6 +129,7 @@ WorkloadBytes estimate_workload_bytes(const ModelSpec& s, const Workload& w) {
 }
 
 std::vector<Work> workload_work(const ModelSpec& s, const Workload& w) {
+  check(s, w);
   return detail::workload_entry(w.kind).work(s, w);
 }
 

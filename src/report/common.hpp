@@ -48,6 +48,8 @@ struct EstimateHeader {
   std::uint64_t batch = 0;    // 0: none (the weights alone, a server)
   std::uint64_t seq_len = 0;
   std::uint64_t new_tokens = 0;
+  std::uint64_t target_len = 0;  // an encoder-decoder's forward pass: decoder tokens (seq_len is the source)
+  bool encoder_decoder = false;
   std::string precision_requested;  // as asked: "auto" or a name
   std::string precision_resolved;
   std::string precision_description;  // "bf16, 2 B/param; activations bf16"

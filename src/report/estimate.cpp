@@ -28,6 +28,8 @@ EstimateHeader estimate_header(const EstimateReport& r) {
     h.batch = w.batch;
     h.seq_len = w.seq_len;
     h.new_tokens = w.new_tokens;
+    h.target_len = w.target_len;
+    h.encoder_decoder = is_encoder_decoder(plan.model);
   }
   const Precision& weights = w.weights.precision;
   h.precision_requested = plan.precision_requested;
@@ -62,7 +64,11 @@ EstimateHeader estimate_header(const EstimateReport& r) {
 
 void header_table(const EstimateHeader& h, std::ostream& out) {
   out << fmt::format("model      {} ({}, {} parameters, {})\n", h.model, h.family, group_digits(h.params), h.origin);
-  if (h.batch > 0) {
+  if (h.batch > 0 && h.encoder_decoder) {
+    out << fmt::format("workload   {}: batch {} x {} source positions (encoder) -> {} target tokens{}\n",
+                       h.workload_kind, h.batch, h.seq_len, h.new_tokens ? h.new_tokens : h.target_len,
+                       h.new_tokens ? " generated" : " (decoder)");
+  } else if (h.batch > 0) {
     out << fmt::format("workload   {}: batch {} x {} tokens{}\n", h.workload_kind, h.batch, h.seq_len,
                        h.new_tokens ? fmt::format(" + {} generated", h.new_tokens) : "");
   } else {
@@ -80,6 +86,8 @@ ordered_json header_json(const EstimateHeader& h) {
     j["workload"]["batch_size"] = h.batch;
     j["workload"]["seq_len"] = h.seq_len;
     if (h.new_tokens > 0) j["workload"]["new_tokens"] = h.new_tokens;
+    if (h.encoder_decoder) j["workload"]["source_len"] = h.seq_len;
+    if (h.target_len > 0) j["workload"]["target_len"] = h.target_len;
   }
   j["precision"] = {{"requested", h.precision_requested}, {"resolved", h.precision_resolved}, {"warnings", h.warnings}};
   return j;

@@ -118,3 +118,30 @@ cli_case(llava_tower_and_projector EXIT 0 ARGS estimate "${hf}/llava-1.5-7b-hf/c
          STDOUT "7,063,427,072 parameters.*vision +303,507,456 .*projector +20,979,712 .*warning: images are not priced: each 336x336 image becomes 576 tokens")
 cli_case(llava_tp_refused EXIT 2 ARGS estimate "${hf}/llava-1.5-7b-hf/config.json" -w training --tp 2 STDOUT_EMPTY
          STDERR "has a vision tower, which memplan's multi-GPU training layouts do not place")
+
+# Encoder-decoders. A T5 generation step: t5-small in bf16 keeps the cross-attention's keys
+# and values of the 128 source positions, 6 layers x 2 x 8 heads x 64 x 128 x 2 B = 1,572,864,
+# after 64 generated tokens and after 128; its self-attention cache grows, 12,288 B a token.
+cli_case(t5_cross_cache_after_64 EXIT 0
+         ARGS estimate t5-small -w generation --source-len 128 --new-tokens 64 -p bf16 --format json
+         STDOUT "\"name\": \"full_layers\",[^}]*\"bytes\": 786432,.*\"name\": \"cross_layers\",[^}]*\"bytes\": 1572864,")
+cli_case(t5_cross_cache_after_128 EXIT 0
+         ARGS estimate t5-small -w generation --source-len 128 --new-tokens 128 -p bf16 --format json
+         STDOUT "\"name\": \"full_layers\",[^}]*\"bytes\": 1572864,.*\"name\": \"cross_layers\",[^}]*\"bytes\": 1572864,")
+cli_case(t5_workload_line EXIT 0 ARGS estimate t5-small -w generation --source-len 128 --new-tokens 64
+         STDOUT "workload   generation: batch 1 x 128 source positions \\(encoder\\) -> 64 target tokens generated")
+cli_case(whisper_source_is_fixed EXIT 2 ARGS estimate whisper-tiny --seq 3000 STDOUT_EMPTY
+         STDERR "whisper-tiny's audio encoder reads exactly 1500 positions")
+cli_case(source_len_and_seq EXIT 2 ARGS estimate t5-small --seq 128 --source-len 256 STDOUT_EMPTY
+         STDERR "--source-len is another name for --seq: give one of them")
+cli_case(target_len_on_a_decoder EXIT 2 ARGS estimate gpt2 --target-len 16 STDOUT_EMPTY
+         STDERR "--target-len applies to encoder-decoder models")
+cli_case(encoder_decoder_sae_refused EXIT 2 ARGS estimate flan-t5-base -w sae STDOUT_EMPTY
+         STDERR "`sae` on flan-t5-base is not priced yet")
+# LoRA r=8 on T5's q and v: every stack's (PEFT prints 884,736 trainable for flan-t5-base).
+cli_case(encoder_decoder_lora EXIT 0 ARGS estimate flan-t5-base -w training --lora-rank 8 --target-len 128
+         STDOUT "lora_adapters +884,736 ")
+cli_case(encoder_decoder_layout_refused EXIT 2 ARGS estimate bart-large --device-map balanced --gpus a10,a10
+         STDOUT_EMPTY STDERR "bart-large is an encoder-decoder \\(12 encoder layers, 12 decoder layers\\)")
+cli_case(import_whisper EXIT 0 ARGS import "${hf}/whisper-tiny/config.json"
+         STDOUT "family: whisper\n.*encoder_layers: 4\nencoder_positions: 1500\nencoder_mel_bins: 80\n.*attn_k_bias: false")

@@ -31,6 +31,7 @@ struct KvCacheOptions {
   bool honor_sliding_window = true;              // cap sliding and chunked layers at their window (vLLM, HF's caches)
   MlaCache mla_cache = MlaCache::decompressed;   // latent-attention layers' convention
   Precision state_precision = precisions::fp16;  // state-space layers' states: the model's dtype
+  std::uint64_t cross_tokens = 0;                // an encoder-decoder's source positions its cross-attention keeps
 };
 
 // Returns a Breakdown with one component, "kv_cache". Each layer keeps keys and values of
@@ -44,7 +45,10 @@ struct KvCacheOptions {
 // instead, whatever the tokens: a convolution state of conv channels x d_conv and an SSM
 // state of d_inner x d_state, at state_precision (transformers' MambaCache and Mamba-2's
 // cache); a model of state-space layers only names its one component "ssm_state", a hybrid
-// details them as "ssm_state" beside its attention layers. Throws Error(invalid_input) for
+// details them as "ssm_state" beside its attention layers. An encoder-decoder's decoder
+// layers (T5, BART, Whisper) keep, besides their own tokens' keys and values, the
+// cross-attention's keys and values of cross_tokens source positions, computed once from
+// the encoder's output ("cross_layers", n_heads x d_head each). Throws Error(invalid_input) for
 // batch or tokens of 0, Error(overflow).
 Breakdown estimate_kv_cache(const ModelSpec& spec, const KvCacheOptions& options);
 

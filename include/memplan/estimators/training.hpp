@@ -69,7 +69,8 @@ bool recomputed_by_selective(const std::string& activation);
 // What one forward pass runs on: shapes and dtypes.
 struct TrainingShape {
   std::uint64_t batch = 1;               // b: sequences per micro-batch
-  std::uint64_t seq = 2048;              // s: tokens per sequence
+  std::uint64_t seq = 2048;              // s: tokens per sequence (an encoder-decoder's target)
+  std::uint64_t source = 0;              // an encoder-decoder's source positions per sequence; 0: a decoder
   WeightsOptions weights;                // storage of the (base) weights
   Precision compute = precisions::bf16;  // activation dtype
   bool flash_attention = true;           // fused attention (FlashAttention, SDPA): no a*s^2 tensors kept

@@ -55,6 +55,8 @@ struct Workload {
   std::uint64_t batch = 1;                      // sequences per forward pass
   std::uint64_t seq_len = 2048;                 // input (prompt) tokens per sequence
   std::uint64_t new_tokens = 0;                 // generation: tokens generated after the prompt
+  std::uint64_t target_len = 0;                 // encoder-decoders' inference: decoder tokens per sequence (seq_len
+                                                //   is the source); 0 on decoder-only models
   WeightsOptions weights;                       // weight storage precision
   std::optional<Precision> compute;             // activation dtype; unset: the weights' float precision,
                                                 //   or weights.unquantized when the weights are quantised
