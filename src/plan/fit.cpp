@@ -125,6 +125,14 @@ std::uint64_t fit_knob_cap(const ModelSpec& spec, const Workload& w, FitKnob kno
   switch (knob) {
     case FitKnob::batch: return kBatchCap;
     case FitKnob::seq:
+      // An encoder-decoder's seq_len is the source: bounded by the encoder's table, if any.
+      if (is_encoder_decoder(spec) && spec.encoder.mel_bins != 0) {
+        throw Error(ErrorKind::invalid_input,
+                    spec.name + "'s audio encoder reads exactly " + std::to_string(spec.encoder.n_positions) +
+                        " positions: its source cannot vary (vary batch)",
+                    "vary");
+      }
+      if (is_encoder_decoder(spec)) return spec.encoder.n_positions != 0 ? spec.encoder.n_positions : spec.max_seq_len;
       if (w.new_tokens >= spec.max_seq_len) {
         throw Error(ErrorKind::invalid_input,
                     std::to_string(w.new_tokens) + " new tokens leave no room for a prompt in " + spec.name +

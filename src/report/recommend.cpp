@@ -67,8 +67,11 @@ void table(const RecommendReport& r, const PrintOptions& options, std::ostream& 
   const Recommendation& rec = r.recommendation;
   const PlanFigures f = figures_of(r);
   const Workload& w = r.plan.workload;
-  const std::string shape = f.batch == 0
-                                ? std::string()
+  const bool encoder_decoder = is_encoder_decoder(r.plan.model);
+  const std::string shape = f.batch == 0 ? std::string()
+                            : encoder_decoder
+                                ? fmt::format(": batch {} x {} source positions -> {} target tokens", f.batch,
+                                              f.seq_len, w.new_tokens ? w.new_tokens : w.target_len)
                                 : fmt::format(": batch {} x {} tokens{}", f.batch, f.seq_len,
                                               w.new_tokens ? fmt::format(" + {} generated", w.new_tokens) : "");
   out << fmt::format("plan       {} {}{}, {} on {}\n", r.plan.model.name, to_string(w.kind), shape,

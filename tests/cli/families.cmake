@@ -145,3 +145,11 @@ cli_case(encoder_decoder_layout_refused EXIT 2 ARGS estimate bart-large --device
          STDOUT_EMPTY STDERR "bart-large is an encoder-decoder \\(12 encoder layers, 12 decoder layers\\)")
 cli_case(import_whisper EXIT 0 ARGS import "${hf}/whisper-tiny/config.json"
          STDOUT "family: whisper\n.*encoder_layers: 4\nencoder_positions: 1500\nencoder_mel_bins: 80\n.*attn_k_bias: false")
+# fit over the source: T5's is searched up to the length it was trained at (not the
+# decoder's context minus the target); Whisper's cannot vary.
+cli_case(fit_t5_source EXIT 0 ARGS fit t5-small -w generation --vary seq --gpu a10
+         STDOUT "result     seq 512 fits")
+cli_case(fit_whisper_source_fixed EXIT 2 ARGS fit whisper-tiny -w generation --vary seq --gpu a10 STDOUT_EMPTY
+         STDERR "reads exactly 1500 positions: its source cannot vary")
+cli_case(recommend_encoder_decoder_line EXIT 0 ARGS recommend flan-t5-base -w training --gpu t4 --batch 32
+         STDOUT "plan       flan-t5-base training: batch 32 x 512 source positions -> 512 target tokens")
