@@ -114,6 +114,23 @@ void ssm_tensors(const ModelSpec& s, std::uint64_t B, std::uint64_t S, const Pre
   t.add(kSsm, "out_proj_out", {{"B", B}, {"S", S}, {"d", s.d_model}}, c);
 }
 
+// The shape of one layer's attention core: S queries of every head over `keys` positions,
+// its inputs counted by the caller; HF eager softmaxes in fp32 (softmax(dtype=float32)).
+AttentionShape scores_shape(const ModelSpec& s, const Workload& w, std::uint64_t B, std::uint64_t S, std::uint64_t keys,
+                            const Precision& c) {
+  AttentionShape shape;
+  shape.batch = B;
+  shape.heads = s.n_heads;
+  shape.seq = S;
+  shape.kv_seq = keys;
+  shape.head_dim = s.d_head;
+  shape.dtype = c;
+  shape.chunk = w.attention_chunk;
+  shape.include_inputs = false;
+  shape.softmax_fp32 = w.attention == AttentionVariant::eager;
+  return shape;
+}
+
 template <typename Sink>
 void attention_tensors(const ModelSpec& s, const Workload& w, std::uint64_t B, std::uint64_t S, std::uint64_t keys,
                        const Precision& c, Sink& t) {
@@ -129,17 +146,7 @@ void attention_tensors(const ModelSpec& s, const Workload& w, std::uint64_t B, s
   if (Hkv < H) {  // Hugging Face's repeat_kv expands keys and values to every query head
     t.add(kAttention, "kv_repeated", {{"2", 2}, {"B", B}, {"H", H}, {"M", keys}, {"d_head", dh}}, c);
   }
-  AttentionShape shape;
-  shape.batch = B;
-  shape.heads = H;
-  shape.seq = S;
-  shape.kv_seq = keys;
-  shape.head_dim = dh;
-  shape.dtype = c;
-  shape.chunk = w.attention_chunk;
-  shape.include_inputs = false;
-  shape.softmax_fp32 = w.attention == AttentionVariant::eager;  // HF eager: softmax(dtype=float32)
-  t.add_attention(w.attention, shape);
+  t.add_attention(w.attention, scores_shape(s, w, B, S, keys, c));
   // T5Attention upcasts its scores before the softmax (softmax(scores.float())): one more fp32 copy.
   if (s.positional == Positional::relative)
     t.add(kAttention, "attn_scores_fp32", {{"B", B}, {"H", H}, {"S", S}, {"M", keys}}, precisions::fp32);
@@ -154,17 +161,7 @@ void cross_tensors(const ModelSpec& s, const Workload& w, std::uint64_t B, std::
   const std::uint64_t H = s.n_heads, dh = s.d_head;
   t.add(kCross, "cross_q", {{"B", B}, {"S", S}, {"H", H}, {"d_head", dh}}, c);
   if (!w.kv_cache) t.add(kCross, "cross_kv", {{"2", 2}, {"B", B}, {"source", source}, {"H", H}, {"d_head", dh}}, c);
-  AttentionShape shape;
-  shape.batch = B;
-  shape.heads = H;
-  shape.seq = S;
-  shape.kv_seq = source;
-  shape.head_dim = dh;
-  shape.dtype = c;
-  shape.chunk = w.attention_chunk;
-  shape.include_inputs = false;
-  shape.softmax_fp32 = w.attention == AttentionVariant::eager;
-  t.add_attention(w.attention, shape, kCross);
+  t.add_attention(w.attention, scores_shape(s, w, B, S, source, c), kCross);
   if (s.positional == Positional::relative)
     t.add(kCross, "cross_scores_fp32", {{"B", B}, {"H", H}, {"S", S}, {"source", source}}, precisions::fp32);
   t.add(kCross, "cross_o_proj_out", {{"B", B}, {"S", S}, {"d", s.d_model}}, c);
