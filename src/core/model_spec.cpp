@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <utility>
 
 #include "memplan/core/bytes.hpp"
@@ -69,6 +70,8 @@ constexpr Names<AttentionKind, 6> kAttentionKinds{{{AttentionKind::full, "full"}
                                                    {AttentionKind::mla, "mla"},
                                                    {AttentionKind::mamba, "mamba"}}};
 constexpr Names<QkNorm, 3> kQkNorms{{{QkNorm::none, "none"}, {QkNorm::head, "head"}, {QkNorm::width, "width"}}};
+constexpr Names<VisionKind, 3> kVisionKinds{
+    {{VisionKind::clip, "clip"}, {VisionKind::qwen2_vl, "qwen2_vl"}, {VisionKind::qwen2_5_vl, "qwen2_5_vl"}}};
 
 template <typename Enum, std::size_t N>
 std::string name_of(const Names<Enum, N>& names, Enum value) {
@@ -148,7 +151,8 @@ void check_ssm(const ModelSpec& s) {
 void check_vision(const ModelSpec& s) {
   const VisionTower& v = s.vision;
   if (v.d_model == 0) {
-    if (v.n_layers != 0 || v.n_heads != 0 || v.d_mlp != 0 || v.patch != 0 || v.image_size != 0)
+    if (v.n_layers != 0 || v.n_heads != 0 || v.d_mlp != 0 || v.patch != 0 || v.image_size != 0 || v.merge != 1 ||
+        v.temporal_patch != 1 || v.min_pixels != 0 || v.max_pixels != 0 || v.kind != VisionKind::clip)
       throw_invalid_input("vision_d_model", "vision tower sizes are set but vision_d_model is 0");
     return;
   }
@@ -160,9 +164,28 @@ void check_vision(const ModelSpec& s) {
     throw_invalid_input("vision_heads", "vision_heads " + std::to_string(v.n_heads) + " must divide vision_d_model " +
                                             std::to_string(v.d_model));
   }
-  if (v.image_size < v.patch || v.image_size % v.patch != 0) {
-    throw_invalid_input("vision_image_size", "vision_image_size " + std::to_string(v.image_size) +
-                                                 " must be a whole number of patches of " + std::to_string(v.patch));
+  if (v.kind == VisionKind::clip) {
+    if (v.image_size < v.patch || v.image_size % v.patch != 0) {
+      throw_invalid_input("vision_image_size", "vision_image_size " + std::to_string(v.image_size) +
+                                                   " must be a whole number of patches of " + std::to_string(v.patch));
+    }
+    for (const auto& [key, set] : {std::pair<const char*, bool>{"vision_merge", v.merge != 1},
+                                   {"vision_temporal_patch", v.temporal_patch != 1},
+                                   {"vision_min_pixels", v.min_pixels != 0},
+                                   {"vision_max_pixels", v.max_pixels != 0}}) {
+      if (set) throw_invalid_input(key, std::string(key) + " applies to Qwen's vision towers, not clip");
+    }
+    return;
+  }
+  if (v.image_size != 0)
+    throw_invalid_input("vision_image_size",
+                        "a Qwen vision tower takes images of any size: leave vision_image_size out");
+  require_positive("vision_merge", v.merge);
+  require_positive("vision_temporal_patch", v.temporal_patch);
+  require_positive("vision_min_pixels", v.min_pixels);
+  if (v.max_pixels < v.min_pixels) {
+    throw_invalid_input("vision_max_pixels", "vision_max_pixels " + std::to_string(v.max_pixels) +
+                                                 " is below vision_min_pixels " + std::to_string(v.min_pixels));
   }
 }
 
@@ -284,6 +307,8 @@ AttentionKind parse_attention_kind(std::string_view text, const char* key) {
   return parse_name(kAttentionKinds, text, key);
 }
 QkNorm parse_qk_norm(std::string_view text) { return parse_name(kQkNorms, text, "qk_norm"); }
+std::string to_string(VisionKind value) { return name_of(kVisionKinds, value); }
+VisionKind parse_vision_kind(std::string_view text) { return parse_name(kVisionKinds, text, "vision_kind"); }
 
 namespace {
 // The kind of the layers outside the pattern's global ones.
@@ -344,6 +369,62 @@ ModelSpec encoder_as_model(const ModelSpec& s) {
   e.lm_head = LmHead::none;
   e.lm_head_bias = false;
   return e;
+}
+
+namespace {
+// Python's round(n / f) * f for positive integers: halves go to the even multiple.
+std::uint64_t round_half_even(std::uint64_t n, std::uint64_t f) {
+  std::uint64_t q = n / f;
+  const std::uint64_t twice = 2 * (n % f);
+  if (twice > f || (twice == f && q % 2 == 1)) ++q;
+  return q * f;
+}
+}  // namespace
+
+ImageGrid image_grid(const VisionTower& v, std::uint64_t width, std::uint64_t height) {
+  if (v.kind == VisionKind::clip) {  // LLaVA's processor resizes and crops every image to image_size square
+    const std::uint64_t tokens = image_tokens(v);
+    return {v.image_size, v.image_size, tokens + 1, tokens};
+  }
+  if (width == 0 || height == 0) throw_invalid_input("image_size", "an image needs a width and a height of 1 or more");
+  if (std::max(width, height) > 200 * std::min(width, height)) {
+    throw_invalid_input("image_size", "Qwen2-VL's processor refuses images whose aspect ratio is above 200 (" +
+                                          std::to_string(width) + "x" + std::to_string(height) + ")");
+  }
+  // transformers' smart_resize (Qwen2VLImageProcessor), its floats where it uses them.
+  const std::uint64_t f = checked_mul(v.patch, v.merge, "patch x merge");
+  std::uint64_t h = std::max(f, round_half_even(height, f)), w = std::max(f, round_half_even(width, f));
+  const double pixels = static_cast<double>(width) * static_cast<double>(height);
+  const double factor = static_cast<double>(f);
+  if (checked_mul(h, w, "resized pixels") > v.max_pixels) {
+    const double beta = std::sqrt(pixels / static_cast<double>(v.max_pixels));
+    h = std::max(f, static_cast<std::uint64_t>(std::floor(static_cast<double>(height) / beta / factor)) * f);
+    w = std::max(f, static_cast<std::uint64_t>(std::floor(static_cast<double>(width) / beta / factor)) * f);
+  } else if (h * w < v.min_pixels) {
+    const double beta = std::sqrt(static_cast<double>(v.min_pixels) / pixels);
+    h = static_cast<std::uint64_t>(std::ceil(static_cast<double>(height) * beta / factor)) * f;
+    w = static_cast<std::uint64_t>(std::ceil(static_cast<double>(width) * beta / factor)) * f;
+  }
+  const std::uint64_t patches = checked_mul(h / v.patch, w / v.patch, "patches per image");
+  return {w, h, patches, patches / (v.merge * v.merge)};
+}
+
+ModelSpec vision_as_model(const ModelSpec& s) {
+  const VisionTower& v = s.vision;
+  ModelSpec t;
+  t.name = s.name + "'s vision tower";
+  t.d_model = v.d_model;
+  t.n_layers = v.n_layers;
+  t.n_heads = v.n_heads;
+  t.n_kv_heads = v.n_heads;
+  t.d_head = v.d_model / v.n_heads;
+  t.mlp = v.kind == VisionKind::qwen2_5_vl ? MlpKind::gated : MlpKind::plain;
+  t.d_mlp = v.d_mlp;
+  t.norm = v.kind == VisionKind::qwen2_5_vl ? NormKind::rmsnorm : NormKind::layernorm;
+  t.positional = v.kind == VisionKind::clip ? Positional::learned : Positional::rotary;
+  t.lm_head = LmHead::none;
+  t.vocab_size = 0;
+  return t;
 }
 
 bool is_moe_layer(const ModelSpec& s, std::uint64_t layer) {

@@ -157,31 +157,52 @@ void add_mlp(std::vector<TensorGroup>& out, const ModelSpec& s, std::string_view
   add_linear(out, component, n.down, n.down_bias, width, s.d_model, copies, s.mlp_bias, layers);
 }
 
-// A CLIP vision tower and LLaVA's projector: not per language-model layer.
+// A vision tower and its projector (VisionKind says which): not per language-model layer.
 void add_vision(std::vector<TensorGroup>& out, const ModelSpec& s) {
   const VisionTower& v = s.vision;
   if (v.d_model == 0) return;
   const std::uint64_t d = v.d_model, layers = v.n_layers;
-  const std::uint64_t positions = checked_add(image_tokens(v), 1, "patches + class token");
   const LayerSet none = LayerSet::none;
-  out.push_back({"vision", "class_embedding", d, 1, 1, TensorRole::embedding, none});
-  out.push_back({"vision", "patch_embedding", d, checked_mul(3, v.patch * v.patch, "3 x patch^2"), 1,
-                 TensorRole::embedding, none});
-  out.push_back({"vision", "position_embedding", positions, d, 1, TensorRole::embedding, none});
-  out.push_back({"vision", "pre_norm", 2 * d, 1, 1, TensorRole::norm, none});
+  const bool clip = v.kind == VisionKind::clip;
+  const std::uint64_t pixels_per_patch = checked_mul(checked_mul(3, v.temporal_patch, "3 x temporal patch"),
+                                                     checked_mul(v.patch, v.patch, "patch^2"), "pixels per patch");
+  if (clip) {
+    const std::uint64_t positions = checked_add(image_tokens(v), 1, "patches + class token");
+    out.push_back({"vision", "class_embedding", d, 1, 1, TensorRole::embedding, none});
+    out.push_back({"vision", "patch_embedding", d, pixels_per_patch, 1, TensorRole::embedding, none});
+    out.push_back({"vision", "position_embedding", positions, d, 1, TensorRole::embedding, none});
+    out.push_back({"vision", "pre_norm", 2 * d, 1, 1, TensorRole::norm, none});
+  } else {  // Qwen's: an unbiased Conv3d over 2-frame patches, rotary positions
+    out.push_back({"vision", "patch_embedding", d, pixels_per_patch, 1, TensorRole::embedding, none});
+  }
   for (const char* name : {"vision.q", "vision.k", "vision.v", "vision.o"}) {
     out.push_back({"vision", name, d, d, layers, TensorRole::linear, none});
   }
   out.push_back({"vision", "vision.qkvo.bias", 4 * d, 1, layers, TensorRole::bias, none});
-  out.push_back({"vision", "vision.norms", 4 * d, 1, layers, TensorRole::norm, none});
+  const bool rms = v.kind == VisionKind::qwen2_5_vl;  // RMSNorms and a gated MLP (Qwen2.5-VL)
+  out.push_back({"vision", "vision.norms", (rms ? 2 : 4) * d, 1, layers, TensorRole::norm, none});
+  if (rms) {
+    out.push_back({"vision", "vision.gate", v.d_mlp, d, layers, TensorRole::linear, none});
+    out.push_back({"vision", "vision.gate.bias", v.d_mlp, 1, layers, TensorRole::bias, none});
+  }
   out.push_back({"vision", "vision.fc1", v.d_mlp, d, layers, TensorRole::linear, none});
   out.push_back({"vision", "vision.fc1.bias", v.d_mlp, 1, layers, TensorRole::bias, none});
   out.push_back({"vision", "vision.fc2", d, v.d_mlp, layers, TensorRole::linear, none});
   out.push_back({"vision", "vision.fc2.bias", d, 1, layers, TensorRole::bias, none});
-  out.push_back({"vision", "post_norm", 2 * d, 1, 1, TensorRole::norm, none});
-  out.push_back({"projector", "projector.linear_1", s.d_model, d, 1, TensorRole::linear, none});
-  out.push_back({"projector", "projector.linear_1.bias", s.d_model, 1, 1, TensorRole::bias, none});
-  out.push_back({"projector", "projector.linear_2", s.d_model, s.d_model, 1, TensorRole::linear, none});
+  if (clip) {
+    out.push_back({"vision", "post_norm", 2 * d, 1, 1, TensorRole::norm, none});
+    out.push_back({"projector", "projector.linear_1", s.d_model, d, 1, TensorRole::linear, none});
+    out.push_back({"projector", "projector.linear_1.bias", s.d_model, 1, 1, TensorRole::bias, none});
+    out.push_back({"projector", "projector.linear_2", s.d_model, s.d_model, 1, TensorRole::linear, none});
+    out.push_back({"projector", "projector.linear_2.bias", s.d_model, 1, 1, TensorRole::bias, none});
+    return;
+  }
+  // Qwen's merger: a norm, then merge^2 patches concatenated through two linear layers.
+  const std::uint64_t merged = checked_mul(d, v.merge * v.merge, "merged patch width");
+  out.push_back({"projector", "projector.norm", (rms ? 1 : 2) * d, 1, 1, TensorRole::norm, none});
+  out.push_back({"projector", "projector.linear_1", merged, merged, 1, TensorRole::linear, none});
+  out.push_back({"projector", "projector.linear_1.bias", merged, 1, 1, TensorRole::bias, none});
+  out.push_back({"projector", "projector.linear_2", s.d_model, merged, 1, TensorRole::linear, none});
   out.push_back({"projector", "projector.linear_2.bias", s.d_model, 1, 1, TensorRole::bias, none});
 }
 

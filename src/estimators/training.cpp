@@ -87,6 +87,7 @@ std::vector<Trainable> trainable_tensors(const ModelSpec& spec, const LoraOption
   std::vector<Trainable> out;
   if (lora.rank == 0) {
     for (const TensorGroup& g : model_tensors(spec)) {
+      if (g.component == "vision") continue;  // a vision tower stays frozen (LLaVA's and Qwen2-VL's recipes)
       const bool head = g.component == "lm_head" || g.name.rfind("final_norm", 0) == 0 ||
                         (spec.lm_head == LmHead::tied && g.name == "token_embedding");
       out.push_back({std::string(g.name), g.rows, g.cols, g.copies, is_layer_group(g), head, g.layers});
@@ -609,6 +610,8 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
     weights.bytes = weights.bytes.plus(adapter_bytes, "weights");
     weights.params = checked_add(*weights.params, adapter_params, "parameters");
     weights.note = weights.note.empty() ? "base frozen" : weights.note + "; base frozen";
+  } else if (s.vision.d_model != 0) {
+    weights.note = weights.note.empty() ? "vision tower frozen" : weights.note + "; vision tower frozen";
   }
   // A tied LM head shares the token embedding: its gradient is counted once, at the head.
   const Bytes grads_all = grads_layer.plus(grads_head, "gradients").plus(grads_other, "gradients");
@@ -732,7 +735,7 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
   // An encoder-decoder's encoder ran first: every encoder layer's saved tensors (over the
   // source), its final norm's input and its output (the cross-attentions' keys' and values'
   // input) stay until the decoder's backward reaches them.
-  std::vector<Item> encoder_rows;
+  std::vector<Item> before_layers;
   if (encoder_decoder) {
     TrainingShape source_shape = shape;
     source_shape.seq = shape.source;
@@ -740,30 +743,49 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
     const Item layer = layer_activations(encoder, source_shape, true, false);
     const std::uint64_t src = shape.source, encoder_layers = s.encoder.n_layers;
     if (o.recompute == Recompute::full) {
-      encoder_rows.push_back(times(tensor_row("encoder_layer_input", {{"s", src}, {"b", b}, {"h", h}}, e),
-                                   encoder_layers, "encoder layers"));
+      before_layers.push_back(times(tensor_row("encoder_layer_input", {{"s", src}, {"b", b}, {"h", h}}, e),
+                                    encoder_layers, "encoder layers"));
     } else {
       for (const Item& term : layer.detail) {
         if (o.recompute == Recompute::selective && recomputed_by_selective(term.name)) continue;
         Item row = times(term, encoder_layers, "encoder layers");
         row.name = "encoder_" + row.name;
-        encoder_rows.push_back(std::move(row));
+        before_layers.push_back(std::move(row));
       }
     }
     if (s.encoder.mel_bins != 0) {  // Whisper's convolutions keep their inputs over the mel frames (2 x source)
       const std::uint64_t frames = checked_mul(2, src, "mel frames");
-      encoder_rows.push_back(
+      before_layers.push_back(
           tensor_row("encoder_mel_input", {{"b", b}, {"mel_bins", s.encoder.mel_bins}, {"frames", frames}}, e));
-      encoder_rows.push_back(tensor_row("encoder_conv_outputs", {{"2", 2}, {"b", b}, {"h", h}, {"frames", frames}}, e));
-      encoder_rows.push_back(tensor_row("encoder_conv2_output", {{"b", b}, {"h", h}, {"s", src}}, e));
+      before_layers.push_back(
+          tensor_row("encoder_conv_outputs", {{"2", 2}, {"b", b}, {"h", h}, {"frames", frames}}, e));
+      before_layers.push_back(tensor_row("encoder_conv2_output", {{"b", b}, {"h", h}, {"s", src}}, e));
     }
     if (s.final_norm)
-      encoder_rows.push_back(tensor_row("encoder_final_norm_input", {{"s", src}, {"b", b}, {"h", h}}, e));
-    encoder_rows.push_back(tensor_row("encoder_output", {{"s", src}, {"b", b}, {"h", h}}, e));
+      before_layers.push_back(tensor_row("encoder_final_norm_input", {{"s", src}, {"b", b}, {"h", h}}, e));
+    before_layers.push_back(tensor_row("encoder_output", {{"s", src}, {"b", b}, {"h", h}}, e));
+  }
+  // A trained projector keeps its inputs for its gradients (the frozen tower keeps nothing).
+  if (shape.images != 0 && !lora) {
+    const VisionTower& v = s.vision;
+    const ImageGrid& g = shape.image;
+    const std::uint64_t images = shape.images;
+    if (v.kind == VisionKind::clip) {
+      before_layers.push_back(tensor_row(
+          "projector_input", {{"b", b}, {"images", images}, {"tokens", g.tokens}, {"d_vision", v.d_model}}, e));
+      before_layers.push_back(
+          tensor_row("projector_hidden", {{"2", 2}, {"b", b}, {"images", images}, {"tokens", g.tokens}, {"h", h}}, e));
+    } else {
+      const std::uint64_t merged = checked_mul(v.d_model, v.merge * v.merge, "merged patch width");
+      before_layers.push_back(tensor_row(
+          "merger_norm_input", {{"b", b}, {"images", images}, {"patches", g.patches}, {"d_vision", v.d_model}}, e));
+      before_layers.push_back(tensor_row(
+          "merger_hidden", {{"3", 3}, {"b", b}, {"images", images}, {"tokens", g.tokens}, {"merge^2 d", merged}}, e));
+    }
   }
   const auto activations = [&](std::uint64_t stored_count, std::optional<std::uint64_t> working, bool with_tail,
                                const std::string& what) {
-    std::vector<Item> rows = encoder_rows;
+    std::vector<Item> rows = before_layers;
     for (Item& r : layers_item(0, stored_count, working)) rows.push_back(std::move(r));
     if (with_tail) {
       for (const Item& t : tail) rows.push_back(t);

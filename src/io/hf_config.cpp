@@ -68,6 +68,8 @@ constexpr FamilyInfo kFamilies[] = {
     {"phi3", Family::phi3, false, 4096, true, true},
     {"phimoe", Family::phimoe, false, 4096ULL * 32, false, true},
     {"qwen2", Family::qwen2, false, 32768, true, true},
+    {"qwen2_5_vl", Family::qwen2, false, 128000, true, true},  // a qwen2 language model and Qwen2.5-VL's tower
+    {"qwen2_vl", Family::qwen2, false, 32768, true, true},     // a qwen2 language model and Qwen2-VL's tower
     {"qwen3", Family::qwen3, false, 32768, true, true},
     {"qwen3_moe", Family::qwen3_moe, false, 32768, true, true},
     {"stablelm", Family::stablelm, false, 4096, false, true},
@@ -729,11 +731,44 @@ void read_llava_vision(const detail::JsonMap& outer, ModelSpec& s, std::vector<s
     outer.fail("multimodal_projector_bias", "a projector without biases is not something memplan reads");
   }
   s.lm_head = outer.boolean_or("tie_word_embeddings", false) ? LmHead::tied : LmHead::untied;
-  s.import_warnings.push_back("images are not priced: each " + std::to_string(v.image_size) + "x" +
-                              std::to_string(v.image_size) + " image becomes " + std::to_string(image_tokens(v)) +
-                              " tokens of the sequence (add them to --seq), and the "
-                              "vision tower's activations are not counted; its weights and the projector's are");
-  notes.push_back(s.import_warnings.back());
+  notes.push_back("each image becomes " + std::to_string(image_tokens(v)) + " tokens (resized to " +
+                  std::to_string(v.image_size) + "x" + std::to_string(v.image_size) +
+                  "): `images` N adds them to the sequence and prices the tower's pass");
+}
+
+// Qwen2-VL's or Qwen2.5-VL's vision tower (vision_config) and merger. Their sizes are
+// required: the class defaults differ between transformers releases.
+void read_qwen_vl_vision(const detail::JsonMap& outer, VisionKind kind, ModelSpec& s, std::vector<std::string>& notes) {
+  const bool qwen2_5 = kind == VisionKind::qwen2_5_vl;
+  const detail::JsonMap vision = outer.object("vision_config", "the vision_config of a Qwen VL config");
+  VisionTower& v = s.vision;
+  v = qwen_vl_tower(v, kind);
+  // Qwen2-VL names the tower's width embed_dim and the merger's output hidden_size;
+  // Qwen2.5-VL names them hidden_size and out_hidden_size, and gives the MLP's width.
+  v.d_model = vision.integer(qwen2_5 ? "hidden_size" : "embed_dim", 1, detail::kMaxConfigSize);
+  v.n_layers = vision.integer("depth", 1, detail::kMaxConfigSize);
+  v.n_heads = vision.integer("num_heads", 1, detail::kMaxConfigSize);
+  v.d_mlp = qwen2_5 ? vision.integer("intermediate_size", 1, detail::kMaxConfigSize)
+                    : checked_mul(v.d_model, vision.integer("mlp_ratio", 1, 64), "embed_dim x mlp_ratio");
+  v.patch = vision.integer("patch_size", 1, detail::kMaxConfigSize);
+  v.merge = vision.integer("spatial_merge_size", 1, 64);
+  v.temporal_patch = vision.integer("temporal_patch_size", 1, 64);
+  if (const std::optional<std::uint64_t> channels = vision.optional_integer("in_chans", 1, 64);
+      channels && *channels != 3)
+    vision.fail("in_chans", "a tower over " + std::to_string(*channels) + " channels: memplan reads RGB images (3)");
+  // The merger projects into the language model: its width must be the language model's.
+  const char* out_key = qwen2_5 ? "out_hidden_size" : "hidden_size";
+  if (const std::optional<std::uint64_t> out = vision.optional_integer(out_key, 1, detail::kMaxConfigSize);
+      out && *out != s.d_model) {
+    vision.fail(out_key, "the merger's output width " + std::to_string(*out) +
+                             " is not the language model's hidden_size " + std::to_string(s.d_model));
+  }
+  notes.push_back("images keep their aspect ratio: sides rounded to multiples of " + std::to_string(v.patch * v.merge) +
+                  " pixels, between " + group_digits(v.min_pixels) + " and " + group_digits(v.max_pixels) +
+                  " pixels (the checkpoints' preprocessor_config.json), one token per " +
+                  std::to_string(v.merge * v.merge) + " patches; `images` N with `image_size` WxH prices them");
+  if (qwen2_5 && vision.has("fullatt_block_indexes"))
+    notes.push_back("the tower's windowed-attention layers are priced as full attention (an upper bound)");
 }
 
 // A Mamba or Mamba-2 model (MambaConfig, Mamba2Config): embeddings, a norm and a mixer per
@@ -886,6 +921,11 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
                                           "': memplan reads LLaVA with a llama text_config (LLaVA-1.5)");
     }
   }
+  // Qwen2-VL: the language model's keys at the top (or, as newer transformers save it, in
+  // text_config) beside the tower's vision_config.
+  const bool qwen_vl = out.model_type == "qwen2_vl" || out.model_type == "qwen2_5_vl";
+  if (qwen_vl && outer.has("text_config"))
+    text_config.emplace(outer.object("text_config", "the text_config of a Qwen2-VL config"));
   const detail::JsonMap& map = text_config ? *text_config : outer;
   const auto family_of = [](std::string_view type) -> const FamilyInfo* {
     for (const FamilyInfo& f : kFamilies) {
@@ -944,6 +984,10 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
     read_transformer(map, f, s, *info);
   }
   if (llava) read_llava_vision(outer, s, out.notes);
+  if (qwen_vl) {
+    read_qwen_vl_vision(outer, out.model_type == "qwen2_vl" ? VisionKind::qwen2_vl : VisionKind::qwen2_5_vl, s,
+                        out.notes);
+  }
 
   // Notes that change nothing but tell the reader what the file is.
   for (const char* key : {"torch_dtype", "dtype"}) {
@@ -959,7 +1003,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
       f.note("architectures names " + printable(arch) +
              ": memplan counts BertModel (embeddings, encoder, pooler), not the task heads the checkpoint adds");
     } else if (family != Family::bert && !arch.ends_with("ForCausalLM") && !arch.ends_with("LMHeadModel") &&
-               !(is_encoder_decoder(s) && arch.ends_with("ForConditionalGeneration"))) {
+               !((is_encoder_decoder(s) || s.vision.d_model != 0) && arch.ends_with("ForConditionalGeneration"))) {
       f.note("architectures names " + printable(arch) + ": memplan counts the model with a language-model head");
     }
   }
@@ -1060,6 +1104,8 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
                                                          {"vision_d_mlp", s.vision.d_mlp},
                                                          {"vision_patch", s.vision.patch},
                                                          {"vision_image_size", s.vision.image_size},
+                                                         {"vision_min_pixels", s.vision.min_pixels},
+                                                         {"vision_max_pixels", s.vision.max_pixels},
                                                          {"encoder_layers", s.encoder.n_layers},
                                                          {"encoder_positions", s.encoder.n_positions},
                                                          {"encoder_mel_bins", s.encoder.mel_bins},
@@ -1071,6 +1117,11 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
   if (s.router_bias) out << "router_bias: true\n";
   if (s.attention_sinks) out << "attention_sinks: true\n";
   if (!s.attn_k_bias) out << "attn_k_bias: false\n";
+  if (s.vision.kind != VisionKind::clip) {
+    out << "vision_kind: " << to_string(s.vision.kind) << '\n'
+        << "vision_merge: " << s.vision.merge << '\n'
+        << "vision_temporal_patch: " << s.vision.temporal_patch << '\n';
+  }
   if (s.ssm.version != 0) {
     out << "ssm_conv_bias: " << yaml_bool(s.ssm.conv_bias) << '\n'
         << "ssm_proj_bias: " << yaml_bool(s.ssm.proj_bias) << '\n';

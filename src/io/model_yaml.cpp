@@ -72,6 +72,11 @@ const std::vector<std::string> kModelKeys = {"family",
                                              "vision_d_mlp",
                                              "vision_patch",
                                              "vision_image_size",
+                                             "vision_kind",
+                                             "vision_merge",
+                                             "vision_temporal_patch",
+                                             "vision_min_pixels",
+                                             "vision_max_pixels",
                                              "encoder_layers",
                                              "encoder_positions",
                                              "encoder_mel_bins",
@@ -120,6 +125,12 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   read_count(map, "vision_d_mlp", s.vision.d_mlp, 0);
   read_count(map, "vision_patch", s.vision.patch, 0);
   read_count(map, "vision_image_size", s.vision.image_size, 0);
+  if (map.has("vision_kind")) s.vision.kind = map.parsed("vision_kind", parse_vision_kind);
+  if (s.vision.kind != VisionKind::clip) s.vision = qwen_vl_tower(s.vision, s.vision.kind);
+  read_count(map, "vision_merge", s.vision.merge, 1);
+  read_count(map, "vision_temporal_patch", s.vision.temporal_patch, 1);
+  read_count(map, "vision_min_pixels", s.vision.min_pixels, 0);
+  read_count(map, "vision_max_pixels", s.vision.max_pixels, 0);
   read_count(map, "encoder_layers", s.encoder.n_layers, 0);
   read_count(map, "encoder_positions", s.encoder.n_positions, 0);
   read_count(map, "encoder_mel_bins", s.encoder.mel_bins, 0);

@@ -282,7 +282,23 @@ void compose_training(const ModelSpec& s, const Workload& w, WorkloadComposer& c
       shape.softmax_fp32 = true;
     }
   }
-  add_phases(c, estimate_training_phases(s, shape, w.analysis.training));
+  if (w.images == 0) return add_phases(c, estimate_training_phases(s, shape, w.analysis.training));
+  shape.images = w.images;
+  shape.image = image_grid(s.vision, w.image_width, w.image_height);
+  TrainingEstimate te = estimate_training_phases(s, shape, w.analysis.training);
+  // The frozen tower runs first, without autograd keeping anything: what the step holds
+  // before its forward pass (the forward phase less its activations and loss), and the tower's pass.
+  TrainingPhase vision;
+  vision.name = "vision_tower";
+  vision.moment = "in the frozen vision tower's pass, before the language model's forward";
+  for (const Item& i : te.phases.front().components) {
+    if (i.name != "activations" && i.name != "loss") vision.components.push_back(i);
+  }
+  Item pass = vision_pass(s, w);
+  vision.transient = pass.bytes;
+  vision.components.push_back(std::move(pass));
+  te.phases.insert(te.phases.begin(), std::move(vision));
+  add_phases(c, std::move(te));
 }
 
 void compose_sae(const ModelSpec& s, const Workload& w, WorkloadComposer& c) {
@@ -464,7 +480,10 @@ std::vector<Work> training_work(const ModelSpec& s, const Workload& w) {
   const double tr = d(trainable_parameters(s, t.lora));
   opt.bytes_moved = tr * 2 * (4 + 4 + 4 + 2);  // read and write: master, two states, gradient, weights
   opt.formula = "memory-bound: " + flops_text(tr) + " trainable params x ~28 B read and written";
-  return {pass, opt};
+  if (w.images == 0) return {pass, opt};
+  Work vision = vision_work(s, w);  // the frozen tower runs forward only, once per micro-batch
+  vision.flops *= d(t.grad_accumulation);
+  return {vision, pass, opt};
 }
 
 std::vector<Work> sae_work(const ModelSpec& s, const Workload& w) {

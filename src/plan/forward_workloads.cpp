@@ -17,6 +17,8 @@
 #include "memplan/estimators/overhead.hpp"
 #include "memplan/estimators/weights.hpp"
 
+#include "workload_registry.hpp"
+
 namespace memplan::detail {
 
 namespace {
@@ -131,9 +133,10 @@ AttentionShape scores_shape(const ModelSpec& s, const Workload& w, std::uint64_t
   return shape;
 }
 
+// `core_batch` sequences' attention cores are alive at once (the rest wait their turn).
 template <typename Sink>
 void attention_tensors(const ModelSpec& s, const Workload& w, std::uint64_t B, std::uint64_t S, std::uint64_t keys,
-                       const Precision& c, Sink& t) {
+                       const Precision& c, std::uint64_t core_batch, Sink& t) {
   const std::uint64_t d = s.d_model, H = s.n_heads, Hkv = s.n_kv_heads, dh = s.d_head;
 
   t.add(kAttention, "q", {{"B", B}, {"S", S}, {"H", H}, {"d_head", dh}}, c);
@@ -146,7 +149,7 @@ void attention_tensors(const ModelSpec& s, const Workload& w, std::uint64_t B, s
   if (Hkv < H) {  // Hugging Face's repeat_kv expands keys and values to every query head
     t.add(kAttention, "kv_repeated", {{"2", 2}, {"B", B}, {"H", H}, {"M", keys}, {"d_head", dh}}, c);
   }
-  t.add_attention(w.attention, scores_shape(s, w, B, S, keys, c));
+  t.add_attention(w.attention, scores_shape(s, w, core_batch, S, keys, c));
   // T5Attention upcasts its scores before the softmax (softmax(scores.float())): one more fp32 copy.
   if (s.positional == Positional::relative)
     t.add(kAttention, "attn_scores_fp32", {{"B", B}, {"H", H}, {"S", S}, {"M", keys}}, precisions::fp32);
@@ -198,11 +201,12 @@ void mlp_tensors(const ModelSpec& s, std::uint64_t B, std::uint64_t S, const Pre
 }
 
 // Feeds `t` the transient tensors of a forward pass over `queries` new tokens per sequence
-// attending to `keys` positions, with logits for `logit_positions`. Returns whether the
-// logits were upcast to fp32.
+// attending to `keys` positions, with logits for `logit_positions`, the attention cores of
+// `core_batch` sequences at once (0: the whole batch). Returns whether the logits were
+// upcast to fp32.
 template <typename Sink>
 bool forward_tensors(const ModelSpec& s, const Workload& w, std::uint64_t queries, std::uint64_t keys,
-                     std::uint64_t logit_positions, Sink& t) {
+                     std::uint64_t logit_positions, Sink& t, std::uint64_t core_batch = 0) {
   const Precision c = compute_precision(w);
   const std::uint64_t B = w.batch, S = queries, d = s.d_model;
 
@@ -220,7 +224,7 @@ bool forward_tensors(const ModelSpec& s, const Workload& w, std::uint64_t querie
     cross_tensors(s, w, B, S, source, c, t);
   }
   if (ssm_layers(s) > 0) ssm_tensors(s, B, S, c, t);
-  if (attention_layers(s) > 0) attention_tensors(s, w, B, S, keys, c, t);
+  if (attention_layers(s) > 0) attention_tensors(s, w, B, S, keys, c, core_batch == 0 ? B : core_batch, t);
   mlp_tensors(s, B, S, c, t);
 
   const bool upcast = w.logits_fp32 && element_bits(c.format) != 32;  // .float() on fp32 logits is the same tensor
@@ -242,9 +246,9 @@ struct Workspace {
 // The largest transient working set of a forward pass: one block's attention or MLP phase
 // on top of the block input, or the logits at the end.
 Workspace forward_workspace(const ModelSpec& s, const Workload& w, std::uint64_t queries, std::uint64_t keys,
-                            std::uint64_t logit_positions) {
+                            std::uint64_t logit_positions, std::uint64_t core_batch = 0) {
   WorkspaceItems t;
-  const bool upcast = forward_tensors(s, w, queries, keys, logit_positions, t);
+  const bool upcast = forward_tensors(s, w, queries, keys, logit_positions, t, core_batch);
   const Bytes input = t.sum(kInput), head = t.sum(kLogits);
   // The phases inside a block: attention, a state-space mixer (Mamba layers), the MLP.
   struct Phase {
@@ -440,9 +444,94 @@ void compose_encoder_decoder(const ModelSpec& s, const Workload& given, Workload
   c.transient(std::move(decoder.item), generation ? "decode" : decoder.phase);
 }
 
+// The totals of a workload `w` (its images' tokens already in seq_len) through its breakdown.
 WorkloadBytes breakdown_bytes(const ModelSpec& s, const Workload& w) {
-  const Breakdown b = estimate_workload(s, w);
+  WorkloadComposer c(s, w);
+  workload_entry(w.kind).compose(s, w, c);
+  const Breakdown b = std::move(c).finish();
   return {b.total(), b.allocated(), b.reserved()};
+}
+
+// ------------------------------------------------------------------ vision-language models
+
+// The vision tower's pass over the batch's images, before the language model runs (nothing
+// kept yet but the weights): the pixels, the tower's layers one at a time, LLaVA's hidden
+// states of every layer (output_hidden_states=True, to pick vision_feature_layer), or the
+// projector into the language model's width when its tensors are the larger.
+Workspace vision_workspace(const ModelSpec& s, const Workload& w) {
+  const VisionTower& v = s.vision;
+  const ImageGrid grid = image_grid(v, w.image_width, w.image_height);
+  const Precision c = compute_precision(w);
+  const std::uint64_t N = checked_mul(w.batch, w.images, "images in the batch"), P = grid.patches;
+  const ModelSpec tower = vision_as_model(s);
+  Workload tw = w;
+  tw.batch = N;
+  // CLIP attends over its batch of images at once; Qwen's towers run every image's attention
+  // in turn (transformers splits the patches by cu_seqlens), one image's core alive at a time.
+  Workspace layers = forward_workspace(tower, tw, P, P, 0, v.kind == VisionKind::clip ? N : 1);
+
+  WorkspaceItems t;  // kInput: alive through the pass; kMlp: the projector
+  if (v.kind == VisionKind::clip) {
+    t.add(kInput, "pixel_values", {{"images", N}, {"3", 3}, {"H", grid.height}, {"W", grid.width}}, c);
+    if (v.n_layers > 1)  // the last layer's input is its block_input
+      t.add(kInput, "hidden_states", {{"layers - 1", v.n_layers - 1}, {"images", N}, {"P", P}, {"d", v.d_model}}, c);
+    t.add(kMlp, "image_features", {{"images", N}, {"tokens", grid.tokens}, {"d_vision", v.d_model}}, c);
+    t.add(kMlp, "projector_hidden", {{"2", 2}, {"images", N}, {"tokens", grid.tokens}, {"d", s.d_model}}, c);
+  } else {
+    const std::uint64_t per_patch = 3 * v.temporal_patch * v.patch * v.patch;
+    t.add(kInput, "pixel_values", {{"patches", checked_mul(N, P, "patches")}, {"3 t p^2", per_patch}}, c);
+    const std::uint64_t merged = v.d_model * v.merge * v.merge;
+    t.add(kMlp, "merger_norm_out", {{"images", N}, {"P", P}, {"d_vision", v.d_model}}, c);
+    t.add(kMlp, "merger_hidden", {{"2", 2}, {"images", N}, {"tokens", grid.tokens}, {"merge^2 d_vision", merged}}, c);
+  }
+  t.add(kMlp, "projector_out", {{"images", N}, {"tokens", grid.tokens}, {"d", s.d_model}}, c);
+  const Bytes kept = t.sum(kInput);
+  const Bytes in_layers = kept.plus(layers.item.bytes, "vision tower"), projector = t.sum(kMlp);
+  const std::string pass = std::to_string(N) + " image" + (N == 1 ? "" : "s") + " of " + std::to_string(grid.width) +
+                           "x" + std::to_string(grid.height) + " px, " + std::to_string(P) + " patches each, " +
+                           std::to_string(grid.tokens) + " tokens each";
+  Workspace out{{"forward_workspace", Bytes(0), "", std::nullopt, "", {}}, "vision_tower"};
+  if (projector > in_layers) {
+    out.item.detail = std::move(t.rows(kMlp));
+    out.item.bytes = projector;
+    out.item.formula = "the projector over " + pass;
+    out.item.note = "peak in the vision tower's projector, before the language model runs";
+    return out;
+  }
+  out.item.detail = std::move(t.rows(kInput));
+  for (Item& r : layers.item.detail) out.item.detail.push_back(std::move(r));
+  out.item.bytes = in_layers;
+  out.item.formula = "the vision tower (" + std::to_string(v.n_layers) + " layers) over " + pass + ": " +
+                     layers.item.formula;
+  out.item.note = "peak in the vision tower, before the language model runs; " + layers.item.note;
+  return out;
+}
+
+// A vision-language model's two candidate peaks: the tower's pass over the images (the
+// weights only besides) and the language model's, `language` bytes at its peak. Composes
+// the tower's when it is the larger and returns true; otherwise adds it as an alternative
+// beside the language model's and returns false.
+bool compose_vision_pass(const ModelSpec& s, const Workload& w, Bytes language, WorkloadComposer& c) {
+  if (w.images == 0) return false;
+  Workspace v = vision_workspace(s, w);
+  if (v.item.bytes > language) {
+    c.alternative("forward_workspace", {"language_model_phase",
+                                        language,
+                                        "the language model's peak over " + std::to_string(w.seq_len) +
+                                            " tokens (text and images), with its KV cache",
+                                        std::nullopt,
+                                        "smaller than the vision tower's pass here",
+                                        {}});
+    c.transient(std::move(v.item), std::move(v.phase));
+    return true;
+  }
+  c.alternative("forward_workspace", {"vision_tower_phase",
+                                      v.item.bytes,
+                                      v.item.formula,
+                                      std::nullopt,
+                                      "the vision tower's pass, before the language model: smaller here",
+                                      {}});
+  return false;
 }
 
 // ------------------------------------------------------------------ extraction steps
@@ -569,6 +658,25 @@ Work forward_work(const ModelSpec& s, const Workload& w, std::uint64_t batch, st
                         " tokens x (2P + 4 L s h), P = " + flops_text(matmul_parameters(s)));
 }
 
+Item vision_pass(const ModelSpec& s, const Workload& w) { return vision_workspace(s, w).item; }
+
+Work vision_work(const ModelSpec& s, const Workload& w) {
+  const ImageGrid grid = image_grid(s.vision, w.image_width, w.image_height);
+  double tower = 0, projector = 0;
+  for (const TensorGroup& g : model_tensors(s)) {
+    if (g.role != TensorRole::linear) continue;
+    if (g.component == "vision") tower += static_cast<double>(group_parameters(g));
+    if (g.component == "projector") projector += static_cast<double>(group_parameters(g));
+  }
+  const double images = static_cast<double>(w.batch) * static_cast<double>(w.images);
+  const double P = static_cast<double>(grid.patches), tokens = static_cast<double>(grid.tokens);
+  const double attention = 4 * static_cast<double>(s.vision.n_layers) * P * P * static_cast<double>(s.vision.d_model);
+  return model_work("vision", images * (2 * tower * P + attention + 2 * projector * tokens), w,
+                    group_digits(w.batch * w.images) + " images x (2 P_tower x " + std::to_string(grid.patches) +
+                        " patches + 4 L_v p^2 d_v + 2 P_projector x " + std::to_string(grid.tokens) +
+                        " tokens), P_tower = " + flops_text(tower));
+}
+
 // ------------------------------------------------------------------ weights
 
 void compose_weights(const ModelSpec&, const Workload&, WorkloadComposer& c) { c.omit_overhead(); }
@@ -581,11 +689,14 @@ WorkloadBytes weights_bytes(const ModelSpec& s, const Workload& w) { return Byte
 
 void compose_inference(const ModelSpec& s, const Workload& w, WorkloadComposer& c) {
   if (is_encoder_decoder(s)) return compose_encoder_decoder(s, w, c);
-  add_forward(c, forward_pass(s, w));
+  ForwardPass f = forward_pass(s, w);
+  const Bytes language = f.kv_cache ? f.kv_cache->bytes.plus(f.workspace.bytes, "forward peak") : f.workspace.bytes;
+  if (compose_vision_pass(s, w, language, c)) return;
+  add_forward(c, std::move(f));
 }
 
 WorkloadBytes inference_bytes(const ModelSpec& s, const Workload& w) {
-  if (is_encoder_decoder(s)) return breakdown_bytes(s, w);
+  if (is_encoder_decoder(s) || w.images > 0) return breakdown_bytes(s, w);
   ByteTally t(s, w);
   if (w.kv_cache && causal(s)) t.keep(kv_cache_allocations(s, kv_options(s, w, w.seq_len)));
   t.transient(forward_workspace_bytes(s, w, w.seq_len, w.seq_len, w.seq_len));
@@ -594,7 +705,10 @@ WorkloadBytes inference_bytes(const ModelSpec& s, const Workload& w) {
 
 std::vector<Work> one_forward_work(const ModelSpec& s, const Workload& w) {
   if (is_encoder_decoder(s)) return encoder_decoder_work(s, w);
-  return {forward_work(s, w, w.batch, w.seq_len, "one forward pass")};
+  std::vector<Work> out;
+  if (w.images > 0) out.push_back(vision_work(s, w));
+  out.push_back(forward_work(s, w, w.batch, w.seq_len, "one forward pass"));
+  return out;
 }
 
 // ------------------------------------------------------------------ generation
@@ -610,6 +724,7 @@ void compose_generation(const ModelSpec& s, const Workload& w, WorkloadComposer&
   const Bytes prefill =
       estimate_kv_cache(s, kv_options(s, w, w.seq_len)).total().plus(prefill_ws.item.bytes, "prefill peak");
   const Bytes decode = estimate_kv_cache(s, kv_options(s, w, total)).total().plus(decode_ws.item.bytes, "decode peak");
+  if (compose_vision_pass(s, w, std::max(prefill, decode), c)) return;
   if (prefill > decode) {
     keep_kv(c, s, w, w.seq_len, "peak after prefill: the prompt's " + std::to_string(w.seq_len) + " tokens");
     c.transient(std::move(prefill_ws.item), "prefill");
@@ -622,7 +737,7 @@ void compose_generation(const ModelSpec& s, const Workload& w, WorkloadComposer&
 }
 
 WorkloadBytes generation_bytes(const ModelSpec& s, const Workload& w) {
-  if (is_encoder_decoder(s)) return breakdown_bytes(s, w);
+  if (is_encoder_decoder(s) || w.images > 0) return breakdown_bytes(s, w);
   const std::uint64_t total = generated_total(w);
   const std::vector<TensorRun> prefill_kv = kv_cache_allocations(s, kv_options(s, w, w.seq_len));
   const std::vector<TensorRun> decode_kv = kv_cache_allocations(s, kv_options(s, w, total));
@@ -643,10 +758,13 @@ std::vector<Work> generation_work(const ModelSpec& s, const Workload& w) {
   const double ctx = static_cast<double>(w.seq_len) + T / 2;
   const double per_token = 2 * P + 4 * attended_positions(s, ctx) * static_cast<double>(s.n_heads) *
                                        static_cast<double>(s.d_head);
-  return {forward_work(s, w, w.batch, w.seq_len, "prefill"),
-          model_work("decode", B * T * per_token, w,
-                     group_digits(w.new_tokens) + " decode steps x " + group_digits(w.batch) +
-                         " sequences x (2P + 4 L ctx h)")};
+  std::vector<Work> out;
+  if (w.images > 0) out.push_back(vision_work(s, w));
+  out.push_back(forward_work(s, w, w.batch, w.seq_len, "prefill"));
+  out.push_back(model_work("decode", B * T * per_token, w,
+                           group_digits(w.new_tokens) + " decode steps x " + group_digits(w.batch) +
+                               " sequences x (2P + 4 L ctx h)"));
+  return out;
 }
 
 // ------------------------------------------------------------------ extraction, streaming_extraction

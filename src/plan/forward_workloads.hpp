@@ -52,6 +52,12 @@ std::vector<Work> encoder_decoder_work(const ModelSpec& spec, const Workload& wo
 // Their FLOPs summed (a training step is about three times one forward pass).
 double encoder_decoder_forward_flops(const ModelSpec& spec, const Workload& workload);
 
+// A vision-language model's images (workload.images > 0): the vision tower's pass over the
+// batch's images as the row "forward_workspace" (its tensors in `detail`), and its work
+// (the tower's matmuls and attention over the patches, the projector's over the tokens).
+Item vision_pass(const ModelSpec& spec, const Workload& workload);
+Work vision_work(const ModelSpec& spec, const Workload& workload);
+
 // weights: the parameters alone, no overhead.
 void compose_weights(const ModelSpec& spec, const Workload& workload, WorkloadComposer& composer);
 std::vector<Work> weights_work(const ModelSpec& spec, const Workload& workload);

@@ -51,6 +51,25 @@ Precision float_precision(std::string_view text) {
   return p;
 }
 
+// "1280x720": the images' width and height, each 1 to 100,000 pixels.
+void set_image_size(PlanSettings& s, std::string_view text) {
+  const std::size_t x = text.find_first_of("xX");
+  const auto side = [&](std::string_view part) -> std::uint64_t {
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || ec != std::errc() || end != part.data() + part.size() || v == 0 || v > 100000) return 0;
+    return v;
+  };
+  const std::uint64_t width = x == std::string_view::npos ? 0 : side(text.substr(0, x));
+  const std::uint64_t height = x == std::string_view::npos ? 0 : side(text.substr(x + 1));
+  if (width == 0 || height == 0) {
+    throw Error(ErrorKind::invalid_input,
+                "must be WIDTHxHEIGHT in pixels, each 1 to 100000 (e.g. 1280x720), got '" + printable(text) + "'");
+  }
+  s.workload.image_width = width;
+  s.workload.image_height = height;
+}
+
 // Captureless setters: the table holds plain function pointers.
 using S = PlanSettings;
 using V = OptionValue;
@@ -98,6 +117,24 @@ const std::array kOptions = std::to_array<OptionDef>({
    .default_text = "the source length, or the decoder's context if shorter",
    .applies = bits({K::inference, K::training}),
    .min = 1, .set = MEMPLAN_SET(s.workload.target_len = v.count)},
+
+  {.key = "images", .flag = "images", .kind = OptionKind::count, .group = kWorkload,
+   .help = "Vision-language models (LLaVA, Qwen2-VL): images per sequence; their tokens join the text's `seq_len` "
+           "and the vision tower's pass is priced",
+   .default_text = "0", .applies = bits({K::inference, K::generation, K::training}), .common = true, .max = 4096,
+   .set = MEMPLAN_SET(s.workload.images = v.count)},
+  {.key = "image_size", .flag = "image_size", .kind = OptionKind::text, .group = kWorkload,
+   .help = "The images' size in pixels, WIDTHxHEIGHT (e.g. 1280x720): Qwen2-VL's tokens grow with it; LLaVA-1.5 "
+           "resizes every image to 336x336",
+   .default_text = "the tower's own size (LLaVA); Qwen2-VL: required",
+   .applies = bits({K::inference, K::generation, K::training}), .common = true,
+   .set = MEMPLAN_SET(set_image_size(s, v.text))},
+  {.key = "max_pixels", .flag = "max_pixels", .kind = OptionKind::count, .group = kWorkload,
+   .help = "Qwen2-VL: the processor's max_pixels, the most pixels an image is resized to (1280x28x28 = 1003520 "
+           "caps an image at 1280 tokens)",
+   .default_text = "the checkpoint's: 12845056 (16384 tokens)",
+   .applies = bits({K::inference, K::generation, K::training}), .min = 1,
+   .set = MEMPLAN_SET(s.max_pixels = v.count)},
 
   // Precision
   {.key = "precision", .flag = "precision", .short_flag = 'p', .kind = OptionKind::text, .group = kPrecision,

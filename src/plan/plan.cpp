@@ -182,6 +182,20 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
     w.target_len = std::min(w.seq_len, model.max_seq_len);
   }
   if (w.kind == WorkloadKind::generation && !s.was_given("new_tokens")) w.new_tokens = 256;
+  if (s.was_given("max_pixels")) {
+    if (model.vision.kind == VisionKind::clip || model.vision.d_model == 0)
+      throw_invalid_input("max_pixels", "`max_pixels` bounds Qwen2-VL's and Qwen2.5-VL's resized images; " +
+                                            model.name + " has no such vision tower");
+    if (s.max_pixels < model.vision.min_pixels)
+      throw_invalid_input("max_pixels", "`max_pixels` " + std::to_string(s.max_pixels) +
+                                            " is below the processor's "
+                                            "min_pixels " +
+                                            std::to_string(model.vision.min_pixels));
+    plan.model.vision.max_pixels = s.max_pixels;
+  }
+  if (w.images != 0 && layout_given(s)) {
+    throw_invalid_input("images", "multi-GPU layouts do not place a vision tower yet: plan the images on one GPU");
+  }
   if (s.was_given("mla_cache") && model.mla.kv_lora_rank == 0) {
     throw_invalid_input("mla_cache",
                         "`mla_cache` applies to models with multi-head latent attention (DeepSeek-V2 and V3); " +
@@ -278,9 +292,13 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
                               std::to_string(model.max_seq_len) + " " + model.name +
                               " was trained at (relative positions set no hard limit)");
     }
-  } else if (w.kind != WorkloadKind::weights && w.seq_len + w.new_tokens > model.max_seq_len) {
-    plan.warnings.push_back(std::to_string(w.seq_len + w.new_tokens) + " tokens exceed " + model.name +
-                            "'s context of " + std::to_string(model.max_seq_len));
+  } else if (w.kind != WorkloadKind::weights) {
+    const std::uint64_t images = image_positions(plan.model, w);
+    if (w.seq_len + images + w.new_tokens > model.max_seq_len) {
+      plan.warnings.push_back(std::to_string(w.seq_len + images + w.new_tokens) + " tokens" +
+                              (images != 0 ? " (" + std::to_string(images) + " of them the images')" : "") +
+                              " exceed " + model.name + "'s context of " + std::to_string(model.max_seq_len));
+    }
   }
   plan.device = d.gpu;
   plan.cpu = d.cpu;

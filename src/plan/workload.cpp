@@ -56,6 +56,33 @@ void check_encoder_decoder(const ModelSpec& s, const Workload& w) {
   }
 }
 
+// Images: on a vision-language model, in a forward pass or training step of the language model.
+void check_images(const ModelSpec& s, const Workload& w) {
+  using K = WorkloadKind;
+  const bool sized = w.image_width != 0 || w.image_height != 0;
+  if (w.images == 0) {
+    if (sized)
+      throw Error(ErrorKind::invalid_input, "image_size sizes the images of `images`, which is not set", "image_size");
+    return;
+  }
+  if (s.vision.d_model == 0) {
+    throw Error(ErrorKind::invalid_input,
+                s.name + " has no vision tower: `images` applies to vision-language models (LLaVA, Qwen2-VL)",
+                "images");
+  }
+  if (w.kind != K::inference && w.kind != K::generation && w.kind != K::training) {
+    throw Error(ErrorKind::invalid_input,
+                "`images` applies to inference, generation and training; `" + to_string(w.kind) +
+                    "` prices the language model's tokens only (leave images out, and count their tokens in seq_len)",
+                "images");
+  }
+  if (s.vision.kind != VisionKind::clip && !sized) {
+    throw Error(ErrorKind::invalid_input,
+                s.name + "'s image tokens depend on each image's size: give `image_size` WxH (e.g. 1280x720)",
+                "image_size");
+  }
+}
+
 void check(const ModelSpec& s, const Workload& w) {
   if (w.batch == 0) throw Error(ErrorKind::invalid_input, "batch must be at least 1", "batch");
   if (w.seq_len == 0) throw Error(ErrorKind::invalid_input, "seq_len must be at least 1", "seq_len");
@@ -110,25 +137,43 @@ Precision compute_precision(const Workload& w) {
   return w.weights.precision;
 }
 
-Breakdown estimate_workload(const ModelSpec& s, const Workload& w) {
-  const detail::WorkloadEntry& entry = detail::workload_entry(w.kind);
+std::uint64_t image_positions(const ModelSpec& s, const Workload& w) {
+  check_images(s, w);
+  if (w.images == 0) return 0;
+  return checked_mul(w.images, image_grid(s.vision, w.image_width, w.image_height).tokens, "image tokens");
+}
+
+namespace {
+// The workload the language model runs: seq_len's text tokens and its images' tokens.
+Workload with_image_tokens(const ModelSpec& s, const Workload& w) {
+  Workload out = w;
+  out.seq_len = checked_add(w.seq_len, image_positions(s, w), "text + image tokens");
+  return out;
+}
+}  // namespace
+
+Breakdown estimate_workload(const ModelSpec& s, const Workload& workload) {
+  const detail::WorkloadEntry& entry = detail::workload_entry(workload.kind);
+  const Workload w = with_image_tokens(s, workload);
   check(s, w);
   detail::WorkloadComposer composer(s, w);
   entry.compose(s, w, composer);
   return std::move(composer).finish();
 }
 
-WorkloadBytes estimate_workload_bytes(const ModelSpec& s, const Workload& w) {
-  const detail::WorkloadEntry& entry = detail::workload_entry(w.kind);
+WorkloadBytes estimate_workload_bytes(const ModelSpec& s, const Workload& workload) {
+  const detail::WorkloadEntry& entry = detail::workload_entry(workload.kind);
   if (entry.bytes == nullptr) {
-    const Breakdown b = estimate_workload(s, w);
+    const Breakdown b = estimate_workload(s, workload);
     return {b.total(), b.allocated(), b.reserved()};
   }
+  const Workload w = with_image_tokens(s, workload);
   check(s, w);
   return entry.bytes(s, w);
 }
 
-std::vector<Work> workload_work(const ModelSpec& s, const Workload& w) {
+std::vector<Work> workload_work(const ModelSpec& s, const Workload& workload) {
+  const Workload w = with_image_tokens(s, workload);
   check(s, w);
   return detail::workload_entry(w.kind).work(s, w);
 }

@@ -50,6 +50,10 @@ struct EstimateHeader {
   std::uint64_t new_tokens = 0;
   std::uint64_t target_len = 0;  // an encoder-decoder's forward pass: decoder tokens (seq_len is the source)
   bool encoder_decoder = false;
+  std::uint64_t images = 0;        // a vision-language model's images per sequence
+  std::uint64_t image_tokens = 0;  // the tokens of one image
+  std::uint64_t image_width = 0;   // its size after the processor's resize
+  std::uint64_t image_height = 0;
   std::string precision_requested;  // as asked: "auto" or a name
   std::string precision_resolved;
   std::string precision_description;  // "bf16, 2 B/param; activations bf16"

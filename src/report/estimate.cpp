@@ -30,6 +30,13 @@ EstimateHeader estimate_header(const EstimateReport& r) {
     h.new_tokens = w.new_tokens;
     h.target_len = w.target_len;
     h.encoder_decoder = is_encoder_decoder(plan.model);
+    if (w.images != 0) {
+      const ImageGrid grid = image_grid(plan.model.vision, w.image_width, w.image_height);
+      h.images = w.images;
+      h.image_tokens = grid.tokens;
+      h.image_width = grid.width;
+      h.image_height = grid.height;
+    }
   }
   const Precision& weights = w.weights.precision;
   h.precision_requested = plan.precision_requested;
@@ -68,6 +75,13 @@ void header_table(const EstimateHeader& h, std::ostream& out) {
     out << fmt::format("workload   {}: batch {} x {} source positions (encoder) -> {} target tokens{}\n",
                        h.workload_kind, h.batch, h.seq_len, h.new_tokens ? h.new_tokens : h.target_len,
                        h.new_tokens ? " generated" : " (decoder)");
+  } else if (h.batch > 0 && h.images > 0) {
+    out << fmt::format("workload   {}: batch {} x ({} text + {} image{} x {} tokens = {}) tokens{}\n", h.workload_kind,
+                       h.batch, h.seq_len, h.images, h.images == 1 ? "" : "s", h.image_tokens,
+                       h.seq_len + h.images * h.image_tokens,
+                       h.new_tokens ? fmt::format(" + {} generated", h.new_tokens) : "");
+    out << fmt::format("images     {}x{} px as the tower sees them, {} tokens each\n", h.image_width, h.image_height,
+                       h.image_tokens);
   } else if (h.batch > 0) {
     out << fmt::format("workload   {}: batch {} x {} tokens{}\n", h.workload_kind, h.batch, h.seq_len,
                        h.new_tokens ? fmt::format(" + {} generated", h.new_tokens) : "");
@@ -88,6 +102,11 @@ ordered_json header_json(const EstimateHeader& h) {
     if (h.new_tokens > 0) j["workload"]["new_tokens"] = h.new_tokens;
     if (h.encoder_decoder) j["workload"]["source_len"] = h.seq_len;
     if (h.target_len > 0) j["workload"]["target_len"] = h.target_len;
+    if (h.images > 0) {
+      j["workload"]["images"] = h.images;
+      j["workload"]["image_tokens"] = h.image_tokens;
+      j["workload"]["image_size"] = {{"width", h.image_width}, {"height", h.image_height}};
+    }
   }
   j["precision"] = {{"requested", h.precision_requested}, {"resolved", h.precision_resolved}, {"warnings", h.warnings}};
   return j;

@@ -112,10 +112,26 @@ cli_case(device_map_hybrid_cache_by_layer EXIT 0
               --format json
          STDOUT "\"holds\": \"token_embedding, layers 0-14\",.*\"name\": \"kv_cache\",[^}]*\"bytes\": 63860736,")
 
-# LLaVA-1.5-7B: the CLIP tower (303,507,456) and the projector (20,979,712) beside Vicuna-7B;
-# every estimate warns that the images themselves are not priced.
+# LLaVA-1.5-7B: the CLIP tower (303,507,456) and the projector (20,979,712) beside Vicuna-7B.
 cli_case(llava_tower_and_projector EXIT 0 ARGS estimate "${hf}/llava-1.5-7b-hf/config.json" -w weights
-         STDOUT "7,063,427,072 parameters.*vision +303,507,456 .*projector +20,979,712 .*warning: images are not priced: each 336x336 image becomes 576 tokens")
+         STDOUT "7,063,427,072 parameters.*vision +303,507,456 .*projector +20,979,712 ")
+# Images: LLaVA's are 576 tokens each, whatever their size; LoRA training leaves the tower frozen.
+cli_case(llava_images_lora EXIT 0
+         ARGS estimate "${hf}/llava-1.5-7b-hf/config.json" -w training --lora-rank 16 --images 2 --seq 512
+         STDOUT "batch 1 x \\(512 text \\+ 2 images x 576 tokens = 1664\\) tokens\n.*images +336x336 px .*base frozen")
+# Qwen2-VL: 1280x720 becomes 1288x728 (multiples of 28), 92 x 52 patches, 1196 tokens.
+cli_case(qwen2_vl_images EXIT 0
+         ARGS estimate qwen2-vl-2b-instruct --images 2 --image-size 1280x720 --seq 256
+         STDOUT "batch 1 x \\(256 text \\+ 2 images x 1196 tokens = 2648\\) tokens\nimages +1288x728 px .*vision_tower_phase")
+cli_case(qwen2_vl_images_json EXIT 0
+         ARGS estimate qwen2-vl-2b-instruct --images 1 --image-size 1920x1080 --max-pixels 1003520 --format json
+         STDOUT "\"images\": 1,\n *\"image_tokens\": 1222,\n *\"image_size\": {\n *\"width\": 1316,")
+cli_case(qwen2_vl_needs_image_size EXIT 2 ARGS estimate qwen2-vl-2b-instruct --images 1 STDOUT_EMPTY
+         STDERR "image tokens depend on each image's size: give --image-size WxH")
+cli_case(image_size_malformed EXIT 2 ARGS estimate qwen2-vl-2b-instruct --images 1 --image-size 1280by720
+         STDOUT_EMPTY STDERR "--image-size: must be WIDTHxHEIGHT in pixels")
+cli_case(images_on_a_text_model EXIT 2 ARGS estimate llama-2-7b --images 1 STDOUT_EMPTY
+         STDERR "llama-2-7b has no vision tower: --images applies to vision-language models")
 cli_case(llava_tp_refused EXIT 2 ARGS estimate "${hf}/llava-1.5-7b-hf/config.json" -w training --tp 2 STDOUT_EMPTY
          STDERR "has a vision tower, which memplan's multi-GPU training layouts do not place")
 

@@ -102,17 +102,33 @@ struct SsmSizes {
   bool operator==(const SsmSizes&) const = default;
 };
 
-// A vision tower before the language model (LLaVA's CLIP ViT: a class token, a patch
-// convolution, learned positions, LayerNorms before and after, per layer biased q, k, v, o,
-// two LayerNorms and a plain MLP) and the projector into the language model (two biased
-// linear layers, d_model -> the language model's d_model -> d_model).
+// Which vision tower a vision-language model has, and so how its images become tokens.
+//   clip:     LLaVA's CLIP ViT: a class token, a biased patch convolution, learned positions,
+//             LayerNorms before and after; every image is resized to image_size square and
+//             becomes (image_size / patch)^2 tokens (576 at 336 / 14); a two-layer projector.
+//   qwen2_vl: Qwen2-VL's ViT: 2-frame patches through an unbiased 3-D convolution, rotary
+//             positions, no class token; an image keeps its aspect ratio (resized to multiples
+//             of patch x merge pixels between min_pixels and max_pixels) and every merge x
+//             merge patches become one token through the merger (a LayerNorm and a two-layer MLP).
+//   qwen2_5_vl: Qwen2.5-VL's: Qwen2-VL's images and tokens; RMSNorms (the merger's too) and a
+//             gated MLP with biases; most layers attend within windows (priced as full attention).
+// Each has per layer biased q, k, v, o and two norms; clip and qwen2_vl a plain MLP (fc1, fc2)
+// with biases.
+enum class VisionKind { clip, qwen2_vl, qwen2_5_vl };
+
+// A vision tower before the language model and its projector into the language model's width.
 struct VisionTower {
   std::uint64_t d_model = 0;     // the tower's hidden size; 0: no vision tower
   std::uint64_t n_layers = 0;    // its encoder layers
   std::uint64_t n_heads = 0;     // its attention heads
   std::uint64_t d_mlp = 0;       // its MLP's intermediate size
   std::uint64_t patch = 0;       // pixels per patch side
-  std::uint64_t image_size = 0;  // pixels per image side
+  std::uint64_t image_size = 0;  // clip: pixels per (square) image side; Qwen's: 0 (any size)
+  VisionKind kind = VisionKind::clip;
+  std::uint64_t merge = 1;           // Qwen's: patches per token side (spatial_merge_size 2)
+  std::uint64_t temporal_patch = 1;  // Qwen's: frames per patch (temporal_patch_size 2; an image is repeated)
+  std::uint64_t min_pixels = 0;      // Qwen's: the processor's bounds on a resized image's pixels
+  std::uint64_t max_pixels = 0;      //   (the checkpoint's preprocessor_config.json)
   bool operator==(const VisionTower&) const = default;
 };
 
@@ -129,10 +145,38 @@ struct EncoderStack {
   bool operator==(const EncoderStack&) const = default;
 };
 
-// Returns the tokens one image becomes in the language model's sequence: a LLaVA-1.5 image
-// is (image_size / patch)^2 patch features (the class token dropped: 576 at 336 / 14).
+// Returns `v` as a Qwen2-VL or Qwen2.5-VL tower (`kind`): merge 2, 2 frames per patch and
+// the checkpoints' pixel bounds (preprocessor_config.json: min_pixels 3,136, max_pixels
+// 12,845,056 = 16,384 tokens).
+inline VisionTower qwen_vl_tower(VisionTower v, VisionKind kind) {
+  v.kind = kind;
+  v.merge = 2;
+  v.temporal_patch = 2;
+  v.min_pixels = 56ULL * 56;
+  v.max_pixels = 16384ULL * 28 * 28;
+  return v;
+}
+
+// One image as the tower sees it: its patches (the tower's sequence) and the tokens they
+// become in the language model's sequence.
+struct ImageGrid {
+  std::uint64_t width = 0;  // pixels after the processor's resize
+  std::uint64_t height = 0;
+  std::uint64_t patches = 0;  // the tower's positions per image (clip: the patches and the class token)
+  std::uint64_t tokens = 0;   // the language model's positions per image
+};
+
+// Returns how an image of width x height pixels reaches the language model: clip resizes
+// it to image_size square; Qwen's resize it as transformers' smart_resize does (sides
+// rounded half-to-even to multiples of patch x merge, scaled into [min_pixels,
+// max_pixels]) and merges merge x merge patches per token. Throws Error(invalid_input)
+// ("image_size") for an image Qwen's processor refuses (a side 0, an aspect ratio above 200).
+ImageGrid image_grid(const VisionTower& v, std::uint64_t width, std::uint64_t height);
+
+// Returns the tokens one clip image becomes: (image_size / patch)^2 (the class token
+// dropped: 576 at 336 / 14); 0 for a Qwen tower, whose images differ.
 inline std::uint64_t image_tokens(const VisionTower& v) {
-  return v.patch == 0 ? 0 : (v.image_size / v.patch) * (v.image_size / v.patch);
+  return v.patch == 0 || v.kind != VisionKind::clip ? 0 : (v.image_size / v.patch) * (v.image_size / v.patch);
 }
 
 // Returns the channels the convolution runs over: d_inner (Mamba), or d_inner + 2 groups
@@ -278,6 +322,10 @@ inline bool is_encoder_decoder(const ModelSpec& s) { return s.encoder.n_layers !
 // one stack: encoder.n_layers layers of the decoder's sizes, no encoder, no LM head.
 ModelSpec encoder_as_model(const ModelSpec& spec);
 
+// Returns a vision-language model's vision tower as a model of its own, for the forward
+// pass's working set: its layers, heads and MLP, LayerNorms, no embedding and no LM head.
+ModelSpec vision_as_model(const ModelSpec& spec);
+
 // Returns whether every layer has the same attention kind and MLP (a stack of identical blocks).
 bool uniform_layers(const ModelSpec& spec);
 
@@ -298,6 +346,7 @@ std::string to_string(NormKind value);
 std::string to_string(LmHead value);
 std::string to_string(AttentionKind value);
 std::string to_string(QkNorm value);
+std::string to_string(VisionKind value);
 
 // Each parser accepts exactly the spellings to_string returns and throws
 // Error(invalid_input, key = the field name) listing them, with a did-you-mean.
@@ -308,5 +357,6 @@ NormKind parse_norm_kind(std::string_view text);
 LmHead parse_lm_head(std::string_view text);
 AttentionKind parse_attention_kind(std::string_view text, const char* key = "layer_types");
 QkNorm parse_qk_norm(std::string_view text);
+VisionKind parse_vision_kind(std::string_view text);
 
 }  // namespace memplan

@@ -71,6 +71,8 @@ struct TrainingShape {
   std::uint64_t batch = 1;               // b: sequences per micro-batch
   std::uint64_t seq = 2048;              // s: tokens per sequence (an encoder-decoder's target)
   std::uint64_t source = 0;              // an encoder-decoder's source positions per sequence; 0: a decoder
+  std::uint64_t images = 0;              // a vision-language model's images per sequence (their tokens in seq)
+  ImageGrid image;                       // one of them as the tower sees it
   WeightsOptions weights;                // storage of the (base) weights
   Precision compute = precisions::bf16;  // activation dtype
   bool flash_attention = true;           // fused attention (FlashAttention, SDPA): no a*s^2 tensors kept

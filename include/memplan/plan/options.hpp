@@ -55,6 +55,7 @@ struct PlanSettings {
   double threshold = 0.85;               // the share of the budget a plan may use before its verdict warns
   LayoutRequest layout;                  // multi-GPU layouts
   std::uint64_t pos_index_from_end = 0;  // pos_slice given as -k (TransformerLens: one position, k-th from the end)
+  std::uint64_t max_pixels = 0;          // Qwen2-VL's processor max_pixels; 0: the model's
   std::vector<std::string> given;        // the keys set, in the order given (defaults, applicability, commands)
 
   bool was_given(std::string_view key) const;

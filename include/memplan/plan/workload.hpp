@@ -57,6 +57,10 @@ struct Workload {
   std::uint64_t new_tokens = 0;                 // generation: tokens generated after the prompt
   std::uint64_t target_len = 0;                 // encoder-decoders' inference: decoder tokens per sequence (seq_len
                                                 //   is the source); 0 on decoder-only models
+  std::uint64_t images = 0;                     // vision-language models: images per sequence, their tokens added
+                                                //   to seq_len's text tokens
+  std::uint64_t image_width = 0;                // their size in pixels; 0: the tower's own (LLaVA resizes every
+  std::uint64_t image_height = 0;               //   image to it; Qwen2-VL needs the size)
   WeightsOptions weights;                       // weight storage precision
   std::optional<Precision> compute;             // activation dtype; unset: the weights' float precision,
                                                 //   or weights.unquantized when the weights are quantised
@@ -86,6 +90,12 @@ Precision compute_precision(const Workload& workload);
 // the CPU. Throws Error(invalid_input) on inconsistent knobs (naming the key) and
 // Error(overflow).
 Breakdown estimate_workload(const ModelSpec& spec, const Workload& workload);
+
+// Returns the tokens `workload`'s images add to each sequence of a vision-language model:
+// images x the tokens of one image at image_width x image_height (image_grid). 0 without
+// images. Throws Error(invalid_input) naming the key (images on a model with no vision
+// tower, on a workload that does not take them, a Qwen2-VL image without its size).
+std::uint64_t image_positions(const ModelSpec& spec, const Workload& workload);
 
 // The figures of estimate_workload's breakdown a program estimating in a loop needs.
 struct WorkloadBytes {

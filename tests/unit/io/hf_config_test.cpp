@@ -213,11 +213,11 @@ TEST(HfConfig, ClassDefaultsApplyToKeysLeftOut) {
 
 TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {
   // Unknown family: the supported ones listed, at model_type's value.
-  ConfigError e = import_error("{\n  \"model_type\": \"qwen2_vl\",\n  \"hidden_size\": 4096\n}");
+  ConfigError e = import_error("{\n  \"model_type\": \"qwen2_audio\",\n  \"hidden_size\": 4096\n}");
   EXPECT_EQ(e.key(), "model_type");
   EXPECT_EQ(e.line(), 2U);
   EXPECT_EQ(e.column(), 17U);
-  EXPECT_NE(e.message().find("unsupported model_type 'qwen2_vl'"), std::string::npos) << e.what();
+  EXPECT_NE(e.message().find("unsupported model_type 'qwen2_audio'"), std::string::npos) << e.what();
   EXPECT_NE(
       e.message().find(
           "'bamba', 'bart', 'bert', 'bloom', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'falcon', 'gemma', "
@@ -225,7 +225,8 @@ TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {
           "'granite', 'granitemoe', 'jamba', 'llama', 'llama4', 'llama4_text', 'llava', 'mamba', 'mamba2', 'mistral', "
           "'mixtral', "
           "'olmo2', "
-          "'olmoe', 'opt', 'phi', 'phi3', 'phimoe', 'qwen2', 'qwen3', 'qwen3_moe', 'stablelm', "
+          "'olmoe', 'opt', 'phi', 'phi3', 'phimoe', 'qwen2', 'qwen2_5_vl', 'qwen2_vl', 'qwen3', 'qwen3_moe', "
+          "'stablelm', "
           "'starcoder2', 't5' and 'whisper'"),
       std::string::npos)
       << e.what();

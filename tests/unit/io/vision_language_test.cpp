@@ -1,6 +1,8 @@
-// Vision-language models (LLaVA-1.5): the vision tower and projector counted beside the
-// language model, imported from the published config.json (tests/data/hf), each figure
-// written out from its sizes.
+// Vision-language models (LLaVA-1.5, Qwen2-VL, Qwen2.5-VL): the vision tower and projector
+// counted beside the language model, imported from real config.json files (tests/data/hf);
+// the tokens an image becomes at several sizes; the images' tokens in the language model's
+// sequence, the tower's pass, and training with the tower frozen. Each figure is written out
+// from the sizes.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,7 +11,9 @@
 #include "memplan/core/parameters.hpp"
 #include "memplan/estimators/compute_time.hpp"
 #include "memplan/estimators/megatron.hpp"
+#include "memplan/estimators/training.hpp"
 #include "memplan/io/hf_config.hpp"
+#include "memplan/plan/workload.hpp"
 
 namespace memplan {
 namespace vision_language_test {
@@ -55,9 +59,12 @@ TEST(VisionLanguage, LlavaCountsTowerProjectorAndLanguageModel) {
   EXPECT_EQ(component(s, "projector"), projector);
   EXPECT_EQ(count_parameters(s), language + tower + projector);
   EXPECT_EQ(count_parameters(s), 7'063'427'072U);
-  // Each estimate says that the images themselves are not priced: 576 tokens each.
-  ASSERT_EQ(s.import_warnings.size(), 1U);
-  EXPECT_NE(s.import_warnings.front().find("each 336x336 image becomes 576 tokens"), std::string::npos);
+  // The import says what an image costs in tokens, and warns of nothing.
+  EXPECT_TRUE(s.import_warnings.empty());
+  bool told = false;
+  for (const std::string& n : imported.notes)
+    told = told || n.find("each image becomes 576 tokens") != std::string::npos;
+  EXPECT_TRUE(told);
 }
 
 // The tower runs per image patch, not per token: a token's matrix products are the language
@@ -75,6 +82,204 @@ TEST(VisionLanguage, RefusedWhereNotModelled) {
   ModelSpec bad = s;
   bad.vision.image_size = 330;  // not a whole number of 14-pixel patches
   EXPECT_THROW(validate(bad), Error);
+}
+
+// Qwen/Qwen2-VL-2B-Instruct: a Qwen2 language model (1536 wide, 28 layers, 12 heads and 2
+// key/value heads of 128, MLP 8960, vocab 151936, tied head, q/k/v biases) after Qwen2-VL's
+// ViT (1280 wide, 32 layers, 16 heads, MLP 4 x 1280, 14-pixel 2-frame patches) and its merger.
+// Published: 2,208,985,600 (floschne/gimmick's model_sizes, read from the Hub's safetensors
+// metadata; mteb's gme-Qwen2-VL-2B entry gives the same).
+TEST(VisionLanguage, Qwen2VlCountsTowerMergerAndLanguageModel) {
+  const ModelSpec s = fixture("qwen2-vl-2b-instruct").entry.spec;
+  EXPECT_EQ(s.vision.kind, VisionKind::qwen2_vl);
+  const std::uint64_t tower_layer = 2 * 2 * 1280                             // norm1, norm2: LayerNorms
+                                    + (1280ULL * 3840 + 3840)                // qkv with its bias
+                                    + (1280ULL * 1280 + 1280)                // proj
+                                    + (1280ULL * 5120 + 5120)                // fc1
+                                    + (5120ULL * 1280 + 1280);               // fc2
+  const std::uint64_t tower = 1280ULL * 3 * 2 * 14 * 14 + 32 * tower_layer;  // Conv3d without a bias
+  const std::uint64_t merger = 2 * 1280                                      // ln_q
+                               + (5120ULL * 5120 + 5120) + (5120ULL * 1536 + 1536);
+  const std::uint64_t lm_layer = (1536ULL * 1536 + 1536) + 2 * (1536ULL * 256 + 256) + 1536ULL * 1536 +
+                                 3 * 1536ULL * 8960 + 2 * 1536;
+  const std::uint64_t language = 151936ULL * 1536 + 28 * lm_layer + 1536;
+  EXPECT_EQ(component(s, "vision"), tower);
+  EXPECT_EQ(component(s, "projector"), merger);
+  EXPECT_EQ(tower + merger, 665'271'296U);
+  EXPECT_EQ(language, 1'543'714'304U);
+  EXPECT_EQ(count_parameters(s), 2'208'985'600U);
+}
+
+// Qwen/Qwen2.5-VL-3B-Instruct: a Qwen2.5-3B language model (2048 wide, 36 layers, 16 heads and
+// 2 key/value heads of 128, MLP 11008, tied) after Qwen2.5-VL's ViT (1280 wide, 32 layers,
+// RMSNorms, a gated MLP of 3420 with biases) and a merger with an RMSNorm. Published: the
+// checkpoint's safetensors index, 7,509,245,952 bytes of bf16 = 3,754,622,976 parameters.
+TEST(VisionLanguage, Qwen25VlHasRmsNormsAndAGatedTowerMlp) {
+  const ModelSpec s = fixture("qwen2.5-vl-3b-instruct").entry.spec;
+  EXPECT_EQ(s.vision.kind, VisionKind::qwen2_5_vl);
+  const std::uint64_t tower_layer = 2 * 1280                                             // two RMSNorms
+                                    + (1280ULL * 3840 + 3840) + (1280ULL * 1280 + 1280)  // qkv, proj
+                                    + 2 * (1280ULL * 3420 + 3420)                        // gate_proj, up_proj
+                                    + (3420ULL * 1280 + 1280);                           // down_proj
+  const std::uint64_t tower = 1280ULL * 3 * 2 * 14 * 14 + 32 * tower_layer;
+  const std::uint64_t merger = 1280 + (5120ULL * 5120 + 5120) + (5120ULL * 2048 + 2048);
+  EXPECT_EQ(component(s, "vision"), tower);
+  EXPECT_EQ(component(s, "projector"), merger);
+  EXPECT_EQ(tower + merger, 668'684'288U);
+  EXPECT_EQ(count_parameters(s), 3'754'622'976U);
+}
+
+// Qwen2-VL's processor (smart_resize, factor 28 = patch 14 x merge 2): sides rounded half to
+// even to multiples of 28, scaled down to max_pixels; (h / 14) x (w / 14) patches, one token
+// per 2 x 2.
+TEST(VisionLanguage, Qwen2VlImageTokensFollowTheResize) {
+  const VisionTower v = fixture("qwen2-vl-2b-instruct").entry.spec.vision;
+  // 448 x 448: 16 x 28 each side, 32 x 32 patches, 256 tokens.
+  ImageGrid g = image_grid(v, 448, 448);
+  EXPECT_EQ(g.patches, 32U * 32);
+  EXPECT_EQ(g.tokens, 256U);
+  // 1280 x 720: 45.7 -> 46 and 25.7 -> 26 multiples: 1288 x 728, 92 x 52 patches, 1196 tokens.
+  g = image_grid(v, 1280, 720);
+  EXPECT_EQ(g.width, 1288U);
+  EXPECT_EQ(g.height, 728U);
+  EXPECT_EQ(g.tokens, 92U * 52 / 4);
+  EXPECT_EQ(g.tokens, 1196U);
+  // 1920 x 1080: 1932 x 1092 = 2,109,744 pixels, under the checkpoint's 12,845,056: 138 x 78
+  // patches, 2691 tokens.
+  g = image_grid(v, 1920, 1080);
+  EXPECT_EQ(g.tokens, 138U * 78 / 4);
+  // Under max_pixels 1280 x 28 x 28 = 1,003,520 it is scaled by sqrt(2,073,600 / 1,003,520):
+  // floor(1920 / 1.4375 / 28) = 47 and floor(1080 / 1.4375 / 28) = 26 multiples, 1316 x 728.
+  VisionTower capped = v;
+  capped.max_pixels = 1280 * 28 * 28;
+  g = image_grid(capped, 1920, 1080);
+  EXPECT_EQ(g.width, 1316U);
+  EXPECT_EQ(g.height, 728U);
+  EXPECT_EQ(g.tokens, 94U * 52 / 4);
+  EXPECT_EQ(g.tokens, 1222U);
+  // Halves round to even: 70 / 28 = 2.5 -> 2, so 70 x 70 becomes 56 x 56 (4 patches a side).
+  EXPECT_EQ(image_grid(v, 70, 70).tokens, 4U);
+  EXPECT_EQ(image_grid(v, 98, 98).width, 112U);  // 3.5 -> 4
+  // The processor refuses an aspect ratio above 200.
+  EXPECT_THROW((void)image_grid(v, 201 * 28, 28), Error);
+  // LLaVA-1.5 resizes every image to 336 x 336: 576 tokens whatever the size.
+  const VisionTower clip = fixture("llava-1.5-7b-hf").entry.spec.vision;
+  EXPECT_EQ(image_grid(clip, 1920, 1080).tokens, 576U);
+  EXPECT_EQ(image_grid(clip, 1920, 1080).patches, 577U);  // and the class token
+}
+
+Workload with_images(WorkloadKind kind, std::uint64_t text, std::uint64_t images, std::uint64_t width,
+                     std::uint64_t height) {
+  Workload w;
+  w.kind = kind;
+  w.seq_len = text;
+  w.images = images;
+  w.image_width = width;
+  w.image_height = height;
+  w.weights.precision = precisions::bf16;
+  w.include_overhead = false;
+  return w;
+}
+
+const Item* find(const std::vector<Item>& items, const std::string& name) {
+  for (const Item& i : items) {
+    if (i.name == name) return &i;
+  }
+  return nullptr;
+}
+
+// The images' tokens join the text's: LLaVA-1.5-7B's cache after 512 text tokens and two
+// images holds 512 + 2 x 576 = 1664 positions, 32 layers x 2 x 4096 x 2 B = 524,288 B each.
+TEST(VisionLanguage, ImageTokensLengthenTheSequence) {
+  const ModelSpec s = fixture("llava-1.5-7b-hf").entry.spec;
+  EXPECT_EQ(image_positions(s, with_images(WorkloadKind::inference, 512, 2, 0, 0)), 1152U);
+  const Breakdown b = estimate_workload(s, with_images(WorkloadKind::inference, 512, 2, 0, 0));
+  ASSERT_NE(b.find("kv_cache"), nullptr);
+  EXPECT_EQ(b.find("kv_cache")->bytes.count(), 1664ULL * 32 * 2 * 4096 * 2);
+}
+
+// Qwen2-VL-2B's tower over one 448 x 448 image in bf16 with SDPA: 1024 patches. Kept through
+// the pass: pixel_values, 1024 x (3 x 2 x 14 x 14 = 1176); in a layer, its input and normed
+// input (2 x 1024 x 1280) and, the larger phase, the MLP's fc1 output and its GELU (2 x 1024
+// x 5120). The language model's phase is larger here, so the tower's shows beside it.
+TEST(VisionLanguage, TheTowersPassIsPricedBeforeTheLanguageModel) {
+  const ModelSpec s = fixture("qwen2-vl-2b-instruct").entry.spec;
+  const Breakdown b = estimate_workload(s, with_images(WorkloadKind::inference, 64, 1, 448, 448));
+  const std::uint64_t tower_pass = 1024ULL * 1176 * 2 + 2 * 1024ULL * 1280 * 2 + 2 * 1024ULL * 5120 * 2;
+  const Alternative* tower = nullptr;
+  for (const Alternative& a : b.alternatives) {
+    if (a.item.name == "vision_tower_phase") tower = &a;
+  }
+  ASSERT_NE(tower, nullptr);
+  EXPECT_EQ(tower->item.bytes.count(), tower_pass);
+  // 64 + 256 tokens in the language model: its cache, 28 layers x 2 x 2 heads x 128 x 2 B a token.
+  EXPECT_EQ(b.find("kv_cache")->bytes.count(), 320ULL * 28 * 2 * 2 * 128 * 2);
+  // Eight such images at once: the tower's pass (eight images' tensors, one image's attention
+  // at a time) outgrows generation's prefill over 64 + 2048 tokens (last-position logits).
+  Workload eight = with_images(WorkloadKind::generation, 64, 8, 448, 448);
+  eight.new_tokens = 16;
+  const Breakdown many = estimate_workload(s, eight);
+  EXPECT_EQ(many.peak_phase, "vision_tower");
+  EXPECT_EQ(many.find("forward_workspace")->bytes.count(), 8 * tower_pass);
+}
+
+// Training keeps the tower frozen (LLaVA's and Qwen2-VL's recipes): a full fine-tune trains
+// the language model and the projector; LoRA adapts the language model's projections only.
+TEST(VisionLanguage, TrainingFreezesTheTower) {
+  const ModelSpec s = fixture("llava-1.5-7b-hf").entry.spec;
+  EXPECT_EQ(trainable_parameters(s, LoraOptions{}), 7'063'427'072U - 303'507'456U);
+  LoraOptions lora;
+  lora.rank = 16;
+  // q and v in 32 layers: 2 x 32 x 16 x (4096 + 4096).
+  EXPECT_EQ(trainable_parameters(s, lora), 2ULL * 32 * 16 * (4096 + 4096));
+  // The trained projector keeps its input (576 tokens x 1024) and its hidden pair (2 x 576 x
+  // 4096) per image for its gradients; under LoRA it is frozen and keeps nothing.
+  TrainingShape shape;
+  shape.seq = 128 + 2 * 576;
+  shape.images = 2;
+  shape.image = image_grid(s.vision, 0, 0);
+  shape.weights.precision = precisions::bf16;
+  shape.compute = precisions::bf16;
+  const auto saved = [&](const TrainingOptions& o) {
+    const TrainingEstimate te = estimate_training_phases(s, shape, o);
+    for (const Item& c : te.phases.front().components) {
+      if (c.name == "activations") return c.detail;
+    }
+    ADD_FAILURE() << "no activations at the forward phase";
+    return std::vector<Item>{};
+  };
+  const std::vector<Item> full = saved(TrainingOptions{});
+  ASSERT_NE(find(full, "projector_input"), nullptr);
+  EXPECT_EQ(find(full, "projector_input")->bytes.count(), 2ULL * 576 * 1024 * 2);
+  EXPECT_EQ(find(full, "projector_hidden")->bytes.count(), 2ULL * 2 * 576 * 4096 * 2);
+  TrainingOptions adapters;
+  adapters.lora = lora;
+  EXPECT_EQ(find(saved(adapters), "projector_input"), nullptr);
+  // The step's plan prices the tower's pass as a moment of its own, before the forward.
+  const Breakdown b = estimate_workload(s, with_images(WorkloadKind::training, 128, 2, 0, 0));
+  bool tower_phase = b.peak_phase == "vision_tower";
+  for (const Alternative& a : b.alternatives) tower_phase = tower_phase || a.item.name == "phase_vision_tower";
+  EXPECT_TRUE(tower_phase);
+}
+
+TEST(VisionLanguage, ImagesAreRefusedWhereTheyDoNotApply) {
+  const ModelSpec qwen = fixture("qwen2-vl-2b-instruct").entry.spec;
+  const auto key_of = [](const ModelSpec& s, const Workload& w) {
+    try {
+      (void)estimate_workload(s, w);
+    } catch (const Error& e) {
+      return e.key();
+    }
+    return std::string("no error");
+  };
+  // Qwen2-VL's tokens need the image's size.
+  EXPECT_EQ(key_of(qwen, with_images(WorkloadKind::inference, 64, 1, 0, 0)), "image_size");
+  // A model with no tower, a workload that prices tokens only, a size without images.
+  ModelSpec text = qwen;
+  text.vision = {};
+  EXPECT_EQ(key_of(text, with_images(WorkloadKind::inference, 64, 1, 448, 448)), "images");
+  EXPECT_EQ(key_of(qwen, with_images(WorkloadKind::extraction, 64, 1, 448, 448)), "images");
+  EXPECT_EQ(key_of(qwen, with_images(WorkloadKind::inference, 64, 0, 448, 448)), "image_size");
 }
 
 }  // namespace vision_language_test
