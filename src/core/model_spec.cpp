@@ -70,8 +70,11 @@ constexpr Names<AttentionKind, 6> kAttentionKinds{{{AttentionKind::full, "full"}
                                                    {AttentionKind::mla, "mla"},
                                                    {AttentionKind::mamba, "mamba"}}};
 constexpr Names<QkNorm, 3> kQkNorms{{{QkNorm::none, "none"}, {QkNorm::head, "head"}, {QkNorm::width, "width"}}};
-constexpr Names<VisionKind, 3> kVisionKinds{
-    {{VisionKind::clip, "clip"}, {VisionKind::qwen2_vl, "qwen2_vl"}, {VisionKind::qwen2_5_vl, "qwen2_5_vl"}}};
+constexpr Names<VisionKind, 5> kVisionKinds{{{VisionKind::clip, "clip"},
+                                             {VisionKind::qwen2_vl, "qwen2_vl"},
+                                             {VisionKind::qwen2_5_vl, "qwen2_5_vl"},
+                                             {VisionKind::gemma3, "gemma3"},
+                                             {VisionKind::paligemma, "paligemma"}}};
 
 template <typename Enum, std::size_t N>
 std::string name_of(const Names<Enum, N>& names, Enum value) {
@@ -164,16 +167,25 @@ void check_vision(const ModelSpec& s) {
     throw_invalid_input("vision_heads", "vision_heads " + std::to_string(v.n_heads) + " must divide vision_d_model " +
                                             std::to_string(v.d_model));
   }
-  if (v.kind == VisionKind::clip) {
+  if (!keeps_image_size(v)) {
     if (v.image_size < v.patch || v.image_size % v.patch != 0) {
       throw_invalid_input("vision_image_size", "vision_image_size " + std::to_string(v.image_size) +
                                                    " must be a whole number of patches of " + std::to_string(v.patch));
     }
-    for (const auto& [key, set] : {std::pair<const char*, bool>{"vision_merge", v.merge != 1},
-                                   {"vision_temporal_patch", v.temporal_patch != 1},
-                                   {"vision_min_pixels", v.min_pixels != 0},
-                                   {"vision_max_pixels", v.max_pixels != 0}}) {
-      if (set) throw_invalid_input(key, std::string(key) + " applies to Qwen's vision towers, not clip");
+    const std::uint64_t side = v.image_size / v.patch;
+    if (v.kind == VisionKind::gemma3 && (v.merge == 0 || side % v.merge != 0)) {
+      throw_invalid_input("vision_merge", "vision_merge " + std::to_string(v.merge) + " must divide the " +
+                                              std::to_string(side) +
+                                              " patches of an image's side (Gemma 3 pools them)");
+    }
+    for (const auto& [key, set] :
+         {std::pair<const char*, bool>{"vision_merge", v.merge != 1 && v.kind != VisionKind::gemma3},
+          {"vision_temporal_patch", v.temporal_patch != 1},
+          {"vision_min_pixels", v.min_pixels != 0},
+          {"vision_max_pixels", v.max_pixels != 0}}) {
+      if (set)
+        throw_invalid_input(key, std::string(key) + " does not apply to vision_kind " + to_string(v.kind) +
+                                     ", which resizes every image to vision_image_size");
     }
     return;
   }
@@ -382,9 +394,10 @@ std::uint64_t round_half_even(std::uint64_t n, std::uint64_t f) {
 }  // namespace
 
 ImageGrid image_grid(const VisionTower& v, std::uint64_t width, std::uint64_t height) {
-  if (v.kind == VisionKind::clip) {  // LLaVA's processor resizes and crops every image to image_size square
-    const std::uint64_t tokens = image_tokens(v);
-    return {v.image_size, v.image_size, tokens + 1, tokens};
+  if (!keeps_image_size(v)) {  // the processor resizes (LLaVA: and crops) every image to image_size square
+    const std::uint64_t side = v.image_size / v.patch;
+    const bool class_token = v.kind == VisionKind::clip;
+    return {v.image_size, v.image_size, side * side + (class_token ? 1 : 0), image_tokens(v)};
   }
   if (width == 0 || height == 0) throw_invalid_input("image_size", "an image needs a width and a height of 1 or more");
   if (std::max(width, height) > 200 * std::min(width, height)) {
@@ -421,7 +434,7 @@ ModelSpec vision_as_model(const ModelSpec& s) {
   t.mlp = v.kind == VisionKind::qwen2_5_vl ? MlpKind::gated : MlpKind::plain;
   t.d_mlp = v.d_mlp;
   t.norm = v.kind == VisionKind::qwen2_5_vl ? NormKind::rmsnorm : NormKind::layernorm;
-  t.positional = v.kind == VisionKind::clip ? Positional::learned : Positional::rotary;
+  t.positional = keeps_image_size(v) ? Positional::rotary : Positional::learned;
   t.lm_head = LmHead::none;
   t.vocab_size = 0;
   return t;

@@ -164,6 +164,7 @@ void add_vision(std::vector<TensorGroup>& out, const ModelSpec& s) {
   const std::uint64_t d = v.d_model, layers = v.n_layers;
   const LayerSet none = LayerSet::none;
   const bool clip = v.kind == VisionKind::clip;
+  const bool siglip = v.kind == VisionKind::gemma3 || v.kind == VisionKind::paligemma;
   const std::uint64_t pixels_per_patch = checked_mul(checked_mul(3, v.temporal_patch, "3 x temporal patch"),
                                                      checked_mul(v.patch, v.patch, "patch^2"), "pixels per patch");
   if (clip) {
@@ -172,6 +173,11 @@ void add_vision(std::vector<TensorGroup>& out, const ModelSpec& s) {
     out.push_back({"vision", "patch_embedding", d, pixels_per_patch, 1, TensorRole::embedding, none});
     out.push_back({"vision", "position_embedding", positions, d, 1, TensorRole::embedding, none});
     out.push_back({"vision", "pre_norm", 2 * d, 1, 1, TensorRole::norm, none});
+  } else if (siglip) {  // SigLIP: a biased patch convolution and learned positions, no class token
+    const std::uint64_t side = v.image_size / v.patch;
+    out.push_back({"vision", "patch_embedding", d, pixels_per_patch, 1, TensorRole::embedding, none});
+    out.push_back({"vision", "patch_embedding.bias", d, 1, 1, TensorRole::bias, none});
+    out.push_back({"vision", "position_embedding", side * side, d, 1, TensorRole::embedding, none});
   } else {  // Qwen's: an unbiased Conv3d over 2-frame patches, rotary positions
     out.push_back({"vision", "patch_embedding", d, pixels_per_patch, 1, TensorRole::embedding, none});
   }
@@ -189,6 +195,17 @@ void add_vision(std::vector<TensorGroup>& out, const ModelSpec& s) {
   out.push_back({"vision", "vision.fc1.bias", v.d_mlp, 1, layers, TensorRole::bias, none});
   out.push_back({"vision", "vision.fc2", d, v.d_mlp, layers, TensorRole::linear, none});
   out.push_back({"vision", "vision.fc2.bias", d, 1, layers, TensorRole::bias, none});
+  if (siglip) {
+    out.push_back({"vision", "post_norm", 2 * d, 1, 1, TensorRole::norm, none});
+    if (v.kind == VisionKind::gemma3) {  // mm_soft_emb_norm and mm_input_projection_weight
+      out.push_back({"projector", "projector.norm", d, 1, 1, TensorRole::norm, none});
+      out.push_back({"projector", "projector.linear", s.d_model, d, 1, TensorRole::linear, none});
+    } else {
+      out.push_back({"projector", "projector.linear", s.d_model, d, 1, TensorRole::linear, none});
+      out.push_back({"projector", "projector.linear.bias", s.d_model, 1, 1, TensorRole::bias, none});
+    }
+    return;
+  }
   if (clip) {
     out.push_back({"vision", "post_norm", 2 * d, 1, 1, TensorRole::norm, none});
     out.push_back({"projector", "projector.linear_1", s.d_model, d, 1, TensorRole::linear, none});

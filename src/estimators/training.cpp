@@ -775,6 +775,11 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
           "projector_input", {{"b", b}, {"images", images}, {"tokens", g.tokens}, {"d_vision", v.d_model}}, e));
       before_layers.push_back(
           tensor_row("projector_hidden", {{"2", 2}, {"b", b}, {"images", images}, {"tokens", g.tokens}, {"h", h}}, e));
+    } else if (v.kind == VisionKind::gemma3 || v.kind == VisionKind::paligemma) {  // Gemma 3: its norm's input too
+      const std::uint64_t inputs = v.kind == VisionKind::gemma3 ? 2 : 1;
+      before_layers.push_back(tensor_row(
+          "projector_input",
+          {{"tensors", inputs}, {"b", b}, {"images", images}, {"tokens", g.tokens}, {"d_vision", v.d_model}}, e));
     } else {
       const std::uint64_t merged = checked_mul(v.d_model, v.merge * v.merge, "merged patch width");
       before_layers.push_back(tensor_row(

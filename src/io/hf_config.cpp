@@ -43,6 +43,7 @@ constexpr FamilyInfo kFamilies[] = {
     {"falcon", Family::falcon, true, 2048, false, false},
     {"gemma", Family::gemma, true, 8192, true, true},
     {"gemma2", Family::gemma2, true, 8192, true, true},
+    {"gemma3", Family::gemma3, true, 131072, true, true},  // its text_config and a SigLIP tower
     {"gemma3_text", Family::gemma3, true, 131072, true, true},
     {"gpt2", Family::gpt2, true, 1024, false, false},
     {"gpt_bigcode", Family::gpt_bigcode, true, 1024, false, false},
@@ -64,6 +65,7 @@ constexpr FamilyInfo kFamilies[] = {
     {"olmo2", Family::olmo2, false, 2048, false, true},
     {"olmoe", Family::olmoe, false, 4096, false, true},
     {"opt", Family::opt, true, 2048, false, false},
+    {"paligemma", Family::gemma, true, 8192, true, true},  // its text_config (gemma, gemma2) and a SigLIP tower
     {"phi", Family::phi, false, 2048, false, true},
     {"phi3", Family::phi3, false, 4096, true, true},
     {"phimoe", Family::phimoe, false, 4096ULL * 32, false, true},
@@ -116,6 +118,14 @@ class Fields {
       return d->second;
     }
     map_.fail(keys.front(), "missing required key '" + keys.front() + "' in " + map_.what());
+  }
+
+  // Returns the class default of `key` (with a note), if class_defaults gave one.
+  std::optional<std::uint64_t> class_default(const std::string& key) {
+    const auto d = class_defaults_.find(key);
+    if (d == class_defaults_.end()) return std::nullopt;
+    note(key + " is not set: " + std::to_string(d->second) + ", the default of " + defaults_of_);
+    return d->second;
   }
 
   // Sizes a nested config may leave to its class (LLaVA's text_config to LlamaConfig): a key
@@ -529,7 +539,11 @@ void read_transformer(const detail::JsonMap& map, Fields& f, ModelSpec& s, const
   s.n_kv_heads = s.n_heads;
   f.from("n_kv_heads", head_keys.front());
   if (info.reads_kv_heads) {
-    if (std::optional<std::uint64_t> kv = f.optional("n_kv_heads", {"num_key_value_heads"})) s.n_kv_heads = *kv;
+    if (std::optional<std::uint64_t> kv = f.optional("n_kv_heads", {"num_key_value_heads"})) {
+      s.n_kv_heads = *kv;
+    } else if (std::optional<std::uint64_t> kv_default = f.class_default("num_key_value_heads")) {
+      s.n_kv_heads = *kv_default;
+    }
   } else if (family == Family::falcon) {
     // FalconAttention: the new decoder architecture (40B, 180B) has num_kv_heads K/V heads;
     // otherwise multi_query (the default) means one shared K/V head, and false one per head.
@@ -771,6 +785,62 @@ void read_qwen_vl_vision(const detail::JsonMap& outer, VisionKind kind, ModelSpe
     notes.push_back("the tower's windowed-attention layers are priced as full attention (an upper bound)");
 }
 
+// Gemma 3's or PaliGemma's SigLIP tower (vision_config, a SiglipVisionConfig: keys left out
+// take its defaults) and projector. Gemma 3 pools each image's patches into
+// mm_tokens_per_image tokens; PaliGemma keeps every patch.
+void read_siglip_vision(const detail::JsonMap& outer, VisionKind kind, ModelSpec& s, std::vector<std::string>& notes) {
+  const detail::JsonMap vision = outer.object("vision_config", "the vision_config of a SigLIP vision-language config");
+  if (const std::optional<std::string> type = vision.optional_string("model_type");
+      type && *type != "siglip_vision_model") {
+    vision.fail("model_type",
+                "a vision tower of type '" + printable(*type) + "': memplan reads SigLIP's (siglip_vision_model) here");
+  }
+  if (vision.boolean_or("vision_use_head", false)) {
+    vision.fail("vision_use_head",
+                "vision_use_head: true adds SigLIP's attention-pooling head, which neither "
+                "Gemma 3 nor PaliGemma has and memplan does not read");
+  }
+  std::vector<std::string> defaulted;
+  const auto size = [&](const char* key, std::uint64_t fallback) {
+    if (const std::optional<std::uint64_t> v = vision.optional_integer(key, 1, detail::kMaxConfigSize)) return *v;
+    defaulted.push_back(std::string(key) + " " + std::to_string(fallback));
+    return fallback;
+  };
+  VisionTower& v = s.vision;
+  v.kind = kind;
+  v.d_model = size("hidden_size", 768);
+  v.n_layers = size("num_hidden_layers", 12);
+  v.n_heads = size("num_attention_heads", 12);
+  v.d_mlp = size("intermediate_size", 3072);
+  v.patch = size("patch_size", 16);
+  v.image_size = size("image_size", 224);
+  if (!defaulted.empty())
+    notes.push_back("vision_config leaves to SiglipVisionConfig: " + quoted_list(defaulted, "and"));
+  const std::uint64_t side = v.patch == 0 ? 0 : v.image_size / v.patch;
+  if (kind == VisionKind::gemma3) {
+    const std::uint64_t tokens = outer.optional_integer("mm_tokens_per_image", 1, detail::kMaxConfigSize).value_or(256);
+    std::uint64_t per_side = 1;
+    while ((per_side + 1) * (per_side + 1) <= tokens) ++per_side;
+    if (per_side * per_side != tokens || side % per_side != 0) {
+      outer.fail("mm_tokens_per_image", "mm_tokens_per_image " + std::to_string(tokens) +
+                                            " must be a square whose side divides the image's " + std::to_string(side) +
+                                            " patches a side (Gemma 3 pools them)");
+    }
+    v.merge = side / per_side;
+  } else {
+    const std::uint64_t projection =
+        vision.optional_integer("projection_dim", 1, detail::kMaxConfigSize)
+            .value_or(outer.optional_integer("projection_dim", 1, detail::kMaxConfigSize).value_or(s.d_model));
+    if (projection != s.d_model) {
+      vision.fail("projection_dim", "the projector's output width " + std::to_string(projection) +
+                                        " is not the language model's hidden_size " + std::to_string(s.d_model));
+    }
+  }
+  notes.push_back("each image becomes " + std::to_string(image_tokens(v)) + " tokens (resized to " +
+                  std::to_string(v.image_size) + "x" + std::to_string(v.image_size) +
+                  "): `images` N adds them to the sequence and prices the tower's pass");
+}
+
 // A Mamba or Mamba-2 model (MambaConfig, Mamba2Config): embeddings, a norm and a mixer per
 // layer, a final norm, the head. No attention, so no heads and no context limit.
 void read_state_space_model(const detail::JsonMap& map, Fields& f, ModelSpec& s, const FamilyInfo& info) {
@@ -921,6 +991,20 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
                                           "': memplan reads LLaVA with a llama text_config (LLaVA-1.5)");
     }
   }
+  // Gemma 3 and PaliGemma: a Gemma text_config (keys left to its class's defaults) beside a
+  // SigLIP vision_config; the text_config's model_type names the language model's family.
+  const bool siglip_vlm = out.model_type == "gemma3" || out.model_type == "paligemma";
+  std::string text_type;
+  if (siglip_vlm) {
+    text_config.emplace(outer.object("text_config", "the text_config of a " + out.model_type + " config"));
+    const bool gemma3 = out.model_type == "gemma3";
+    text_type = text_config->optional_string("model_type").value_or(gemma3 ? "gemma3_text" : "gemma");
+    if (gemma3 ? text_type != "gemma3_text" : text_type != "gemma" && text_type != "gemma2") {
+      text_config->fail("model_type", "a " + out.model_type + " config whose language model is '" +
+                                          printable(text_type) + "': memplan reads " +
+                                          (gemma3 ? "gemma3_text" : "gemma (PaliGemma) or gemma2 (PaliGemma 2)"));
+    }
+  }
   // Qwen2-VL: the language model's keys at the top (or, as newer transformers save it, in
   // text_config) beside the tower's vision_config.
   const bool qwen_vl = out.model_type == "qwen2_vl" || out.model_type == "qwen2_5_vl";
@@ -933,7 +1017,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
     }
     return nullptr;
   };
-  const FamilyInfo* info = family_of(out.model_type);
+  const FamilyInfo* info = family_of(siglip_vlm ? std::string_view(text_type) : std::string_view(out.model_type));
   const std::vector<std::string> types = hf_model_types();
   // No did-you-mean: a model_type spelled like a known one (llava, qwen3_next) is a
   // different architecture, and following the suggestion would price the wrong one.
@@ -965,13 +1049,29 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
                       {"intermediate_size", 11008},
                       {"vocab_size", 32000}},
                      "LlamaConfig (text_config)");
+  } else if (text_type == "gemma3_text") {  // configuration_gemma3.py's Gemma3TextConfig
+    f.class_defaults({{"hidden_size", 2304},
+                      {"num_hidden_layers", 26},
+                      {"num_attention_heads", 8},
+                      {"num_key_value_heads", 4},
+                      {"intermediate_size", 9216},
+                      {"vocab_size", 262208}},
+                     "Gemma3TextConfig (text_config)");
+  } else if (text_type == "gemma") {
+    f.class_defaults({{"hidden_size", 3072},
+                      {"num_hidden_layers", 28},
+                      {"num_attention_heads", 16},
+                      {"num_key_value_heads", 16},
+                      {"intermediate_size", 24576},
+                      {"vocab_size", 256000}},
+                     "GemmaConfig (text_config)");
   }
   const Family family = info->family;
   const std::string type(info->model_type);  // the `as` model_type when one was given
   ModelSpec s = family_defaults(family);
   s.name = name;
   // LLaVA's text_config names the language model it started from: the checkpoint is the outer config's.
-  if (const std::optional<std::string> path = (llava ? outer : map).optional_string("_name_or_path")) {
+  if (const std::optional<std::string> path = (llava || siglip_vlm ? outer : map).optional_string("_name_or_path")) {
     const std::string last = last_path_part(*path);
     if (!last.empty() && last != "." && last != "..") s.name = printable(last);  // no control bytes in a name
   }
@@ -984,6 +1084,8 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
     read_transformer(map, f, s, *info);
   }
   if (llava) read_llava_vision(outer, s, out.notes);
+  if (siglip_vlm)
+    read_siglip_vision(outer, out.model_type == "gemma3" ? VisionKind::gemma3 : VisionKind::paligemma, s, out.notes);
   if (qwen_vl) {
     read_qwen_vl_vision(outer, out.model_type == "qwen2_vl" ? VisionKind::qwen2_vl : VisionKind::qwen2_5_vl, s,
                         out.notes);
@@ -1117,11 +1219,9 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
   if (s.router_bias) out << "router_bias: true\n";
   if (s.attention_sinks) out << "attention_sinks: true\n";
   if (!s.attn_k_bias) out << "attn_k_bias: false\n";
-  if (s.vision.kind != VisionKind::clip) {
-    out << "vision_kind: " << to_string(s.vision.kind) << '\n'
-        << "vision_merge: " << s.vision.merge << '\n'
-        << "vision_temporal_patch: " << s.vision.temporal_patch << '\n';
-  }
+  if (s.vision.kind != VisionKind::clip) out << "vision_kind: " << to_string(s.vision.kind) << '\n';
+  if (s.vision.merge != 1) out << "vision_merge: " << s.vision.merge << '\n';
+  if (s.vision.temporal_patch != 1) out << "vision_temporal_patch: " << s.vision.temporal_patch << '\n';
   if (s.ssm.version != 0) {
     out << "ssm_conv_bias: " << yaml_bool(s.ssm.conv_bias) << '\n'
         << "ssm_proj_bias: " << yaml_bool(s.ssm.proj_bias) << '\n';

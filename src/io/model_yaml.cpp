@@ -126,7 +126,7 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   read_count(map, "vision_patch", s.vision.patch, 0);
   read_count(map, "vision_image_size", s.vision.image_size, 0);
   if (map.has("vision_kind")) s.vision.kind = map.parsed("vision_kind", parse_vision_kind);
-  if (s.vision.kind != VisionKind::clip) s.vision = qwen_vl_tower(s.vision, s.vision.kind);
+  if (keeps_image_size(s.vision)) s.vision = qwen_vl_tower(s.vision, s.vision.kind);
   read_count(map, "vision_merge", s.vision.merge, 1);
   read_count(map, "vision_temporal_patch", s.vision.temporal_patch, 1);
   read_count(map, "vision_min_pixels", s.vision.min_pixels, 0);

@@ -466,9 +466,10 @@ Workspace vision_workspace(const ModelSpec& s, const Workload& w) {
   const ModelSpec tower = vision_as_model(s);
   Workload tw = w;
   tw.batch = N;
-  // CLIP attends over its batch of images at once; Qwen's towers run every image's attention
-  // in turn (transformers splits the patches by cu_seqlens), one image's core alive at a time.
-  Workspace layers = forward_workspace(tower, tw, P, P, 0, v.kind == VisionKind::clip ? N : 1);
+  // CLIP and SigLIP attend over their batch of images at once; Qwen's towers run every
+  // image's attention in turn (transformers splits the patches by cu_seqlens), one image's
+  // core alive at a time.
+  Workspace layers = forward_workspace(tower, tw, P, P, 0, keeps_image_size(v) ? 1 : N);
 
   WorkspaceItems t;  // kInput: alive through the pass; kMlp: the projector
   if (v.kind == VisionKind::clip) {
@@ -477,6 +478,14 @@ Workspace vision_workspace(const ModelSpec& s, const Workload& w) {
       t.add(kInput, "hidden_states", {{"layers - 1", v.n_layers - 1}, {"images", N}, {"P", P}, {"d", v.d_model}}, c);
     t.add(kMlp, "image_features", {{"images", N}, {"tokens", grid.tokens}, {"d_vision", v.d_model}}, c);
     t.add(kMlp, "projector_hidden", {{"2", 2}, {"images", N}, {"tokens", grid.tokens}, {"d", s.d_model}}, c);
+  } else if (v.kind == VisionKind::gemma3) {  // transposed for the pooling, pooled, normed, projected
+    t.add(kInput, "pixel_values", {{"images", N}, {"3", 3}, {"H", grid.height}, {"W", grid.width}}, c);
+    t.add(kMlp, "image_features", {{"images", N}, {"P", P}, {"d_vision", v.d_model}}, c);
+    t.add(kMlp, "pooled_and_normed", {{"2", 2}, {"images", N}, {"tokens", grid.tokens}, {"d_vision", v.d_model}}, c);
+  } else if (v.kind == VisionKind::paligemma) {  // projected, then scaled by 1 / sqrt(d_model): a copy
+    t.add(kInput, "pixel_values", {{"images", N}, {"3", 3}, {"H", grid.height}, {"W", grid.width}}, c);
+    t.add(kMlp, "image_features", {{"images", N}, {"tokens", grid.tokens}, {"d_vision", v.d_model}}, c);
+    t.add(kMlp, "projector_scaled", {{"images", N}, {"tokens", grid.tokens}, {"d", s.d_model}}, c);
   } else {
     const std::uint64_t per_patch = 3 * v.temporal_patch * v.patch * v.patch;
     t.add(kInput, "pixel_values", {{"patches", checked_mul(N, P, "patches")}, {"3 t p^2", per_patch}}, c);

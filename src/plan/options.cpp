@@ -119,14 +119,14 @@ const std::array kOptions = std::to_array<OptionDef>({
    .min = 1, .set = MEMPLAN_SET(s.workload.target_len = v.count)},
 
   {.key = "images", .flag = "images", .kind = OptionKind::count, .group = kWorkload,
-   .help = "Vision-language models (LLaVA, Qwen2-VL): images per sequence; their tokens join the text's `seq_len` "
+   .help = "Vision-language models (LLaVA, Qwen2-VL, Gemma 3, PaliGemma): images per sequence; their tokens join the text's `seq_len` "
            "and the vision tower's pass is priced",
    .default_text = "0", .applies = bits({K::inference, K::generation, K::training}), .common = true, .max = 4096,
    .set = MEMPLAN_SET(s.workload.images = v.count)},
   {.key = "image_size", .flag = "image_size", .kind = OptionKind::text, .group = kWorkload,
-   .help = "The images' size in pixels, WIDTHxHEIGHT (e.g. 1280x720): Qwen2-VL's tokens grow with it; LLaVA-1.5 "
-           "resizes every image to 336x336",
-   .default_text = "the tower's own size (LLaVA); Qwen2-VL: required",
+   .help = "The images' size in pixels, WIDTHxHEIGHT (e.g. 1280x720): Qwen2-VL's tokens grow with it; LLaVA, Gemma 3 "
+           "and PaliGemma resize every image to their tower's square",
+   .default_text = "the tower's square; Qwen2-VL and Qwen2.5-VL: required",
    .applies = bits({K::inference, K::generation, K::training}), .common = true,
    .set = MEMPLAN_SET(set_image_size(s, v.text))},
   {.key = "max_pixels", .flag = "max_pixels", .kind = OptionKind::count, .group = kWorkload,

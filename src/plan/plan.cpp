@@ -183,7 +183,7 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
   }
   if (w.kind == WorkloadKind::generation && !s.was_given("new_tokens")) w.new_tokens = 256;
   if (s.was_given("max_pixels")) {
-    if (model.vision.kind == VisionKind::clip || model.vision.d_model == 0)
+    if (!keeps_image_size(model.vision) || model.vision.d_model == 0)
       throw_invalid_input("max_pixels", "`max_pixels` bounds Qwen2-VL's and Qwen2.5-VL's resized images; " +
                                             model.name + " has no such vision tower");
     if (s.max_pixels < model.vision.min_pixels)

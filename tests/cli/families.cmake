@@ -126,6 +126,10 @@ cli_case(qwen2_vl_images EXIT 0
 cli_case(qwen2_vl_images_json EXIT 0
          ARGS estimate qwen2-vl-2b-instruct --images 1 --image-size 1920x1080 --max-pixels 1003520 --format json
          STDOUT "\"images\": 1,\n *\"image_tokens\": 1222,\n *\"image_size\": {\n *\"width\": 1316,")
+# Gemma 3: four 896 x 896 images of 256 tokens; SigLIP's pass over 4 x 4096 patches outgrows
+# the language model's generation step.
+cli_case(gemma3_images_tower_peak EXIT 0 ARGS estimate gemma-3-4b-it --images 4 --seq 512 -w generation
+         STDOUT "\\(512 text \\+ 4 images x 256 tokens = 1536\\) tokens \\+ 256 generated\n.*forward_workspace .*pixel_values .*language_model_phase")
 cli_case(qwen2_vl_needs_image_size EXIT 2 ARGS estimate qwen2-vl-2b-instruct --images 1 STDOUT_EMPTY
          STDERR "image tokens depend on each image's size: give --image-size WxH")
 cli_case(image_size_malformed EXIT 2 ARGS estimate qwen2-vl-2b-instruct --images 1 --image-size 1280by720

@@ -112,9 +112,15 @@ struct SsmSizes {
 //             merge patches become one token through the merger (a LayerNorm and a two-layer MLP).
 //   qwen2_5_vl: Qwen2.5-VL's: Qwen2-VL's images and tokens; RMSNorms (the merger's too) and a
 //             gated MLP with biases; most layers attend within windows (priced as full attention).
-// Each has per layer biased q, k, v, o and two norms; clip and qwen2_vl a plain MLP (fc1, fc2)
-// with biases.
-enum class VisionKind { clip, qwen2_vl, qwen2_5_vl };
+//   gemma3:   Gemma 3's SigLIP ViT: a biased patch convolution, learned positions, no class
+//             token, a LayerNorm after; every image resized to image_size square, its patches
+//             average-pooled merge x merge into tokens (256 at 896 / 14 / 4), then an RMSNorm
+//             and an unbiased projection.
+//   paligemma: PaliGemma's SigLIP ViT, every patch a token ((224 / 14)^2 = 256), one biased
+//             linear projection.
+// Each has per layer biased q, k, v, o and two norms, and all but qwen2_5_vl a plain MLP (fc1,
+// fc2) with biases.
+enum class VisionKind { clip, qwen2_vl, qwen2_5_vl, gemma3, paligemma };
 
 // A vision tower before the language model and its projector into the language model's width.
 struct VisionTower {
@@ -123,9 +129,9 @@ struct VisionTower {
   std::uint64_t n_heads = 0;     // its attention heads
   std::uint64_t d_mlp = 0;       // its MLP's intermediate size
   std::uint64_t patch = 0;       // pixels per patch side
-  std::uint64_t image_size = 0;  // clip: pixels per (square) image side; Qwen's: 0 (any size)
+  std::uint64_t image_size = 0;  // pixels per (square) image side; Qwen's: 0 (any size)
   VisionKind kind = VisionKind::clip;
-  std::uint64_t merge = 1;           // Qwen's: patches per token side (spatial_merge_size 2)
+  std::uint64_t merge = 1;           // patches per token side: Qwen's spatial_merge_size 2, Gemma 3's pooling 4
   std::uint64_t temporal_patch = 1;  // Qwen's: frames per patch (temporal_patch_size 2; an image is repeated)
   std::uint64_t min_pixels = 0;      // Qwen's: the processor's bounds on a resized image's pixels
   std::uint64_t max_pixels = 0;      //   (the checkpoint's preprocessor_config.json)
@@ -157,6 +163,12 @@ inline VisionTower qwen_vl_tower(VisionTower v, VisionKind kind) {
   return v;
 }
 
+// Returns whether the tower takes an image at its own aspect ratio and size (Qwen's), rather
+// than resized to image_size square.
+inline bool keeps_image_size(const VisionTower& v) {
+  return v.kind == VisionKind::qwen2_vl || v.kind == VisionKind::qwen2_5_vl;
+}
+
 // One image as the tower sees it: its patches (the tower's sequence) and the tokens they
 // become in the language model's sequence.
 struct ImageGrid {
@@ -173,10 +185,13 @@ struct ImageGrid {
 // ("image_size") for an image Qwen's processor refuses (a side 0, an aspect ratio above 200).
 ImageGrid image_grid(const VisionTower& v, std::uint64_t width, std::uint64_t height);
 
-// Returns the tokens one clip image becomes: (image_size / patch)^2 (the class token
-// dropped: 576 at 336 / 14); 0 for a Qwen tower, whose images differ.
+// Returns the tokens one image becomes where every image is resized to image_size square:
+// (image_size / patch / merge)^2 (LLaVA: the class token dropped, 576 at 336 / 14; Gemma 3:
+// 256); 0 for a Qwen tower, whose images differ.
 inline std::uint64_t image_tokens(const VisionTower& v) {
-  return v.patch == 0 || v.kind != VisionKind::clip ? 0 : (v.image_size / v.patch) * (v.image_size / v.patch);
+  if (v.patch == 0 || v.merge == 0 || keeps_image_size(v)) return 0;
+  const std::uint64_t side = v.image_size / v.patch / v.merge;
+  return side * side;
 }
 
 // Returns the channels the convolution runs over: d_inner (Mamba), or d_inner + 2 groups

@@ -168,6 +168,52 @@ TEST(VisionLanguage, Qwen2VlImageTokensFollowTheResize) {
   EXPECT_EQ(image_grid(clip, 1920, 1080).patches, 577U);  // and the class token
 }
 
+// google/gemma-3-4b-it: a Gemma 3 language model (2560 wide, 34 layers; Gemma3TextConfig's 8
+// heads and 4 key/value heads of 256, q/k norms, four norms a layer, vocab 262208, tied) after
+// SigLIP at 896 px (1152 wide, 27 layers, MLP 4304, 14-pixel patches: 64 x 64 positions), the
+// projector an RMSNorm and an unbiased 1152 x 2560 matrix. Published: 4,300,079,472
+// (keras-hub's gemma3_presets.py, MedGemma 4B).
+TEST(VisionLanguage, Gemma3PoolsSiglipPatchesIntoTokens) {
+  const ModelSpec s = fixture("gemma-3-4b-it").entry.spec;
+  EXPECT_EQ(s.vision.kind, VisionKind::gemma3);
+  const std::uint64_t siglip_layer = 4 * (1152ULL * 1152 + 1152)  // q, k, v, o with biases
+                                     + 2 * 2 * 1152               // two LayerNorms
+                                     + (1152ULL * 4304 + 4304) + (4304ULL * 1152 + 1152);
+  const std::uint64_t tower = (1152ULL * 3 * 14 * 14 + 1152)   // the patch convolution, biased
+                              + 4096ULL * 1152                 // positions: 64 x 64 patches
+                              + 27 * siglip_layer + 2 * 1152;  // post_layernorm
+  const std::uint64_t projector = 1152 + 1152ULL * 2560;
+  const std::uint64_t lm_layer = 2560ULL * 2048 + 2 * 2560ULL * 1024 + 2048ULL * 2560  // q, k, v, o
+                                 + 2 * 256                                             // q and k norms
+                                 + 3 * 2560ULL * 10240 + 4 * 2560;
+  EXPECT_EQ(component(s, "vision"), tower);
+  EXPECT_EQ(tower, 416'866'032U);
+  EXPECT_EQ(component(s, "projector"), projector);
+  EXPECT_EQ(count_parameters(s), 262208ULL * 2560 + 34 * lm_layer + 2560 + tower + projector);
+  EXPECT_EQ(count_parameters(s), 4'300'079'472U);
+  // Every image is 896 x 896: 64 x 64 patches pooled 4 x 4, 256 tokens.
+  const ImageGrid g = image_grid(s.vision, 1920, 1080);
+  EXPECT_EQ(g.patches, 4096U);
+  EXPECT_EQ(g.tokens, 256U);
+}
+
+// google/paligemma-3b-pt-224: Gemma 2B (2048 wide, 18 layers, 8 heads and 1 key/value head of
+// 256, MLP 16384, vocab 257216, tied) after SigLIP at 224 px (16 x 16 patches, each a token)
+// and a biased 1152 -> 2048 projection. keras-hub's pali_gemma_presets.py publishes 2,923,335,408
+// for big_vision's vocabulary of 257,152 rows; transformers' checkpoint has 64 rows more.
+TEST(VisionLanguage, PaliGemmaKeepsEveryPatchAsAToken) {
+  const ModelSpec s = fixture("paligemma-3b-pt-224").entry.spec;
+  EXPECT_EQ(s.vision.kind, VisionKind::paligemma);
+  EXPECT_EQ(s.vision.image_size, 224U);  // SiglipVisionConfig's default: the file leaves it out
+  const std::uint64_t siglip_layer = 4 * (1152ULL * 1152 + 1152) + 2 * 2 * 1152 + (1152ULL * 4304 + 4304) +
+                                     (4304ULL * 1152 + 1152);
+  const std::uint64_t tower = (1152ULL * 3 * 14 * 14 + 1152) + 256ULL * 1152 + 27 * siglip_layer + 2 * 1152;
+  EXPECT_EQ(component(s, "vision"), tower);
+  EXPECT_EQ(component(s, "projector"), 1152ULL * 2048 + 2048);
+  EXPECT_EQ(count_parameters(s), 2'923'335'408U + 64ULL * 2048);
+  EXPECT_EQ(image_grid(s.vision, 640, 480).tokens, 256U);
+}
+
 Workload with_images(WorkloadKind kind, std::uint64_t text, std::uint64_t images, std::uint64_t width,
                      std::uint64_t height) {
   Workload w;
