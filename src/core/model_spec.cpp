@@ -70,11 +70,12 @@ constexpr Names<AttentionKind, 6> kAttentionKinds{{{AttentionKind::full, "full"}
                                                    {AttentionKind::mla, "mla"},
                                                    {AttentionKind::mamba, "mamba"}}};
 constexpr Names<QkNorm, 3> kQkNorms{{{QkNorm::none, "none"}, {QkNorm::head, "head"}, {QkNorm::width, "width"}}};
-constexpr Names<VisionKind, 5> kVisionKinds{{{VisionKind::clip, "clip"},
+constexpr Names<VisionKind, 6> kVisionKinds{{{VisionKind::clip, "clip"},
                                              {VisionKind::qwen2_vl, "qwen2_vl"},
                                              {VisionKind::qwen2_5_vl, "qwen2_5_vl"},
                                              {VisionKind::gemma3, "gemma3"},
-                                             {VisionKind::paligemma, "paligemma"}}};
+                                             {VisionKind::paligemma, "paligemma"},
+                                             {VisionKind::llava_next, "llava_next"}}};
 
 template <typename Enum, std::size_t N>
 std::string name_of(const Names<Enum, N>& names, Enum value) {
@@ -393,7 +394,50 @@ std::uint64_t round_half_even(std::uint64_t n, std::uint64_t f) {
 }
 }  // namespace
 
+namespace {
+// LLaVA-NeXT's processor (select_best_resolution, _get_number_of_features): the pinpoint
+// (height, width) that keeps most of the image's pixels, then wastes least; its tiles of
+// image_size; the tiles' patch grid unpadded to the image's aspect ratio, a newline token per
+// row, and the resized whole image's patches.
+ImageGrid anyres_grid(const VisionTower& v, std::uint64_t width, std::uint64_t height) {
+  if (width == 0 || height == 0) throw_invalid_input("image_size", "an image needs a width and a height of 1 or more");
+  // LLaVA-1.6's image_grid_pinpoints, in units of image_size (336): (height, width).
+  constexpr std::array<std::pair<std::uint64_t, std::uint64_t>, 5> kPinpoints{{{1, 2}, {2, 1}, {2, 2}, {3, 1}, {1, 3}}};
+  const double w = static_cast<double>(width), h = static_cast<double>(height);
+  std::uint64_t best_h = 0, best_w = 0, max_effective = 0, min_wasted = 0;
+  for (const auto& [ph, pw] : kPinpoints) {
+    const std::uint64_t pin_h = ph * v.image_size, pin_w = pw * v.image_size;
+    const double scale = std::min(static_cast<double>(pin_w) / w, static_cast<double>(pin_h) / h);
+    const auto down_w = static_cast<std::uint64_t>(w * scale), down_h = static_cast<std::uint64_t>(h * scale);
+    const std::uint64_t effective = std::min(checked_mul(down_w, down_h, "pixels"),
+                                             checked_mul(width, height, "pixels"));
+    const std::uint64_t wasted = pin_w * pin_h - effective;
+    if (effective > max_effective || (effective == max_effective && wasted < min_wasted)) {
+      max_effective = effective;
+      min_wasted = wasted;
+      best_h = pin_h;
+      best_w = pin_w;
+    }
+  }
+  const std::uint64_t side = v.image_size / v.patch;
+  std::uint64_t rows = side * (best_h / v.image_size), cols = side * (best_w / v.image_size);
+  // int(round(x, 7)): the unpadded side, rounded off float noise first.
+  const auto whole = [](double x) { return static_cast<std::uint64_t>(std::round(x * 1e7) / 1e7); };
+  if (w / h > static_cast<double>(cols) / static_cast<double>(rows)) {
+    const std::uint64_t new_rows = whole(h * (static_cast<double>(cols) / w));
+    rows -= 2 * ((rows - new_rows) / 2);
+  } else {
+    const std::uint64_t new_cols = whole(w * (static_cast<double>(rows) / h));
+    cols -= 2 * ((cols - new_cols) / 2);
+  }
+  const std::uint64_t tokens = rows * cols + rows + side * side;  // unpadded, newlines, the whole image
+  const std::uint64_t crops = 1 + (best_h / v.image_size) * (best_w / v.image_size);
+  return {best_w, best_h, side * side + 1, tokens, crops};
+}
+}  // namespace
+
 ImageGrid image_grid(const VisionTower& v, std::uint64_t width, std::uint64_t height) {
+  if (v.kind == VisionKind::llava_next) return anyres_grid(v, width, height);
   if (!keeps_image_size(v)) {  // the processor resizes (LLaVA: and crops) every image to image_size square
     const std::uint64_t side = v.image_size / v.patch;
     const bool class_token = v.kind == VisionKind::clip;

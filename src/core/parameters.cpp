@@ -163,7 +163,7 @@ void add_vision(std::vector<TensorGroup>& out, const ModelSpec& s) {
   if (v.d_model == 0) return;
   const std::uint64_t d = v.d_model, layers = v.n_layers;
   const LayerSet none = LayerSet::none;
-  const bool clip = v.kind == VisionKind::clip;
+  const bool clip = v.kind == VisionKind::clip || v.kind == VisionKind::llava_next;
   const bool siglip = v.kind == VisionKind::gemma3 || v.kind == VisionKind::paligemma;
   const std::uint64_t pixels_per_patch = checked_mul(checked_mul(3, v.temporal_patch, "3 x temporal patch"),
                                                      checked_mul(v.patch, v.patch, "patch^2"), "pixels per patch");
@@ -212,6 +212,9 @@ void add_vision(std::vector<TensorGroup>& out, const ModelSpec& s) {
     out.push_back({"projector", "projector.linear_1.bias", s.d_model, 1, 1, TensorRole::bias, none});
     out.push_back({"projector", "projector.linear_2", s.d_model, s.d_model, 1, TensorRole::linear, none});
     out.push_back({"projector", "projector.linear_2.bias", s.d_model, 1, 1, TensorRole::bias, none});
+    // LLaVA-NeXT's learned token ending each row of an image's tiles.
+    if (v.kind == VisionKind::llava_next)
+      out.push_back({"projector", "image_newline", s.d_model, 1, 1, TensorRole::embedding, none});
     return;
   }
   // Qwen's merger: a norm, then merge^2 patches concatenated through two linear layers.

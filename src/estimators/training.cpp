@@ -770,11 +770,12 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
     const VisionTower& v = s.vision;
     const ImageGrid& g = shape.image;
     const std::uint64_t images = shape.images;
-    if (v.kind == VisionKind::clip) {
+    if (v.kind == VisionKind::clip || v.kind == VisionKind::llava_next) {  // every crop's patches but the class token
+      const std::uint64_t features = checked_mul(g.crops, g.patches - 1, "projector rows");
       before_layers.push_back(tensor_row(
-          "projector_input", {{"b", b}, {"images", images}, {"tokens", g.tokens}, {"d_vision", v.d_model}}, e));
-      before_layers.push_back(
-          tensor_row("projector_hidden", {{"2", 2}, {"b", b}, {"images", images}, {"tokens", g.tokens}, {"h", h}}, e));
+          "projector_input", {{"b", b}, {"images", images}, {"features", features}, {"d_vision", v.d_model}}, e));
+      before_layers.push_back(tensor_row(
+          "projector_hidden", {{"2", 2}, {"b", b}, {"images", images}, {"features", features}, {"h", h}}, e));
     } else if (v.kind == VisionKind::gemma3 || v.kind == VisionKind::paligemma) {  // Gemma 3: its norm's input too
       const std::uint64_t inputs = v.kind == VisionKind::gemma3 ? 2 : 1;
       before_layers.push_back(tensor_row(

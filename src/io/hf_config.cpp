@@ -58,6 +58,7 @@ constexpr FamilyInfo kFamilies[] = {
     {"llama4", Family::llama4, false, 4096ULL * 32, true, true},  // its text_config (llama4_text)
     {"llama4_text", Family::llama4, false, 4096ULL * 32, true, true},
     {"llava", Family::llama, false, 2048, true, true},         // its text_config, when a llama, and a CLIP tower
+    {"llava_next", Family::llama, false, 2048, true, true},    // its text_config (llama, mistral) and a CLIP tower
     {"mamba", Family::mamba, true, 1ULL << 20, false, false},  // context: no limit; memplan's planning limit
     {"mamba2", Family::mamba2, false, 1ULL << 20, false, false},
     {"mistral", Family::mistral, false, 4096ULL * 32, true, true},
@@ -715,7 +716,7 @@ void read_transformer(const detail::JsonMap& map, Fields& f, ModelSpec& s, const
 // LLaVA's vision tower (vision_config, a CLIPVisionConfig: keys left out take its defaults)
 // and projector; the head's tying is the outer config's. Each image's tokens are not priced:
 // a warning every estimate shows says how many to add to the sequence.
-void read_llava_vision(const detail::JsonMap& outer, ModelSpec& s, std::vector<std::string>& notes) {
+void read_llava_vision(const detail::JsonMap& outer, bool next, ModelSpec& s, std::vector<std::string>& notes) {
   const detail::JsonMap vision = outer.object("vision_config", "the vision_config of a LLaVA config");
   if (const std::optional<std::string> type = vision.optional_string("model_type");
       type && *type != "clip_vision_model") {
@@ -745,6 +746,28 @@ void read_llava_vision(const detail::JsonMap& outer, ModelSpec& s, std::vector<s
     outer.fail("multimodal_projector_bias", "a projector without biases is not something memplan reads");
   }
   s.lm_head = outer.boolean_or("tie_word_embeddings", false) ? LmHead::tied : LmHead::untied;
+  if (next) {  // LLaVA-1.6's tiles ("anyres"), a newline token per row, the class token dropped
+    v.kind = VisionKind::llava_next;
+    const nlohmann::json pinpoints = {{336, 672}, {672, 336}, {672, 672}, {1008, 336}, {336, 1008}};
+    if (outer.has("image_grid_pinpoints") && outer.value("image_grid_pinpoints") != pinpoints) {
+      outer.fail("image_grid_pinpoints", "image_grid_pinpoints other than LLaVA-1.6's " + pinpoints.dump() +
+                                             " are not something memplan reads");
+    }
+    if (v.image_size != 336)
+      vision.fail("image_size", "LLaVA-NeXT's tiles are 336 pixels; memplan reads no other image_size");
+    if (!outer.boolean_or("use_image_newline_parameter", true)) {
+      outer.fail("use_image_newline_parameter",
+                 "a LLaVA-NeXT without its newline token is not something memplan reads");
+    }
+    if (outer.optional_string("vision_feature_select_strategy").value_or("default") != "default") {
+      outer.fail("vision_feature_select_strategy",
+                 "memplan reads the default strategy (the class token dropped), not 'full'");
+    }
+    notes.push_back(
+        "images are cut into 336-pixel tiles (the best of LLaVA-1.6's grid pinpoints) beside the whole "
+        "image: up to 2,928 tokens each; `images` N with `image_size` WxH prices them");
+    return;
+  }
   notes.push_back("each image becomes " + std::to_string(image_tokens(v)) + " tokens (resized to " +
                   std::to_string(v.image_size) + "x" + std::to_string(v.image_size) +
                   "): `images` N adds them to the sequence and prices the tower's pass");
@@ -992,9 +1015,19 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
     }
   }
   // Gemma 3 and PaliGemma: a Gemma text_config (keys left to its class's defaults) beside a
-  // SigLIP vision_config; the text_config's model_type names the language model's family.
+  // SigLIP vision_config; LLaVA-NeXT: a llama or mistral text_config beside CLIP's. The
+  // text_config's model_type names the language model's family.
   const bool siglip_vlm = out.model_type == "gemma3" || out.model_type == "paligemma";
+  const bool llava_next = out.model_type == "llava_next";
   std::string text_type;
+  if (llava_next) {
+    text_config.emplace(outer.object("text_config", "the text_config of a LLaVA-NeXT config"));
+    text_type = text_config->optional_string("model_type").value_or("llama");
+    if (text_type != "llama" && text_type != "mistral") {
+      text_config->fail("model_type", "a LLaVA-NeXT config whose language model is '" + printable(text_type) +
+                                          "': memplan reads LLaVA-NeXT with a llama or mistral text_config");
+    }
+  }
   if (siglip_vlm) {
     text_config.emplace(outer.object("text_config", "the text_config of a " + out.model_type + " config"));
     const bool gemma3 = out.model_type == "gemma3";
@@ -1017,7 +1050,8 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
     }
     return nullptr;
   };
-  const FamilyInfo* info = family_of(siglip_vlm ? std::string_view(text_type) : std::string_view(out.model_type));
+  const FamilyInfo* info = family_of(siglip_vlm || llava_next ? std::string_view(text_type)
+                                                              : std::string_view(out.model_type));
   const std::vector<std::string> types = hf_model_types();
   // No did-you-mean: a model_type spelled like a known one (llava, qwen3_next) is a
   // different architecture, and following the suggestion would price the wrong one.
@@ -1042,13 +1076,21 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   }
 
   Fields f(map, out.notes);
-  if (llava) {
+  if (llava || text_type == "llama") {
     f.class_defaults({{"hidden_size", 4096},
                       {"num_hidden_layers", 32},
                       {"num_attention_heads", 32},
                       {"intermediate_size", 11008},
                       {"vocab_size", 32000}},
                      "LlamaConfig (text_config)");
+  } else if (text_type == "mistral") {
+    f.class_defaults({{"hidden_size", 4096},
+                      {"num_hidden_layers", 32},
+                      {"num_attention_heads", 32},
+                      {"num_key_value_heads", 8},
+                      {"intermediate_size", 14336},
+                      {"vocab_size", 32000}},
+                     "MistralConfig (text_config)");
   } else if (text_type == "gemma3_text") {  // configuration_gemma3.py's Gemma3TextConfig
     f.class_defaults({{"hidden_size", 2304},
                       {"num_hidden_layers", 26},
@@ -1071,7 +1113,8 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   ModelSpec s = family_defaults(family);
   s.name = name;
   // LLaVA's text_config names the language model it started from: the checkpoint is the outer config's.
-  if (const std::optional<std::string> path = (llava || siglip_vlm ? outer : map).optional_string("_name_or_path")) {
+  if (const std::optional<std::string> path =
+          (llava || llava_next || siglip_vlm ? outer : map).optional_string("_name_or_path")) {
     const std::string last = last_path_part(*path);
     if (!last.empty() && last != "." && last != "..") s.name = printable(last);  // no control bytes in a name
   }
@@ -1083,7 +1126,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   } else {
     read_transformer(map, f, s, *info);
   }
-  if (llava) read_llava_vision(outer, s, out.notes);
+  if (llava || llava_next) read_llava_vision(outer, llava_next, s, out.notes);
   if (siglip_vlm)
     read_siglip_vision(outer, out.model_type == "gemma3" ? VisionKind::gemma3 : VisionKind::paligemma, s, out.notes);
   if (qwen_vl) {

@@ -463,21 +463,25 @@ Workspace vision_workspace(const ModelSpec& s, const Workload& w) {
   const ImageGrid grid = image_grid(v, w.image_width, w.image_height);
   const Precision c = compute_precision(w);
   const std::uint64_t N = checked_mul(w.batch, w.images, "images in the batch"), P = grid.patches;
+  const std::uint64_t crops = checked_mul(N, grid.crops, "the tower's images");  // LLaVA-NeXT: tiles and wholes
   const ModelSpec tower = vision_as_model(s);
   Workload tw = w;
-  tw.batch = N;
+  tw.batch = crops;
   // CLIP and SigLIP attend over their batch of images at once; Qwen's towers run every
   // image's attention in turn (transformers splits the patches by cu_seqlens), one image's
   // core alive at a time.
-  Workspace layers = forward_workspace(tower, tw, P, P, 0, keeps_image_size(v) ? 1 : N);
+  Workspace layers = forward_workspace(tower, tw, P, P, 0, keeps_image_size(v) ? 1 : crops);
 
   WorkspaceItems t;  // kInput: alive through the pass; kMlp: the projector
-  if (v.kind == VisionKind::clip) {
-    t.add(kInput, "pixel_values", {{"images", N}, {"3", 3}, {"H", grid.height}, {"W", grid.width}}, c);
+  if (v.kind == VisionKind::clip || v.kind == VisionKind::llava_next) {
+    const std::uint64_t features = P - 1;  // the class token dropped
+    t.add(kInput, "pixel_values", {{"crops", crops}, {"3", 3}, {"H", v.image_size}, {"W", v.image_size}}, c);
     if (v.n_layers > 1)  // the last layer's input is its block_input
-      t.add(kInput, "hidden_states", {{"layers - 1", v.n_layers - 1}, {"images", N}, {"P", P}, {"d", v.d_model}}, c);
-    t.add(kMlp, "image_features", {{"images", N}, {"tokens", grid.tokens}, {"d_vision", v.d_model}}, c);
-    t.add(kMlp, "projector_hidden", {{"2", 2}, {"images", N}, {"tokens", grid.tokens}, {"d", s.d_model}}, c);
+      t.add(kInput, "hidden_states", {{"layers - 1", v.n_layers - 1}, {"crops", crops}, {"P", P}, {"d", v.d_model}}, c);
+    t.add(kMlp, "image_features", {{"crops", crops}, {"features", features}, {"d_vision", v.d_model}}, c);
+    t.add(kMlp, "projector_hidden", {{"2", 2}, {"crops", crops}, {"features", features}, {"d", s.d_model}}, c);
+    if (v.kind == VisionKind::llava_next)  // the tiles' features, before they are unpadded and packed
+      t.add(kMlp, "projector_tiles_out", {{"crops", crops}, {"features", features}, {"d", s.d_model}}, c);
   } else if (v.kind == VisionKind::gemma3) {  // transposed for the pooling, pooled, normed, projected
     t.add(kInput, "pixel_values", {{"images", N}, {"3", 3}, {"H", grid.height}, {"W", grid.width}}, c);
     t.add(kMlp, "image_features", {{"images", N}, {"P", P}, {"d_vision", v.d_model}}, c);
@@ -496,9 +500,10 @@ Workspace vision_workspace(const ModelSpec& s, const Workload& w) {
   t.add(kMlp, "projector_out", {{"images", N}, {"tokens", grid.tokens}, {"d", s.d_model}}, c);
   const Bytes kept = t.sum(kInput);
   const Bytes in_layers = kept.plus(layers.item.bytes, "vision tower"), projector = t.sum(kMlp);
-  const std::string pass = std::to_string(N) + " image" + (N == 1 ? "" : "s") + " of " + std::to_string(grid.width) +
-                           "x" + std::to_string(grid.height) + " px, " + std::to_string(P) + " patches each, " +
-                           std::to_string(grid.tokens) + " tokens each";
+  const std::string pass = std::to_string(N) + " image" + (N == 1 ? "" : "s") +
+                           (grid.crops > 1 ? " (" + std::to_string(grid.crops) + " crops each)" : "") + " of " +
+                           std::to_string(grid.width) + "x" + std::to_string(grid.height) + " px, " +
+                           std::to_string(P) + " patches each, " + std::to_string(grid.tokens) + " tokens each";
   Workspace out{{"forward_workspace", Bytes(0), "", std::nullopt, "", {}}, "vision_tower"};
   if (projector > in_layers) {
     out.item.detail = std::move(t.rows(kMlp));

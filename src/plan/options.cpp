@@ -124,9 +124,9 @@ const std::array kOptions = std::to_array<OptionDef>({
    .default_text = "0", .applies = bits({K::inference, K::generation, K::training}), .common = true, .max = 4096,
    .set = MEMPLAN_SET(s.workload.images = v.count)},
   {.key = "image_size", .flag = "image_size", .kind = OptionKind::text, .group = kWorkload,
-   .help = "The images' size in pixels, WIDTHxHEIGHT (e.g. 1280x720): Qwen2-VL's tokens grow with it; LLaVA, Gemma 3 "
+   .help = "The images' size in pixels, WIDTHxHEIGHT (e.g. 1280x720): Qwen2-VL's and LLaVA-NeXT's tokens grow with it; LLaVA, Gemma 3 "
            "and PaliGemma resize every image to their tower's square",
-   .default_text = "the tower's square; Qwen2-VL and Qwen2.5-VL: required",
+   .default_text = "the tower's square; Qwen2-VL, Qwen2.5-VL and LLaVA-NeXT: required",
    .applies = bits({K::inference, K::generation, K::training}), .common = true,
    .set = MEMPLAN_SET(set_image_size(s, v.text))},
   {.key = "max_pixels", .flag = "max_pixels", .kind = OptionKind::count, .group = kWorkload,

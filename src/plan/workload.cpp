@@ -78,7 +78,7 @@ void check_images(const ModelSpec& s, const Workload& w) {
                     "` prices the language model's tokens only (leave images out, and count their tokens in seq_len)",
                 "images");
   }
-  if (keeps_image_size(s.vision) && !sized) {
+  if ((keeps_image_size(s.vision) || s.vision.kind == VisionKind::llava_next) && !sized) {
     throw Error(ErrorKind::invalid_input,
                 s.name + "'s image tokens depend on each image's size: give `image_size` WxH (e.g. 1280x720)",
                 "image_size");

@@ -54,6 +54,7 @@ struct EstimateHeader {
   std::uint64_t image_tokens = 0;  // the tokens of one image
   std::uint64_t image_width = 0;   // its size after the processor's resize
   std::uint64_t image_height = 0;
+  std::uint64_t image_crops = 1;    // the tower's images per image (LLaVA-NeXT: its tiles and the whole)
   std::string precision_requested;  // as asked: "auto" or a name
   std::string precision_resolved;
   std::string precision_description;  // "bf16, 2 B/param; activations bf16"

@@ -36,6 +36,7 @@ EstimateHeader estimate_header(const EstimateReport& r) {
       h.image_tokens = grid.tokens;
       h.image_width = grid.width;
       h.image_height = grid.height;
+      h.image_crops = grid.crops;
     }
   }
   const Precision& weights = w.weights.precision;
@@ -80,7 +81,9 @@ void header_table(const EstimateHeader& h, std::ostream& out) {
                        h.batch, h.seq_len, h.images, h.images == 1 ? "" : "s", h.image_tokens,
                        h.seq_len + h.images * h.image_tokens,
                        h.new_tokens ? fmt::format(" + {} generated", h.new_tokens) : "");
-    out << fmt::format("images     {}x{} px as the tower sees them, {} tokens each\n", h.image_width, h.image_height,
+    out << fmt::format("images     {}x{} px as the tower sees them{}, {} tokens each\n", h.image_width, h.image_height,
+                       h.image_crops > 1 ? fmt::format(" ({} tiles of it and the whole, resized)", h.image_crops - 1)
+                                         : std::string(),
                        h.image_tokens);
   } else if (h.batch > 0) {
     out << fmt::format("workload   {}: batch {} x {} tokens{}\n", h.workload_kind, h.batch, h.seq_len,

@@ -12,8 +12,9 @@ set(models qwen3-8b qwen3-30b-a3b gemma-2-9b gemma-3-1b-it gpt-oss-20b deepseek-
            olmo-2-1124-7b olmoe-1b-7b-0924 bloom-560m stablelm-3b-4e1t granite-3.3-8b-instruct gpt-neo-125m
            gpt-j-6b starcoder2-15b aya-expanse-8b phi-3.5-moe-instruct mamba-130m-hf mamba-codestral-7b
            t5-small flan-t5-base bart-large whisper-tiny qwen2-vl-2b-instruct qwen2.5-vl-3b-instruct
-           gemma-3-4b-it paligemma-3b-pt-224)
-set(vision_language qwen2-vl-2b-instruct qwen2.5-vl-3b-instruct gemma-3-4b-it paligemma-3b-pt-224)
+           gemma-3-4b-it paligemma-3b-pt-224 llava-v1.6-mistral-7b-hf)
+set(vision_language qwen2-vl-2b-instruct qwen2.5-vl-3b-instruct gemma-3-4b-it paligemma-3b-pt-224
+                    llava-v1.6-mistral-7b-hf)
 set(state_space mamba-130m-hf mamba-codestral-7b)
 set(encoder_decoder t5-small flan-t5-base bart-large whisper-tiny)
 set(attention_only extraction streaming_extraction attention_patterns qkov)
@@ -53,8 +54,9 @@ foreach(model IN LISTS models)
       execute_process(COMMAND "${MEMPLAN}" estimate ${model} -w ${workload} --seq ${seq} --images 2
                               --image-size 640x480 --format json
                       OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
-      # Qwen's: 644 x 476, 46 x 34 patches / 4 = 391 tokens; Gemma 3's and PaliGemma's: 256, any size.
-      if(NOT rc EQUAL 0 OR NOT out MATCHES "\"image_tokens\": (391|256),")
+      # Qwen's: 644 x 476, 46 x 34 patches / 4 = 391 tokens; Gemma 3's and PaliGemma's: 256, any
+      # size; LLaVA-NeXT's: 672 x 672 tiles, 36 x 48 unpadded + 36 newlines + 576 = 2340.
+      if(NOT rc EQUAL 0 OR NOT out MATCHES "\"image_tokens\": (391|256|2340),")
         message(FATAL_ERROR "estimate ${model} -w ${workload} with images exited ${rc}: ${err}")
       endif()
       math(EXPR runs "${runs} + 1")

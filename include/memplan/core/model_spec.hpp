@@ -118,9 +118,13 @@ struct SsmSizes {
 //             and an unbiased projection.
 //   paligemma: PaliGemma's SigLIP ViT, every patch a token ((224 / 14)^2 = 256), one biased
 //             linear projection.
+//   llava_next: LLaVA-NeXT's: LLaVA's CLIP and projector, images cut into image_size tiles
+//             ("anyres": the best of LLaVA-1.6's grid pinpoints, 336 x 672 to 672 x 672) beside a
+//             resized whole; the tiles' features unpadded to the image's aspect ratio with a
+//             learned newline token ending each row.
 // Each has per layer biased q, k, v, o and two norms, and all but qwen2_5_vl a plain MLP (fc1,
 // fc2) with biases.
-enum class VisionKind { clip, qwen2_vl, qwen2_5_vl, gemma3, paligemma };
+enum class VisionKind { clip, qwen2_vl, qwen2_5_vl, gemma3, paligemma, llava_next };
 
 // A vision tower before the language model and its projector into the language model's width.
 struct VisionTower {
@@ -174,12 +178,14 @@ inline bool keeps_image_size(const VisionTower& v) {
 struct ImageGrid {
   std::uint64_t width = 0;  // pixels after the processor's resize
   std::uint64_t height = 0;
-  std::uint64_t patches = 0;  // the tower's positions per image (clip: the patches and the class token)
+  std::uint64_t patches = 0;  // the tower's positions per crop (clip: the patches and the class token)
   std::uint64_t tokens = 0;   // the language model's positions per image
+  std::uint64_t crops = 1;    // the tower's images per image (LLaVA-NeXT: its tiles and the whole)
 };
 
 // Returns how an image of width x height pixels reaches the language model: clip resizes
-// it to image_size square; Qwen's resize it as transformers' smart_resize does (sides
+// it to image_size square; llava_next tiles it as transformers' LLaVA-NeXT processor does;
+// Qwen's resize it as transformers' smart_resize does (sides
 // rounded half-to-even to multiples of patch x merge, scaled into [min_pixels,
 // max_pixels]) and merges merge x merge patches per token. Throws Error(invalid_input)
 // ("image_size") for an image Qwen's processor refuses (a side 0, an aspect ratio above 200).

@@ -222,7 +222,8 @@ TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {
       e.message().find(
           "'bamba', 'bart', 'bert', 'bloom', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'falcon', 'gemma', "
           "'gemma2', 'gemma3', 'gemma3_text', 'gpt2', 'gpt_bigcode', 'gpt_neo', 'gpt_neox', 'gpt_oss', 'gptj', "
-          "'granite', 'granitemoe', 'jamba', 'llama', 'llama4', 'llama4_text', 'llava', 'mamba', 'mamba2', 'mistral', "
+          "'granite', 'granitemoe', 'jamba', 'llama', 'llama4', 'llama4_text', 'llava', 'llava_next', 'mamba', "
+          "'mamba2', 'mistral', "
           "'mixtral', "
           "'olmo2', "
           "'olmoe', 'opt', 'paligemma', 'phi', 'phi3', 'phimoe', 'qwen2', 'qwen2_5_vl', 'qwen2_vl', 'qwen3', "

@@ -214,6 +214,46 @@ TEST(VisionLanguage, PaliGemmaKeepsEveryPatchAsAToken) {
   EXPECT_EQ(image_grid(s.vision, 640, 480).tokens, 256U);
 }
 
+// llava-hf/llava-v1.6-mistral-7b-hf: Mistral-7B (MistralConfig's 4096 wide, 32 layers, 32 heads
+// and 8 key/value heads; MLP 14336, vocab 32064, untied) after LLaVA-1.5's CLIP and projector,
+// plus a learned newline vector. mteb gives 7,566,747,648 for BGE-VL-v1.5, a fine-tune of
+// these shapes.
+TEST(VisionLanguage, LlavaNextCountsItsNewlineToken) {
+  const ModelSpec s = fixture("llava-v1.6-mistral-7b-hf").entry.spec;
+  EXPECT_EQ(s.vision.kind, VisionKind::llava_next);
+  const std::uint64_t language = 2 * 32064ULL * 4096 +
+                                 32 * (2 * 4096ULL * 4096 + 2 * 4096ULL * 1024 + 3 * 4096ULL * 14336 + 2 * 4096) + 4096;
+  EXPECT_EQ(component(s, "vision"), 303'507'456U);  // as LLaVA-1.5's
+  EXPECT_EQ(component(s, "projector"), (1024ULL * 4096 + 4096) + (4096ULL * 4096 + 4096) + 4096);
+  EXPECT_EQ(count_parameters(s), language + 303'507'456U + 20'979'712U + 4096);
+  EXPECT_EQ(count_parameters(s), 7'566'747'648U);
+}
+
+// LLaVA-NeXT's tiles (transformers' select_best_resolution and _get_number_of_features), 24 x
+// 24 patches a 336-pixel tile:
+// - 1280 x 720 keeps most pixels at 672 x 672 (scale 0.525: 672 x 378 kept, the other
+//   pinpoints 336 or fewer rows): 2 x 2 tiles, a 48 x 48 grid unpadded to 720 x 48 / 1280 = 27
+//   rows, 48 - 2 x 10 = 28 rows: 28 x 48 + 28 newlines + 576 for the whole = 1948 tokens, five
+//   crops through the tower;
+// - 672 x 672: 48 x 48 + 48 + 576 = 2928, the most an image takes;
+// - 3000 x 200 fits 336 x 1008 (h x w): 24 x 72, unpadded to int(200 x 72 / 3000 = 4.8) = 4
+//   rows, 24 - 2 x 10 = 4: 4 x 72 + 4 + 576 = 868 tokens, four crops.
+TEST(VisionLanguage, LlavaNextTilesFollowTheBestPinpoint) {
+  const VisionTower v = fixture("llava-v1.6-mistral-7b-hf").entry.spec.vision;
+  ImageGrid g = image_grid(v, 1280, 720);
+  EXPECT_EQ(g.width, 672U);
+  EXPECT_EQ(g.height, 672U);
+  EXPECT_EQ(g.tokens, 28U * 48 + 28 + 576);
+  EXPECT_EQ(g.crops, 5U);
+  EXPECT_EQ(g.patches, 577U);
+  EXPECT_EQ(image_grid(v, 672, 672).tokens, 48U * 48 + 48 + 576);
+  g = image_grid(v, 3000, 200);
+  EXPECT_EQ(g.width, 1008U);
+  EXPECT_EQ(g.height, 336U);
+  EXPECT_EQ(g.tokens, 4U * 72 + 4 + 576);
+  EXPECT_EQ(g.crops, 4U);
+}
+
 Workload with_images(WorkloadKind kind, std::uint64_t text, std::uint64_t images, std::uint64_t width,
                      std::uint64_t height) {
   Workload w;
