@@ -124,7 +124,7 @@ void set_fit_knob(Workload& w, FitKnob knob, std::uint64_t value) {
 std::uint64_t fit_knob_cap(const ModelSpec& spec, const Workload& w, FitKnob knob) {
   switch (knob) {
     case FitKnob::batch: return kBatchCap;
-    case FitKnob::seq:
+    case FitKnob::seq: {
       // An encoder-decoder's seq_len is the source: bounded by the encoder's table, if any.
       if (is_encoder_decoder(spec) && spec.encoder.mel_bins != 0) {
         throw Error(ErrorKind::invalid_input,
@@ -133,13 +133,16 @@ std::uint64_t fit_knob_cap(const ModelSpec& spec, const Workload& w, FitKnob kno
                     "vary");
       }
       if (is_encoder_decoder(spec)) return spec.encoder.n_positions != 0 ? spec.encoder.n_positions : spec.max_seq_len;
-      if (w.new_tokens >= spec.max_seq_len) {
+      // The images' tokens and the new ones share the context with the text.
+      const std::uint64_t others = checked_add(w.new_tokens, image_positions(spec, w), "new and image tokens");
+      if (others >= spec.max_seq_len) {
         throw Error(ErrorKind::invalid_input,
-                    std::to_string(w.new_tokens) + " new tokens leave no room for a prompt in " + spec.name +
+                    std::to_string(others) + " new and image tokens leave no room for a prompt in " + spec.name +
                         "'s context of " + std::to_string(spec.max_seq_len),
                     "seq_len");
       }
-      return spec.max_seq_len - w.new_tokens;
+      return spec.max_seq_len - others;
+    }
     case FitKnob::attention_chunk:
     case FitKnob::streaming_chunk: return std::max<std::uint64_t>(w.seq_len, 1);
     case FitKnob::gpu_layers: return spec.n_layers + 1;

@@ -109,13 +109,13 @@ const std::array kOptions = std::to_array<OptionDef>({
    .help = "Encoder-decoders (T5, BART, Whisper): tokens (Whisper: audio positions) the encoder reads per "
            "sequence; another name for `seq_len`",
    .default_text = "as seq_len; Whisper: 1500 (30 s of audio)",
-   .applies = bits({K::inference, K::generation, K::training}),
+   .applies = bits({K::inference, K::generation, K::training}), .common = true,
    .min = 1, .set = MEMPLAN_SET(s.workload.seq_len = v.count)},
   {.key = "target_len", .flag = "target_len", .kind = OptionKind::count, .group = kWorkload,
    .help = "Encoder-decoders: decoder tokens per sequence in a forward pass or training step (generation: "
            "`new_tokens`)",
    .default_text = "the source length, or the decoder's context if shorter",
-   .applies = bits({K::inference, K::training}),
+   .applies = bits({K::inference, K::training}), .common = true,
    .min = 1, .set = MEMPLAN_SET(s.workload.target_len = v.count)},
 
   {.key = "images", .flag = "images", .kind = OptionKind::count, .group = kWorkload,

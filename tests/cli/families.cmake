@@ -133,6 +133,10 @@ cli_case(gemma3_images_tower_peak EXIT 0 ARGS estimate gemma-3-4b-it --images 4 
 # LLaVA-NeXT: 1280x720 is four 336-pixel tiles of 672x672 and the whole, 1948 tokens.
 cli_case(llava_next_tiles EXIT 0 ARGS estimate llava-v1.6-mistral-7b-hf --images 1 --image-size 1280x720 --seq 100
          STDOUT "\\(100 text \\+ 1 image x 1948 tokens = 2048\\) tokens\nimages +672x672 px as the tower sees them \\(4 tiles of it and the whole, resized\\)")
+# fit --vary seq leaves the images their tokens: 32768 - 2 x 1196 = 30376 text tokens at most.
+cli_case(qwen2_vl_fit_leaves_image_tokens EXIT 0
+         ARGS fit qwen2-vl-2b-instruct --images 2 --image-size 1280x720 --gpu h100 --vary seq
+         STDOUT "result +seq 30376 fits")
 cli_case(qwen2_vl_needs_image_size EXIT 2 ARGS estimate qwen2-vl-2b-instruct --images 1 STDOUT_EMPTY
          STDERR "image tokens depend on each image's size: give --image-size WxH")
 cli_case(image_size_malformed EXIT 2 ARGS estimate qwen2-vl-2b-instruct --images 1 --image-size 1280by720
