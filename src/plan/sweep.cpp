@@ -105,8 +105,13 @@ std::vector<SweepRow> run_sweep(const std::vector<ModelSpec>& models, const Work
         row.verdict = verdict_of(*row.total, *budget, threshold);
         row.fits = *row.verdict == Verdict::fits;
       }
+      const std::uint64_t images = image_positions(spec, w);
+      if (images != 0) {
+        row.notes.push_back(std::to_string(w.seq_len) + " text + " + std::to_string(images) + " image tokens (" +
+                            std::to_string(w.images) + " images)");
+      }
       const std::uint64_t decoder_tokens = is_encoder_decoder(spec) ? w.new_tokens + w.target_len
-                                                                    : w.seq_len + w.new_tokens;
+                                                                    : w.seq_len + images + w.new_tokens;
       if (w.kind != WorkloadKind::weights && decoder_tokens > spec.max_seq_len) {
         row.notes.push_back(std::to_string(decoder_tokens) + " tokens exceed " + spec.name + "'s context of " +
                             std::to_string(spec.max_seq_len));

@@ -137,6 +137,11 @@ cli_case(llava_next_tiles EXIT 0 ARGS estimate llava-v1.6-mistral-7b-hf --images
 cli_case(qwen2_vl_fit_leaves_image_tokens EXIT 0
          ARGS fit qwen2-vl-2b-instruct --images 2 --image-size 1280x720 --gpu h100 --vary seq
          STDOUT "result +seq 30376 fits")
+cli_case(qwen2_vl_plan_file EXIT 0 ARGS check "${PROJECT_SOURCE_DIR}/tests/cli/data/plans/qwen2-vl-images.yaml"
+         STDOUT "^PASS [^\n]*qwen2-vl-images\\.yaml +qwen2-vl-2b-instruct generation")
+cli_case(qwen2_vl_plan_file_bad_image_size EXIT 2
+         ARGS check "${PROJECT_SOURCE_DIR}/tests/cli/data/plans/qwen2-vl-bad-image-size.yaml" STDOUT_EMPTY
+         STDERR "qwen2-vl-bad-image-size\\.yaml:6:15: 'image_size': must be WIDTHxHEIGHT")
 cli_case(qwen2_vl_needs_image_size EXIT 2 ARGS estimate qwen2-vl-2b-instruct --images 1 STDOUT_EMPTY
          STDERR "image tokens depend on each image's size: give --image-size WxH")
 cli_case(image_size_malformed EXIT 2 ARGS estimate qwen2-vl-2b-instruct --images 1 --image-size 1280by720

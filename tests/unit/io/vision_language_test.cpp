@@ -157,6 +157,8 @@ TEST(VisionLanguage, Qwen2VlImageTokensFollowTheResize) {
   EXPECT_EQ(g.height, 728U);
   EXPECT_EQ(g.tokens, 94U * 52 / 4);
   EXPECT_EQ(g.tokens, 1222U);
+  // 1024 x 768 is under either bound: 37 x 28 by 27 x 28 = 1036 x 756, 74 x 54 patches, 999 tokens.
+  EXPECT_EQ(image_grid(capped, 1024, 768).tokens, 74U * 54 / 4);
   // Halves round to even: 70 / 28 = 2.5 -> 2, so 70 x 70 becomes 56 x 56 (4 patches a side).
   EXPECT_EQ(image_grid(v, 70, 70).tokens, 4U);
   EXPECT_EQ(image_grid(v, 98, 98).width, 112U);  // 3.5 -> 4
