@@ -713,9 +713,9 @@ void read_transformer(const detail::JsonMap& map, Fields& f, ModelSpec& s, const
   }
 }
 
-// LLaVA's vision tower (vision_config, a CLIPVisionConfig: keys left out take its defaults)
-// and projector; the head's tying is the outer config's. Each image's tokens are not priced:
-// a warning every estimate shows says how many to add to the sequence.
+// LLaVA's or LLaVA-NeXT's (`next`) vision tower (vision_config, a CLIPVisionConfig: keys left
+// out take its defaults) and projector; the head's tying is the outer config's. A note says
+// what an image costs in tokens.
 void read_llava_vision(const detail::JsonMap& outer, bool next, ModelSpec& s, std::vector<std::string>& notes) {
   const detail::JsonMap vision = outer.object("vision_config", "the vision_config of a LLaVA config");
   if (const std::optional<std::string> type = vision.optional_string("model_type");

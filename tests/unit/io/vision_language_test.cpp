@@ -106,7 +106,7 @@ TEST(VisionLanguage, Qwen2VlCountsTowerMergerAndLanguageModel) {
   EXPECT_EQ(component(s, "vision"), tower);
   EXPECT_EQ(component(s, "projector"), merger);
   EXPECT_EQ(tower + merger, 665'271'296U);
-  EXPECT_EQ(language, 1'543'714'304U);
+  EXPECT_EQ(language, 1'543'714'304U);  // gimmick's count for Qwen2.5-1.5B-Instruct, its language model's shapes
   EXPECT_EQ(count_parameters(s), 2'208'985'600U);
 }
 
@@ -127,6 +127,20 @@ TEST(VisionLanguage, Qwen25VlHasRmsNormsAndAGatedTowerMlp) {
   EXPECT_EQ(component(s, "projector"), merger);
   EXPECT_EQ(tower + merger, 668'684'288U);
   EXPECT_EQ(count_parameters(s), 3'754'622'976U);
+}
+
+// Qwen/Qwen2.5-VL-7B-Instruct: Qwen2.5-7B's language model (7,615,616,512, the built-in
+// qwen2.5-7b's published count) and the 3B's tower with a merger into 3584. mteb gives
+// 8,292,166,656 for Alibaba-NLP/GVE-7B, adapted from it with the same shapes.
+TEST(VisionLanguage, Qwen25Vl7bIsQwen25And7bsTower) {
+  const ModelSpec s = fixture("qwen2.5-vl-7b-instruct").entry.spec;
+  const std::uint64_t tower_layer = 2 * 1280 + (1280ULL * 3840 + 3840) + (1280ULL * 1280 + 1280) +
+                                    2 * (1280ULL * 3420 + 3420) + (3420ULL * 1280 + 1280);
+  const std::uint64_t tower = 1280ULL * 3 * 2 * 14 * 14 + 32 * tower_layer;
+  const std::uint64_t merger = 1280 + (5120ULL * 5120 + 5120) + (5120ULL * 3584 + 3584);
+  EXPECT_EQ(component(s, "vision") + component(s, "projector"), tower + merger);
+  EXPECT_EQ(count_parameters(s), 7'615'616'512U + tower + merger);
+  EXPECT_EQ(count_parameters(s), 8'292'166'656U);
 }
 
 // Qwen2-VL's processor (smart_resize, factor 28 = patch 14 x merge 2): sides rounded half to
