@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "memplan/core/bytes.hpp"
@@ -404,7 +405,9 @@ ImageGrid anyres_grid(const VisionTower& v, std::uint64_t width, std::uint64_t h
   // LLaVA-1.6's image_grid_pinpoints, in units of image_size (336): (height, width).
   constexpr std::array<std::pair<std::uint64_t, std::uint64_t>, 5> kPinpoints{{{1, 2}, {2, 1}, {2, 2}, {3, 1}, {1, 3}}};
   const double w = static_cast<double>(width), h = static_cast<double>(height);
-  std::uint64_t best_h = 0, best_w = 0, max_effective = 0, min_wasted = 0;
+  // Python starts min_wasted_resolution at infinity: an image too thin to keep a pixel at any
+  // pinpoint still gets the least wasteful one.
+  std::uint64_t best_h = 0, best_w = 0, max_effective = 0, min_wasted = std::numeric_limits<std::uint64_t>::max();
   for (const auto& [ph, pw] : kPinpoints) {
     const std::uint64_t pin_h = ph * v.image_size, pin_w = pw * v.image_size;
     const double scale = std::min(static_cast<double>(pin_w) / w, static_cast<double>(pin_h) / h);

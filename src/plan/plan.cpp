@@ -194,7 +194,13 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
     plan.model.vision.max_pixels = s.max_pixels;
   }
   if (w.images != 0 && layout_given(s)) {
-    throw_invalid_input("images", "multi-GPU layouts do not place a vision tower yet: plan the images on one GPU");
+    const Engine engine = parse_engine(s.layout.engine);
+    throw_invalid_input("images", engine == Engine::vllm || engine == Engine::llama_cpp
+                                      ? "memplan's " + std::string(engine == Engine::vllm ? "vLLM" : "llama.cpp") +
+                                            " policy does not price a vision tower's images yet: leave the engine "
+                                            "out to plan them as transformers runs them"
+                                      : std::string("multi-GPU layouts do not place a vision tower yet: plan the "
+                                                    "images on one GPU"));
   }
   if (s.was_given("mla_cache") && model.mla.kv_lora_rank == 0) {
     throw_invalid_input("mla_cache",

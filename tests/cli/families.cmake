@@ -142,6 +142,9 @@ cli_case(qwen2_vl_plan_file EXIT 0 ARGS check "${PROJECT_SOURCE_DIR}/tests/cli/d
 cli_case(qwen2_vl_plan_file_bad_image_size EXIT 2
          ARGS check "${PROJECT_SOURCE_DIR}/tests/cli/data/plans/qwen2-vl-bad-image-size.yaml" STDOUT_EMPTY
          STDERR "qwen2-vl-bad-image-size\\.yaml:6:15: 'image_size': must be WIDTHxHEIGHT")
+cli_case(images_on_vllm_refused EXIT 2
+         ARGS estimate qwen2-vl-2b-instruct --images 1 --image-size 300x300 --engine vllm --gpu h100 STDOUT_EMPTY
+         STDERR "memplan's vLLM policy does not price a vision tower's images yet")
 cli_case(qwen2_vl_needs_image_size EXIT 2 ARGS estimate qwen2-vl-2b-instruct --images 1 STDOUT_EMPTY
          STDERR "image tokens depend on each image's size: give --image-size WxH")
 cli_case(image_size_malformed EXIT 2 ARGS estimate qwen2-vl-2b-instruct --images 1 --image-size 1280by720

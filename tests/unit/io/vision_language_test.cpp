@@ -268,6 +268,12 @@ TEST(VisionLanguage, LlavaNextTilesFollowTheBestPinpoint) {
   EXPECT_EQ(g.height, 336U);
   EXPECT_EQ(g.tokens, 4U * 72 + 4 + 576);
   EXPECT_EQ(g.crops, 4U);
+  // 1 x 100000 keeps no pixel at any pinpoint: the least wasteful, 336 x 672 (h x w), the first
+  // of two; unpadded to int(1 x 24 / 100000) = 0 columns: 0 + 24 newlines + 576.
+  g = image_grid(v, 1, 100000);
+  EXPECT_EQ(g.width, 672U);
+  EXPECT_EQ(g.height, 336U);
+  EXPECT_EQ(g.tokens, 24U + 576);
 }
 
 Workload with_images(WorkloadKind kind, std::uint64_t text, std::uint64_t images, std::uint64_t width,
