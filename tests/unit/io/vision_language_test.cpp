@@ -213,6 +213,19 @@ TEST(VisionLanguage, Gemma3PoolsSiglipPatchesIntoTokens) {
   EXPECT_EQ(g.tokens, 256U);
 }
 
+// google/gemma-3-27b-it: 62 layers of 5376 (32 heads and 16 key/value heads of 128, MLP 21504)
+// and the 4B's SigLIP tower, projected into 5376. Published: 27,432,406,640 (keras-hub's
+// gemma3_presets.py, MedGemma 27B).
+TEST(VisionLanguage, Gemma3At27bSharesTheTower) {
+  const ModelSpec s = fixture("gemma-3-27b-it").entry.spec;
+  const std::uint64_t lm_layer = 5376ULL * 4096 + 2 * 5376ULL * 2048 + 4096ULL * 5376 + 2 * 128 + 3 * 5376ULL * 21504 +
+                                 4 * 5376;
+  EXPECT_EQ(component(s, "vision"), 416'866'032U);
+  EXPECT_EQ(component(s, "projector"), 1152 + 1152ULL * 5376);
+  EXPECT_EQ(count_parameters(s), 262208ULL * 5376 + 62 * lm_layer + 5376 + 416'866'032U + 1152 + 1152ULL * 5376);
+  EXPECT_EQ(count_parameters(s), 27'432'406'640U);
+}
+
 // google/paligemma-3b-pt-224: Gemma 2B (2048 wide, 18 layers, 8 heads and 1 key/value head of
 // 256, MLP 16384, vocab 257216, tied) after SigLIP at 224 px (16 x 16 patches, each a token)
 // and a biased 1152 -> 2048 projection. keras-hub's pali_gemma_presets.py publishes 2,923,335,408
