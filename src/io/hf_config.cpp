@@ -804,8 +804,11 @@ void read_qwen_vl_vision(const detail::JsonMap& outer, VisionKind kind, ModelSpe
                   " pixels, between " + group_digits(v.min_pixels) + " and " + group_digits(v.max_pixels) +
                   " pixels (the checkpoints' preprocessor_config.json), one token per " +
                   std::to_string(v.merge * v.merge) + " patches; `images` N with `image_size` WxH prices them");
-  if (qwen2_5 && vision.has("fullatt_block_indexes"))
-    notes.push_back("the tower's windowed-attention layers are priced as full attention (an upper bound)");
+  // One layer at a time sets the pass's peak, and some layers attend over the whole image.
+  if (qwen2_5 && !vision.has("fullatt_block_indexes"))
+    vision.fail("depth",
+                "a Qwen2.5-VL tower without fullatt_block_indexes (every layer windowed) is not something "
+                "memplan reads");
 }
 
 // Gemma 3's or PaliGemma's SigLIP tower (vision_config, a SiglipVisionConfig: keys left out

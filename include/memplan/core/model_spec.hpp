@@ -111,7 +111,8 @@ struct SsmSizes {
 //             of patch x merge pixels between min_pixels and max_pixels) and every merge x
 //             merge patches become one token through the merger (a LayerNorm and a two-layer MLP).
 //   qwen2_5_vl: Qwen2.5-VL's: Qwen2-VL's images and tokens; RMSNorms (the merger's too) and a
-//             gated MLP with biases; most layers attend within windows (priced as full attention).
+//             gated MLP with biases; most layers attend within windows, a few over the whole image
+//             (those set the pass's peak, so every layer is priced as one of them).
 //   gemma3:   Gemma 3's SigLIP ViT: a biased patch convolution, learned positions, no class
 //             token, a LayerNorm after; every image resized to image_size square, its patches
 //             average-pooled merge x merge into tokens (256 at 896 / 14 / 4), then an RMSNorm
