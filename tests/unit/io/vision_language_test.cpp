@@ -129,6 +129,19 @@ TEST(VisionLanguage, Qwen25VlHasRmsNormsAndAGatedTowerMlp) {
   EXPECT_EQ(count_parameters(s), 3'754'622'976U);
 }
 
+// Qwen/Qwen2-VL-7B-Instruct: the 2B's tower (631,183,360 without its merger) with a merger into 3584 and Qwen2-7B's
+// language model (3584 wide, 28 layers, 28 heads and 4 key/value heads of 128, MLP 18944, vocab 152064, untied).
+// Published: 8,291,375,616 (floschne/gimmick's model_sizes).
+TEST(VisionLanguage, Qwen2Vl7bCountsItsUntiedHead) {
+  const ModelSpec s = fixture("qwen2-vl-7b-instruct").entry.spec;
+  const std::uint64_t lm_layer = (3584ULL * 3584 + 3584) + 2 * (3584ULL * 512 + 512) + 3584ULL * 3584 +
+                                 3 * 3584ULL * 18944 + 2 * 3584;
+  const std::uint64_t merger = 2 * 1280 + (5120ULL * 5120 + 5120) + (5120ULL * 3584 + 3584);
+  EXPECT_EQ(component(s, "projector"), merger);
+  EXPECT_EQ(count_parameters(s), 2 * 152064ULL * 3584 + 28 * lm_layer + 3584 + 631'183'360U + merger);
+  EXPECT_EQ(count_parameters(s), 8'291'375'616U);
+}
+
 // Qwen/Qwen2.5-VL-7B-Instruct: Qwen2.5-7B's language model (7,615,616,512, the built-in
 // qwen2.5-7b's published count) and the 3B's tower with a merger into 3584. mteb gives
 // 8,292,166,656 for Alibaba-NLP/GVE-7B, adapted from it with the same shapes.
