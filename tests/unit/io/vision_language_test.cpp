@@ -129,9 +129,10 @@ TEST(VisionLanguage, Qwen25VlHasRmsNormsAndAGatedTowerMlp) {
   EXPECT_EQ(count_parameters(s), 3'754'622'976U);
 }
 
-// Qwen/Qwen2-VL-7B-Instruct: the 2B's tower (631,183,360 without its merger) with a merger into 3584 and Qwen2-7B's
-// language model (3584 wide, 28 layers, 28 heads and 4 key/value heads of 128, MLP 18944, vocab 152064, untied).
-// Published: 8,291,375,616 (floschne/gimmick's model_sizes).
+// Qwen/Qwen2-VL-7B-Instruct: the 2B's tower (631,183,360 without its merger) with a merger
+// into 3584, and Qwen2-7B's language model (3584 wide, 28 layers, 28 heads and 4 key/value
+// heads of 128, MLP 18944, vocab 152064, untied). Published: 8,291,375,616 (floschne/gimmick's
+// model_sizes).
 TEST(VisionLanguage, Qwen2Vl7bCountsItsUntiedHead) {
   const ModelSpec s = fixture("qwen2-vl-7b-instruct").entry.spec;
   const std::uint64_t lm_layer = (3584ULL * 3584 + 3584) + 2 * (3584ULL * 512 + 512) + 3584ULL * 3584 +
