@@ -15,17 +15,24 @@ namespace {
 
 using detail::ordered_json;
 
+// What a model reads: text, or images (--images) or audio beside it.
+std::string inputs(const ModelSpec& m) {
+  if (m.vision.d_model != 0) return "text+image";
+  if (m.encoder.mel_bins != 0) return "audio";
+  return "text";
+}
+
 void table(const ModelsReport& r, std::ostream& out) {
   std::size_t name_width = 4;
   for (const ModelEntry& e : r.models) name_width = std::max(name_width, e.spec.name.size());
-  out << fmt::format("{:<{}}  {:<9}  {:>16}  {:>6}  {:>6}  {:>9}  {:>7}  {:>7}\n", "name", name_width, "family",
-                     "parameters", "layers", "d_model", "heads/kv", "vocab", "context");
+  out << fmt::format("{:<{}}  {:<9}  {:>16}  {:>6}  {:>6}  {:>9}  {:>7}  {:>7}  {}\n", "name", name_width, "family",
+                     "parameters", "layers", "d_model", "heads/kv", "vocab", "context", "inputs");
   for (const ModelEntry& e : r.models) {
     const ModelSpec& m = e.spec;
-    out << fmt::format("{:<{}}  {:<9}  {:>16}  {:>6}  {:>7}  {:>9}  {:>7}  {:>7}\n", m.name, name_width,
+    out << fmt::format("{:<{}}  {:<9}  {:>16}  {:>6}  {:>7}  {:>9}  {:>7}  {:>7}  {}\n", m.name, name_width,
                        to_string(m.family), group_digits(count_parameters(m)), m.n_layers, m.d_model,
                        attention_layers(m) == 0 ? std::string("ssm") : fmt::format("{}/{}", m.n_heads, m.n_kv_heads),
-                       m.vocab_size, m.max_seq_len);
+                       m.vocab_size, m.max_seq_len, inputs(m));
   }
   out << fmt::format("\n{} built-in models; memplan estimate NAME for one, or pass a path to your own .yaml\n",
                      r.models.size());
@@ -43,7 +50,9 @@ void json(const ModelsReport& r, std::ostream& out) {
                    {"n_heads", m.n_heads},
                    {"n_kv_heads", m.n_kv_heads},
                    {"vocab_size", m.vocab_size},
-                   {"max_seq_len", m.max_seq_len}};
+                   {"max_seq_len", m.max_seq_len},
+                   {"inputs", inputs(m)}};
+    if (m.vision.d_model != 0) j["vision_kind"] = to_string(m.vision.kind);
     if (e.published_params) j["published_params"] = *e.published_params;
     j["source"] = e.source;
     list.push_back(j);
