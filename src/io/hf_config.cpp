@@ -81,6 +81,27 @@ constexpr FamilyInfo kFamilies[] = {
     {"whisper", Family::whisper, true, 448, false, false},
 };
 
+// The defaults of a text_config's class (transformers' configuration_<model>.py), for the
+// vision-language configs that nest one and leave keys out.
+struct TextConfigDefaults {
+  std::string_view model_type;
+  std::string_view config_class;
+  std::uint64_t hidden_size, layers, heads, kv_heads, intermediate_size, vocab_size;  // kv_heads 0: as heads
+};
+constexpr TextConfigDefaults kTextConfigDefaults[] = {
+    {"gemma", "GemmaConfig", 3072, 28, 16, 16, 24576, 256000},
+    {"gemma3_text", "Gemma3TextConfig", 2304, 26, 8, 4, 9216, 262208},
+    {"llama", "LlamaConfig", 4096, 32, 32, 0, 11008, 32000},
+    {"mistral", "MistralConfig", 4096, 32, 32, 8, 14336, 32000},
+};
+
+const TextConfigDefaults* text_config_defaults(std::string_view model_type) {
+  for (const TextConfigDefaults& d : kTextConfigDefaults) {
+    if (d.model_type == model_type) return &d;
+  }
+  return nullptr;
+}
+
 // Reads sizes under their Hugging Face names (and old aliases: GPT-2's n_embd), and
 // remembers which key fed each spec field so that validate()'s complaints point at it.
 class Fields {
@@ -1009,9 +1030,10 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   }
   // LLaVA: a llama text_config (keys left to LlamaConfig's defaults) beside a CLIP vision_config.
   const bool llava = out.model_type == "llava";
+  std::string text_type;  // a nested text_config's model_type
   if (llava) {
     text_config.emplace(outer.object("text_config", "the text_config of a LLaVA config"));
-    const std::string text_type = text_config->optional_string("model_type").value_or("llama");
+    text_type = text_config->optional_string("model_type").value_or("llama");
     if (text_type != "llama") {
       text_config->fail("model_type", "a LLaVA config whose language model is '" + printable(text_type) +
                                           "': memplan reads LLaVA with a llama text_config (LLaVA-1.5)");
@@ -1022,7 +1044,6 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   // text_config's model_type names the language model's family.
   const bool siglip_vlm = out.model_type == "gemma3" || out.model_type == "paligemma";
   const bool llava_next = out.model_type == "llava_next";
-  std::string text_type;
   if (llava_next) {
     text_config.emplace(outer.object("text_config", "the text_config of a LLaVA-NeXT config"));
     text_type = text_config->optional_string("model_type").value_or("llama");
@@ -1079,37 +1100,15 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   }
 
   Fields f(map, out.notes);
-  if (llava || text_type == "llama") {
-    f.class_defaults({{"hidden_size", 4096},
-                      {"num_hidden_layers", 32},
-                      {"num_attention_heads", 32},
-                      {"intermediate_size", 11008},
-                      {"vocab_size", 32000}},
-                     "LlamaConfig (text_config)");
-  } else if (text_type == "mistral") {
-    f.class_defaults({{"hidden_size", 4096},
-                      {"num_hidden_layers", 32},
-                      {"num_attention_heads", 32},
-                      {"num_key_value_heads", 8},
-                      {"intermediate_size", 14336},
-                      {"vocab_size", 32000}},
-                     "MistralConfig (text_config)");
-  } else if (text_type == "gemma3_text") {  // configuration_gemma3.py's Gemma3TextConfig
-    f.class_defaults({{"hidden_size", 2304},
-                      {"num_hidden_layers", 26},
-                      {"num_attention_heads", 8},
-                      {"num_key_value_heads", 4},
-                      {"intermediate_size", 9216},
-                      {"vocab_size", 262208}},
-                     "Gemma3TextConfig (text_config)");
-  } else if (text_type == "gemma") {
-    f.class_defaults({{"hidden_size", 3072},
-                      {"num_hidden_layers", 28},
-                      {"num_attention_heads", 16},
-                      {"num_key_value_heads", 16},
-                      {"intermediate_size", 24576},
-                      {"vocab_size", 256000}},
-                     "GemmaConfig (text_config)");
+  // A nested text_config may leave sizes to its class's defaults.
+  if (const TextConfigDefaults* d = text_config_defaults(text_type)) {
+    std::map<std::string, std::uint64_t> sizes{{"hidden_size", d->hidden_size},
+                                               {"num_hidden_layers", d->layers},
+                                               {"num_attention_heads", d->heads},
+                                               {"intermediate_size", d->intermediate_size},
+                                               {"vocab_size", d->vocab_size}};
+    if (d->kv_heads != 0) sizes["num_key_value_heads"] = d->kv_heads;
+    f.class_defaults(std::move(sizes), std::string(d->config_class) + " (text_config)");
   }
   const Family family = info->family;
   const std::string type(info->model_type);  // the `as` model_type when one was given

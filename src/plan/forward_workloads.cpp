@@ -472,27 +472,28 @@ Workspace vision_workspace(const ModelSpec& s, const Workload& w) {
   // core alive at a time.
   Workspace layers = forward_workspace(tower, tw, P, P, 0, keeps_image_size(v) ? 1 : crops);
 
-  WorkspaceItems t;  // kInput: alive through the pass; kMlp: the projector
+  WorkspaceItems t;           // kInput: alive through the pass; kMlp: the projector
+  if (keeps_image_size(v)) {  // Qwen's: flattened 2-frame patches
+    const std::uint64_t per_patch = 3 * v.temporal_patch * v.patch * v.patch;
+    t.add(kInput, "pixel_values", {{"patches", checked_mul(N, P, "patches")}, {"3 t p^2", per_patch}}, c);
+  } else {  // every crop resized to the tower's square
+    t.add(kInput, "pixel_values", {{"crops", crops}, {"3", 3}, {"H", v.image_size}, {"W", v.image_size}}, c);
+  }
   if (v.kind == VisionKind::clip || v.kind == VisionKind::llava_next) {
     const std::uint64_t features = P - 1;  // the class token dropped
-    t.add(kInput, "pixel_values", {{"crops", crops}, {"3", 3}, {"H", v.image_size}, {"W", v.image_size}}, c);
-    if (v.n_layers > 1)  // the last layer's input is its block_input
+    if (v.n_layers > 1)                    // the last layer's input is its block_input
       t.add(kInput, "hidden_states", {{"layers - 1", v.n_layers - 1}, {"crops", crops}, {"P", P}, {"d", v.d_model}}, c);
     t.add(kMlp, "image_features", {{"crops", crops}, {"features", features}, {"d_vision", v.d_model}}, c);
     t.add(kMlp, "projector_hidden", {{"2", 2}, {"crops", crops}, {"features", features}, {"d", s.d_model}}, c);
     if (v.kind == VisionKind::llava_next)  // the tiles' features, before they are unpadded and packed
       t.add(kMlp, "projector_tiles_out", {{"crops", crops}, {"features", features}, {"d", s.d_model}}, c);
   } else if (v.kind == VisionKind::gemma3) {  // transposed for the pooling, pooled, normed, projected
-    t.add(kInput, "pixel_values", {{"images", N}, {"3", 3}, {"H", grid.height}, {"W", grid.width}}, c);
     t.add(kMlp, "image_features", {{"images", N}, {"P", P}, {"d_vision", v.d_model}}, c);
     t.add(kMlp, "pooled_and_normed", {{"2", 2}, {"images", N}, {"tokens", grid.tokens}, {"d_vision", v.d_model}}, c);
   } else if (v.kind == VisionKind::paligemma) {  // projected, then scaled by 1 / sqrt(d_model): a copy
-    t.add(kInput, "pixel_values", {{"images", N}, {"3", 3}, {"H", grid.height}, {"W", grid.width}}, c);
     t.add(kMlp, "image_features", {{"images", N}, {"tokens", grid.tokens}, {"d_vision", v.d_model}}, c);
     t.add(kMlp, "projector_scaled", {{"images", N}, {"tokens", grid.tokens}, {"d", s.d_model}}, c);
   } else {
-    const std::uint64_t per_patch = 3 * v.temporal_patch * v.patch * v.patch;
-    t.add(kInput, "pixel_values", {{"patches", checked_mul(N, P, "patches")}, {"3 t p^2", per_patch}}, c);
     const std::uint64_t merged = v.d_model * v.merge * v.merge;
     t.add(kMlp, "merger_norm_out", {{"images", N}, {"P", P}, {"d_vision", v.d_model}}, c);
     t.add(kMlp, "merger_hidden", {{"2", 2}, {"images", N}, {"tokens", grid.tokens}, {"merge^2 d_vision", merged}}, c);
