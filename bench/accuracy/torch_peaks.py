@@ -47,7 +47,39 @@ CASES = [
     ("qwen2.5-0.5b-bf16-training-checkpointed", "qwen2.5-0.5b", "training", "bf16", 8, 2048,
      ["--no-master-weights", "--recompute", "full"], {"checkpointing": True}),
     ("llama-2-7b-bf16-lora", "llama-2-7b", "training", "bf16", 1, 2048, ["--lora-rank", "8"], {"lora": 8}),
+    # The decoder families of issue 15: q/k norms, sliding windows, MoE, latent attention, sinks.
+    ("qwen3-8b-bf16-inference", "qwen3-8b", "inference", "bf16", 1, 4096, [], {}),
+    ("qwen3-8b-bf16-lora", "qwen3-8b", "training", "bf16", 1, 2048, ["--lora-rank", "16"], {"lora": 16}),
+    ("gemma-2-9b-bf16-inference", "gemma-2-9b", "inference", "bf16", 1, 8192, [], {}),
+    ("gemma-3-1b-bf16-inference", "gemma-3-1b-it", "inference", "bf16", 4, 8192, [], {}),
+    ("gemma-3-1b-bf16-training", "gemma-3-1b-it", "training", "bf16", 2, 2048, ["--no-master-weights"], {}),
+    ("olmoe-bf16-inference", "olmoe-1b-7b-0924", "inference", "bf16", 4, 2048, [], {}),
+    ("olmoe-bf16-training", "olmoe-1b-7b-0924", "training", "bf16", 1, 2048, ["--no-master-weights"], {}),
+    ("qwen3-30b-a3b-bf16-inference", "qwen3-30b-a3b", "inference", "bf16", 1, 4096, [], {}),
+    ("deepseek-v2-lite-bf16-inference", "deepseek-v2-lite", "inference", "bf16", 1, 4096, [], {}),
+    ("gpt-oss-20b-bf16-inference", "gpt-oss-20b", "inference", "bf16", 1, 4096, [], {}),
+    # Issue 17: state-space, hybrid, encoder-decoder and vision-language models.
+    ("mamba-130m-fp32-generation", "mamba-130m-hf", "generation", "fp32", 4, 2048, ["--new-tokens", "128"],
+     {"new_tokens": 128}),
+    ("mamba-130m-fp32-training", "mamba-130m-hf", "training", "fp32", 4, 1024, [], {}),
+    ("bamba-9b-bf16-inference", "bamba-9b", "inference", "bf16", 1, 4096, [], {}),
+    ("flan-t5-base-fp32-training", "flan-t5-base", "training", "fp32", 8, 512, ["--target-len", "128"],
+     {"loader": "seq2seq", "target": 128}),
+    ("flan-t5-base-fp32-generation", "flan-t5-base", "generation", "fp32", 8, 512, ["--new-tokens", "128"],
+     {"loader": "seq2seq", "new_tokens": 128}),
+    ("qwen2-vl-2b-bf16-image", "qwen2-vl-2b-instruct", "inference", "bf16", 1, 256,
+     ["--images", "1", "--image-size", "1280x720"], {"loader": "vlm", "image": (1280, 720)}),
+    ("llava-1.5-7b-fp16-image", "llava-1.5-7b-hf", "inference", "fp16", 1, 128, ["--images", "1"],
+     {"loader": "vlm", "image": (336, 336)}),
+    # TransformerLens-style hook caches, kept by forward hooks (TransformerLens keeps no KV cache).
+    ("gpt2-fp32-hooks-resid-post", "gpt2", "extraction", "fp32", 4, 1024,
+     ["--filter", "blocks.*.hook_resid_post", "--no-kv-cache"], {"hooks": "resid_post"}),
+    ("gpt2-fp32-hooks-pattern", "gpt2", "extraction", "fp32", 4, 1024,
+     ["--filter", "blocks.*.attn.hook_pattern", "--no-kv-cache", "--attention", "eager"],
+     {"hooks": "pattern", "attn": "eager"}),
 ]
+
+BUILTINS = None  # filled from `memplan models`: fixtures that are not built-ins are passed as config.json
 
 
 def torch_dtype(name):
@@ -55,23 +87,51 @@ def torch_dtype(name):
     return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[name]
 
 
+def memplan_model(memplan, name):
+    """A fixture's built-in name, or its config.json where memplan has no built-in of that name."""
+    global BUILTINS
+    if BUILTINS is None:
+        out = subprocess.run([memplan, "models", "--format", "json"], check=True, capture_output=True, text=True).stdout
+        BUILTINS = {m["name"] for m in json.loads(out)["models"]}
+    return name if name in BUILTINS else os.path.join(FIXTURES, name, "config.json")
+
+
 def memplan_estimate(memplan, model, workload, dtype, batch, seq, extra):
-    cmd = [memplan, "estimate", model, "-w", workload, "-p", dtype, "--batch", str(batch), "--seq", str(seq),
+    cmd = [memplan, "estimate", memplan_model(memplan, model), "-w", workload, "-p", dtype, "--batch", str(batch), "--seq", str(seq),
            "--format", "json"] + extra
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out), " ".join(cmd[1:])
 
 
+def auto_class(config):
+    """The transformers class whose parameters are the model's published count."""
+    import transformers
+    if config.model_type == "bert":
+        return transformers.AutoModel  # BertModel: the published count has no masked-LM head
+    if config.model_type == "whisper":
+        return transformers.AutoModelForSpeechSeq2Seq
+    if getattr(config, "is_encoder_decoder", False):
+        return transformers.AutoModelForSeq2SeqLM
+    if hasattr(config, "vision_config"):
+        return transformers.AutoModelForImageTextToText
+    return transformers.AutoModelForCausalLM
+
+
 def build(config_dir, dtype, device, attn=None):
     import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import AutoConfig
     config = AutoConfig.from_pretrained(config_dir)
+    # Random weights in `dtype`: a checkpoint's quantisation (gpt-oss's MXFP4, DeepSeek-V3's FP8)
+    # would need its kernels and is priced by memplan's -p, not here.
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
     kwargs = {"attn_implementation": attn} if attn else {}
+    cls = auto_class(config)
     with torch.device(device):
         try:
-            model = AutoModelForCausalLM.from_config(config, dtype=dtype, **kwargs)
+            model = cls.from_config(config, dtype=dtype, **kwargs)
         except TypeError:
-            model = AutoModelForCausalLM.from_config(config, torch_dtype=dtype, **kwargs)
+            model = cls.from_config(config, torch_dtype=dtype, **kwargs)
     return model
 
 
@@ -89,7 +149,7 @@ def run_params(memplan):
     rows = []
     for name in sorted(os.listdir(FIXTURES)):
         path = os.path.join(FIXTURES, name)
-        if not os.path.isdir(path):
+        if not os.path.isfile(os.path.join(path, "config.json")):
             continue
         row = {"case": "params", "model": name}
         try:
@@ -97,10 +157,58 @@ def run_params(memplan):
             row["torch_params"] = count_params(model)
         except Exception as error:  # a family this transformers cannot build
             row["error"] = f"{type(error).__name__}: {error}"[:200]
-        estimate, _ = memplan_estimate(memplan, name, "weights", "fp32", 1, 1, [])
-        row["memplan_params"] = estimate["model"]["params"]
+        out = subprocess.run([memplan, "estimate", memplan_model(memplan, name), "-w", "weights", "--format", "json"],
+                             check=True, capture_output=True, text=True).stdout
+        row["memplan_params"] = json.loads(out)["model"]["params"]
         rows.append(row)
     return rows
+
+
+def model_inputs(model, settings, batch, seq, dtype):
+    """The tensors one forward pass feeds the model: token ids and, for a vision-language model, images."""
+    import torch
+    config = model.config
+    text = getattr(config, "text_config", config)
+    vocab = min(text.vocab_size, 32000)  # ordinary tokens, clear of every family's special ids
+    ids = torch.randint(0, vocab, (batch, seq), device="cuda")
+    inputs = {"input_ids": ids}
+    image = settings.get("image")
+    if image:
+        width, height = image
+        if config.model_type in ("qwen2_vl", "qwen2_5_vl"):
+            # The processor's smart_resize: each side to a multiple of 28 (half to even), 2x2 patches a token.
+            h, w = round(height / 28) * 28, round(width / 28) * 28  # within the default pixel bounds
+            grid = torch.tensor([[1, h // 14, w // 14]] * batch, device="cuda")
+            patches = h // 14 * w // 14
+            vision = config.vision_config
+            channels = vision.in_channels * vision.temporal_patch_size * vision.patch_size ** 2
+            inputs["pixel_values"] = torch.randn(batch * patches, channels, device="cuda", dtype=dtype)
+            inputs["image_grid_thw"] = grid
+            image_type = 1  # mm_token_type_ids: which tokens are an image's, for the multimodal rotary positions
+            image_ids = [config.vision_start_token_id] + [config.image_token_id] * (patches // 4) + \
+                [config.vision_end_token_id]
+        else:  # LLaVA-1.5: the tower's square, one token per patch
+            size = config.vision_config.image_size
+            inputs["pixel_values"] = torch.randn(batch, 3, size, size, device="cuda", dtype=dtype)
+            patches = (size // config.vision_config.patch_size) ** 2
+            image_ids = [getattr(config, "image_token_id", None) or config.image_token_index] * patches
+        # `seq` text tokens, the image's wrappers among them, after the image's own tokens.
+        wrappers = len(image_ids) - (patches // 4 if config.model_type in ("qwen2_vl", "qwen2_5_vl") else patches)
+        head = torch.tensor(image_ids, device="cuda").expand(batch, -1)
+        inputs["input_ids"] = torch.cat([head, ids[:, :seq - wrappers]], 1)
+        if config.model_type in ("qwen2_vl", "qwen2_5_vl"):
+            inputs["mm_token_type_ids"] = (inputs["input_ids"] == config.image_token_id).int() * image_type
+    return inputs
+
+
+def keep_hooks(model, kind):
+    """TransformerLens's run_with_cache, kept by forward hooks: each block's output (hook_resid_post)."""
+    kept = []
+    if kind == "resid_post":
+        for block in model.transformer.h:
+            block.register_forward_hook(
+                lambda _m, _i, out: kept.append((out[0] if isinstance(out, tuple) else out).detach()))
+    return kept  # "pattern": output_attentions=True returns every layer's softmax, as hook_pattern keeps it
 
 
 def run_case(memplan, case):
@@ -115,22 +223,29 @@ def run_case(memplan, case):
         model = get_peft_model(model, LoraConfig(r=settings["lora"], lora_alpha=16, target_modules=["q_proj", "v_proj"]))
     torch.cuda.synchronize()
     weights = torch.cuda.memory_allocated()
-    vocab = model.config.vocab_size
-    ids = torch.randint(0, vocab, (batch, seq), device="cuda")
+    # The attention transformers chose: some families (gpt-oss's sinks) have no SDPA path.
+    attn = getattr(model.config, "_attn_implementation", None)
+    if attn == "eager" and "--attention" not in extra:
+        extra = extra + ["--attention", "eager"]
+    inputs = model_inputs(model, settings, batch, seq, dtype)
+    hooks = keep_hooks(model, settings.get("hooks"))
     torch.cuda.reset_peak_memory_stats()
     phases, peak = {}, 0
     start = time.perf_counter()
-    if workload == "inference":
+    if workload in ("inference", "extraction"):
         model.eval()
+        use_cache = settings.get("use_cache", workload == "inference")
         with torch.no_grad():
-            out = model(input_ids=ids, use_cache=settings.get("use_cache", True))
+            flags = {"output_attentions": True} if settings.get("hooks") == "pattern" else {}
+            out = model(**inputs, use_cache=use_cache, **flags)
         torch.cuda.synchronize()
         del out
+        hooks.clear()
     elif workload == "generation":
         model.eval()
         new = settings["new_tokens"]
         with torch.no_grad():
-            model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=new,
+            model.generate(**inputs, attention_mask=torch.ones_like(inputs["input_ids"]), max_new_tokens=new,
                            min_new_tokens=new, do_sample=False, pad_token_id=0)
         torch.cuda.synchronize()
     elif workload == "training":
@@ -140,11 +255,14 @@ def run_case(memplan, case):
             model.gradient_checkpointing_enable()
             if settings.get("lora"):
                 model.enable_input_require_grads()
+        labels = inputs["input_ids"]
+        if settings.get("loader") == "seq2seq":  # the decoder's targets, --target-len tokens
+            labels = torch.randint(0, 32000, (batch, settings["target"]), device="cuda")
         optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
         peak = 0
         for _ in range(2):  # the second step runs with the optimizer's states in place
             torch.cuda.reset_peak_memory_stats()
-            loss = model(input_ids=ids, labels=ids, use_cache=False).loss
+            loss = model(**inputs, labels=labels, use_cache=False).loss
             phases["forward"] = torch.cuda.max_memory_allocated()
             torch.cuda.reset_peak_memory_stats()
             loss.backward()
@@ -180,7 +298,8 @@ def run_case(memplan, case):
 
 
 def run_context():
-    """Device memory used by a process that only created the CUDA context and cuBLAS."""
+    """Device memory used by a process that only created the CUDA context and cuBLAS, and the total
+    CUDA lets a process use beside the one NVML (nvidia-smi) reports."""
     import pynvml
     pynvml.nvmlInit()
     handle = pynvml.nvmlDeviceGetHandleByIndex(0)
@@ -192,8 +311,35 @@ def run_context():
     a = torch.randn(256, 256, device="cuda")
     (a @ a).sum().item()
     after_cublas = pynvml.nvmlDeviceGetMemoryInfo(handle).used
-    return {"case": "context", "context_and_torch": after_context - before - torch.cuda.memory_reserved(),
-            "cublas_and_matmul": after_cublas - after_context, "torch_reserved": torch.cuda.memory_reserved()}
+    return {"case": "context", "module_loading": os.environ.get("CUDA_MODULE_LOADING", "LAZY (torch's default)"),
+            "device": torch.cuda.get_device_name(), "torch": torch.__version__, "cuda": torch.version.cuda,
+            "driver": pynvml.nvmlSystemGetDriverVersion(),
+            "context_and_torch": after_context - before - torch.cuda.memory_reserved(),
+            "cublas_and_matmul": after_cublas - after_context, "torch_reserved": torch.cuda.memory_reserved(),
+            "nvml_total": pynvml.nvmlDeviceGetMemoryInfo(handle).total, "cuda_total": torch.cuda.mem_get_info()[1]}
+
+
+def child(memplan, name, env=None):
+    """One case in its own process: a fresh context and clean allocator counters."""
+    return subprocess.Popen([sys.executable, __file__, "--memplan", memplan, "--child", name],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def finish(name, process, out):
+    stdout, stderr = process.communicate()
+    lines = stdout.strip().splitlines() if process.returncode == 0 else [
+        json.dumps({"case": name, "error": stderr.strip().splitlines()[-3:]})]
+    for line in lines:
+        print(line, flush=True)
+        if out:
+            with open(out, "a") as f:
+                f.write(line + "\n")
+
+
+def gpu_gib():
+    out = subprocess.run(["nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
+                         check=True, capture_output=True, text=True).stdout
+    return int(out.split()[0]) / 1024
 
 
 def main():
@@ -201,6 +347,8 @@ def main():
     parser.add_argument("--memplan", default="build/memplan")
     parser.add_argument("--case", action="append", help="a case name, 'params' or 'context'; default all")
     parser.add_argument("--out", help="append JSON lines here")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="cases run at once, as long as their estimates fit in 90%% of the GPU together")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -214,18 +362,32 @@ def main():
             print(json.dumps(row), flush=True)
         return
     names = args.case or ["context", "params"] + [c[0] for c in CASES]
-    for name in names:
-        # One process per case: a fresh context and clean allocator counters.
-        result = subprocess.run([sys.executable, __file__, "--memplan", args.memplan, "--child", name],
-                                capture_output=True, text=True)
-        lines = result.stdout.strip().splitlines() if result.returncode == 0 else [
-            json.dumps({"case": name, "error": result.stderr.strip().splitlines()[-1:]})]
-        for line in lines:
-            print(line, flush=True)
-            if args.out:
-                with open(args.out, "a") as out:
-                    out.write(line + "\n")
-
-
+    if "context" in names:  # alone on the GPU: NVML's used memory is the whole device's
+        for loading in ("LAZY", "EAGER"):
+            finish("context", child(args.memplan, "context", dict(os.environ, CUDA_MODULE_LOADING=loading)), args.out)
+    background = child(args.memplan, "params") if "params" in names else None  # meta device: CPU only
+    queue = [c for c in CASES if c[0] in names]
+    budget, running = 0.9 * gpu_gib(), []
+    while queue or running:
+        for name, process, gib in list(running):
+            if process.poll() is not None:
+                running.remove((name, process, gib))
+                finish(name, process, args.out)
+        while queue and len(running) < args.jobs:
+            name, model, workload, dtype, batch, seq, extra, _ = queue[0]
+            try:
+                estimate, _ = memplan_estimate(args.memplan, model, workload, dtype, batch, seq, extra)
+            except subprocess.CalledProcessError as error:
+                queue.pop(0)
+                print(json.dumps({"case": name, "error": error.stderr.strip().splitlines()[-3:]}), flush=True)
+                continue
+            gib = 1.25 * estimate["total_bytes"] / 2 ** 30 + 2  # eager attention and slow scans run above it
+            if running and sum(r[2] for r in running) + gib > budget:
+                break
+            queue.pop(0)
+            running.append((name, child(args.memplan, name), gib))
+        time.sleep(0.2)
+    if background:
+        finish("params", background, args.out)
 if __name__ == "__main__":
     main()
