@@ -76,6 +76,62 @@ def phases(name, fixture, dtype_name, batch, seq, settings=None, config_changes=
             "cache_first_layers": layers[:2], "cache_layer_types": sorted({r["type"] for r in layers})}
 
 
+def live_at_peak(snapshot, top=12):
+    """The allocations alive at the highest point of a recorded trace, grouped by where transformers
+    (or torch) made them: [bytes, count, "file:line function"], largest first."""
+    trace = snapshot["device_traces"][0]
+    freeing = "free_requested" if any(e["action"] == "free_requested" for e in trace) else "free_completed"
+    sizes, total, peak, peak_at = {}, 0, 0, -1
+    for i, e in enumerate(trace):
+        if e["action"] == "alloc":
+            sizes[e["addr"]] = e["size"]
+            total += e["size"]
+            if total > peak:
+                peak, peak_at = total, i
+        elif e["action"] == freeing and e["addr"] in sizes:
+            total -= sizes.pop(e["addr"])
+    live = {}
+    for e in trace[:peak_at + 1]:
+        if e["action"] == "alloc":
+            live[e["addr"]] = e
+        elif e["action"] == freeing:
+            live.pop(e["addr"], None)
+    groups = {}
+    for e in live.values():
+        frames = e.get("frames") or [{"filename": "?", "line": 0, "name": "?"}]
+        frame = next((f for f in frames if "/transformers/" in f["filename"]), frames[0])
+        where = f"{os.path.basename(frame['filename'])}:{frame['line']} {frame['name']}"
+        size, count = groups.get((where, e["size"]), (0, 0))
+        groups[(where, e["size"])] = (size + e["size"], count + 1)
+    rows = sorted(((b, n, f"{w} ({s} B each)") for (w, s), (b, n) in groups.items()), reverse=True)
+    return {"traced_peak": peak, "live_at_peak": rows[:top]}
+
+
+def snapshot(name, fixture, dtype_name, batch, seq, settings=None, training=False, attn=None):
+    """What is alive at the peak of one forward (with labels and gradients when `training`)."""
+    import torch
+    settings = settings or {}
+    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype_name]
+    model = build(os.path.join(FIXTURES, fixture), dtype, "cuda", attn)
+    model.train(training)
+    inputs = model_inputs(model, settings, batch, seq, dtype)
+    weights = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    torch.cuda.memory._record_memory_history(stacks="python", max_entries=1_000_000)
+    if training:
+        loss = model(**inputs, labels=inputs["input_ids"], use_cache=False).loss
+        del loss
+    else:
+        with torch.no_grad():
+            out = model(**inputs, use_cache=True)
+            del out
+    torch.cuda.synchronize()
+    snap = torch.cuda.memory._snapshot()
+    torch.cuda.memory._record_memory_history(enabled=None)
+    return {"case": name, "attention": model.config._attn_implementation, "weights": weights,
+            "peak": torch.cuda.max_memory_allocated() - weights, **live_at_peak(snap)}
+
+
 def tied_head():
     import torch
     model = build(os.path.join(FIXTURES, "flan-t5-base"), torch.float32, "meta")
@@ -93,6 +149,11 @@ QUESTIONS = {
     "qwen2-vl-2b": lambda: phases("qwen2-vl-2b", "qwen2-vl-2b-instruct", "bf16", 1, 256,
                                   {"image": (1280, 720)}),
     "flan-t5-base-head": tied_head,
+    "qwen2-vl-2b-eager-peak": lambda: snapshot("qwen2-vl-2b-eager-peak", "qwen2-vl-2b-instruct", "bf16", 1, 256,
+                                               {"image": (1280, 720)}),
+    "gemma-3-1b-training-forward-peak": lambda: snapshot("gemma-3-1b-training-forward-peak", "gemma-3-1b-it",
+                                                         "bf16", 2, 2048, training=True),
+    "olmoe-inference-peak": lambda: snapshot("olmoe-inference-peak", "olmoe-1b-7b-0924", "bf16", 4, 2048),
 }
 
 

@@ -58,12 +58,18 @@ CASES = [
     ("qwen3-30b-a3b-bf16-inference", "qwen3-30b-a3b", "inference", "bf16", 1, 4096, [], {}),
     ("deepseek-v2-lite-bf16-inference", "deepseek-v2-lite", "inference", "bf16", 1, 4096, [], {}),
     ("gpt-oss-20b-bf16-inference", "gpt-oss-20b", "inference", "bf16", 1, 4096, [], {}),
+    # Sliding layers right after the prefill still hold the prompt's storage (transformers slices it).
+    ("mistral-7b-bf16-generation-long", "mistral-7b-v0.1", "generation", "bf16", 1, 8192, ["--new-tokens", "64"],
+     {"new_tokens": 64}),
+    ("gemma-2-9b-bf16-generation", "gemma-2-9b", "generation", "bf16", 1, 8192, ["--new-tokens", "32"],
+     {"new_tokens": 32}),
     # Issue 17: state-space, hybrid, encoder-decoder and vision-language models.
     ("mamba-130m-fp32-generation", "mamba-130m-hf", "generation", "fp32", 4, 2048, ["--new-tokens", "128"],
      {"new_tokens": 128}),
     ("mamba-130m-fp32-training", "mamba-130m-hf", "training", "fp32", 4, 1024, [], {}),
     ("bamba-9b-bf16-inference", "bamba-9b", "inference", "bf16", 1, 4096, [], {}),
-    ("flan-t5-base-fp32-training", "flan-t5-base", "training", "fp32", 8, 512, ["--target-len", "128"],
+    # T5's config trains with dropout (dropout_rate = 0.1), as GPT-2's does.
+    ("flan-t5-base-fp32-training", "flan-t5-base", "training", "fp32", 8, 512, ["--target-len", "128", "--dropout"],
      {"loader": "seq2seq", "target": 128}),
     ("flan-t5-base-fp32-generation", "flan-t5-base", "generation", "fp32", 8, 512, ["--new-tokens", "128"],
      {"loader": "seq2seq", "new_tokens": 128}),
@@ -71,6 +77,12 @@ CASES = [
      ["--images", "1", "--image-size", "1280x720"], {"loader": "vlm", "image": (1280, 720)}),
     ("llava-1.5-7b-fp16-image", "llava-1.5-7b-hf", "inference", "fp16", 1, 128, ["--images", "1"],
      {"loader": "vlm", "image": (336, 336)}),
+    ("qwen2-vl-2b-bf16-image-sdpa", "qwen2-vl-2b-instruct", "inference", "bf16", 1, 256,
+     ["--images", "1", "--image-size", "1280x720"], {"loader": "vlm", "image": (1280, 720), "attn": "sdpa"}),
+    # LoRA on the language model's q and v; the tower's fused qkv is not a target, so it stays frozen.
+    ("qwen2-vl-2b-bf16-image-lora", "qwen2-vl-2b-instruct", "training", "bf16", 1, 256,
+     ["--images", "1", "--image-size", "1280x720", "--lora-rank", "8"],
+     {"loader": "vlm", "image": (1280, 720), "attn": "sdpa", "lora": 8}),
     # TransformerLens-style hook caches, kept by forward hooks (TransformerLens keeps no KV cache).
     ("gpt2-fp32-hooks-resid-post", "gpt2", "extraction", "fp32", 4, 1024,
      ["--filter", "blocks.*.hook_resid_post", "--no-kv-cache"], {"hooks": "resid_post"}),
@@ -93,7 +105,7 @@ def memplan_model(memplan, name):
     if BUILTINS is None:
         out = subprocess.run([memplan, "models", "--format", "json"], check=True, capture_output=True, text=True).stdout
         BUILTINS = {m["name"] for m in json.loads(out)["models"]}
-    return name if name in BUILTINS else os.path.join(FIXTURES, name, "config.json")
+    return name if name in BUILTINS else os.path.relpath(os.path.join(FIXTURES, name, "config.json"))
 
 
 def memplan_estimate(memplan, model, workload, dtype, batch, seq, extra):

@@ -93,6 +93,16 @@ const char* attention_tensors(AttentionVariant variant, const AttentionShape& s,
     case AttentionVariant::eager:
       t.add("scores", {{"B", B}, {"H", H}, {"N", N}, {"M", M}});
       t.add("probabilities", {{"B", B}, {"H", H}, {"N", N}, {"M", M}}, s.softmax_fp32 ? fp32 : s.dtype);
+      // softmax(scores, dtype=float32).to(query.dtype): the cast is born while the scores and the
+      // fp32 softmax are both alive (measured: Llama-2-7b eager, docs/accuracy.md). T5's fp32
+      // copy of the scores is larger, and gone by the time of its cast.
+      if (s.softmax_fp32 && element_bits(s.dtype.format) != 32) {
+        if (s.softmax_of_fp32_copy) {
+          t.add("scores_fp32", {{"B", B}, {"H", H}, {"N", N}, {"M", M}}, fp32);
+        } else {
+          t.add("probabilities_16bit", {{"B", B}, {"H", H}, {"N", N}, {"M", M}});
+        }
+      }
       t.add("output", {{"B", B}, {"H", H}, {"N", N}, {"D", D}});
       return "scores and probabilities B*H*N*M each, held together through softmax, plus the output";
     case AttentionVariant::sdpa:

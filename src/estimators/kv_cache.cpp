@@ -25,6 +25,7 @@ std::pair<std::uint64_t, std::uint64_t> held_tokens(const ModelSpec& s, Attentio
   std::uint64_t window = 0;
   if (kind == AttentionKind::sliding) window = s.sliding_window;
   if (kind == AttentionKind::chunked) window = s.attention_chunk;
+  if (kind == AttentionKind::sliding && o.sliding_keeps_prompt) return {o.tokens, 0};
   if (o.honor_sliding_window && window != 0 && o.tokens > window) return {window, window};
   return {o.tokens, 0};
 }
@@ -167,6 +168,10 @@ Item group_item(const LayerCache& c, std::uint64_t layers, const KvCacheOptions&
   } else if (c.window != 0) {
     note = "capped at the model's " + std::to_string(c.window) + "-token " +
            (c.kind == "chunked_layers" ? "attention chunk" : "sliding window");
+  } else if (c.kind == "sliding_layers" && o.sliding_keeps_prompt) {
+    note =
+        "the whole prompt: transformers keeps a window's slice of it, whose storage is the prompt's until the "
+        "first decode step";
   }
   return Item{name, total, formula, std::nullopt, note, std::move(detail)};
 }

@@ -15,6 +15,12 @@ namespace memplan {
 
 namespace {
 
+// Gemma's RMSNorm (Gemma, Gemma 2, Gemma 3): output = norm(x.float()) * (1 + weight.float()).
+bool gemma_rmsnorm(const ModelSpec& s) {
+  return s.norm == NormKind::rmsnorm &&
+         (s.family == Family::gemma || s.family == Family::gemma2 || s.family == Family::gemma3);
+}
+
 constexpr std::array<std::pair<Optimizer, std::string_view>, 7> kOptimizers{{
     {Optimizer::none, "none"},
     {Optimizer::sgd, "sgd"},
@@ -362,14 +368,21 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dens
   float_bits(e, "compute", "the activation dtype");
   const TensorDims sbh{{"s", seq}, {"b", b}, {"h", h}};
   std::vector<Item> rows;
+  const TensorDims norms{{"norms", s.norms_per_layer}, {"s", seq}, {"b", b}, {"h", h}};
+  // Gemma's RMSNorm multiplies by (1 + weight) in fp32: the normalised x it keeps for the
+  // weight's gradient is fp32, where LlamaRMSNorm keeps it cast back (measured, docs/accuracy.md).
+  const bool fp32_normed = gemma_rmsnorm(s) && shape.hf_unfused_ops;
   if (s.norms_per_layer > 0) {
-    rows.push_back(tensor_row("norm_inputs", {{"norms", s.norms_per_layer}, {"s", seq}, {"b", b}, {"h", h}}, e));
+    if (fp32_normed) {
+      rows.push_back(tensor_row("rmsnorm_fp32_outputs", norms, precisions::fp32));
+    } else {
+      rows.push_back(tensor_row("norm_inputs", norms, e));
+    }
   }
   // LlamaRMSNorm: x.to(fp32), then x * rsqrt(mean(x^2)) kept for the weight's product:
   // 4 bytes per element more than a fused norm keeps, in any compute dtype.
   if (s.norms_per_layer > 0 && s.norm == NormKind::rmsnorm && shape.hf_unfused_ops) {
-    rows.push_back(tensor_row("rmsnorm_fp32_copies", {{"norms", s.norms_per_layer}, {"s", seq}, {"b", b}, {"h", h}},
-                              precisions::fp32));
+    rows.push_back(tensor_row("rmsnorm_fp32_copies", norms, precisions::fp32));
   }
   if (ssm_block) {
     ssm_activations(s, shape, rows);
@@ -415,6 +428,14 @@ void attention_activations(const ModelSpec& s, const TrainingShape& shape, std::
     rows.push_back(tensor_row(
         "kv_latent", {{"s", seq}, {"b", b}, {"kv_lora_rank+qk_rope", m.kv_lora_rank + m.qk_rope_head_dim}}, e));
     rows.push_back(tensor_row("kv_latent_normed", {{"s", seq}, {"b", b}, {"kv_lora_rank", m.kv_lora_rank}}, e));
+  }
+  // q/k norms (Qwen3, Gemma 3, OLMo 2) are RMSNorms over the projections' outputs: each keeps
+  // its fp32 input copy and, for its weight's gradient, its normalised output (not under LoRA,
+  // where the weight is frozen).
+  if (s.qk_norm != QkNorm::none && shape.hf_unfused_ops) {
+    const TensorDims qk{{"s", seq}, {"b", b}, {"(a+a_kv)*d_head", checked_add(q_width, kv_width, "q and k widths")}};
+    rows.push_back(tensor_row("qk_norm_fp32_copies", qk, precisions::fp32));
+    if (!shape.frozen_base) rows.push_back(tensor_row("qk_norm_outputs", qk, gemma_rmsnorm(s) ? precisions::fp32 : e));
   }
   rows.push_back(tensor_row("q", {{"s", seq}, {"b", b}, {"a*d_head", q_width}}, e));
   rows.push_back(tensor_row("k", {{"s", seq}, {"b", b}, {"a_kv*d_head", kv_width}}, e));
@@ -473,7 +494,12 @@ void mlp_activations(const ModelSpec& s, const TrainingShape& shape, bool moe, s
     rows.push_back(tensor_row("gate_output", sbf, e));
     rows.push_back(tensor_row("activation_output", sbf, e));
     rows.push_back(tensor_row("up_output", sbf, e));
-    rows.push_back(tensor_row("down_input", sbf, e));
+    // A frozen down projection's matmul keeps no input: autograd saves x only to compute the
+    // weight's gradient (measured: LoRA on Llama-2-7b and Qwen3-8B, docs/accuracy.md).
+    if (!shape.frozen_down_proj) rows.push_back(tensor_row("down_input", sbf, e));
+    if (s.activation == "gelu_new" && shape.hf_unfused_ops) {  // T5 v1.1's gate: as the plain MLP's below
+      rows.push_back(tensor_row("gelu_new_intermediates", {{"3", 3}, {"s", seq}, {"b", b}, {"f", f}}, e));
+    }
   } else {
     const TensorDims sbf{{"s", seq}, {"b", b}, {"f", f}};
     rows.push_back(tensor_row("activation_input", sbf, e));
@@ -488,7 +514,8 @@ void mlp_activations(const ModelSpec& s, const TrainingShape& shape, bool moe, s
 }
 }  // namespace
 
-TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShape& shape, const TrainingOptions& o) {
+namespace {
+TrainingEstimate training_phases(const ModelSpec& s, const TrainingShape& shape, const TrainingOptions& o) {
   if (o.grad_accumulation == 0) {
     throw Error(ErrorKind::invalid_input, "grad_accumulation must be at least 1", "grad_accumulation");
   }
@@ -1024,6 +1051,19 @@ TrainingEstimate estimate_training_phases(const ModelSpec& s, const TrainingShap
     if (out.phases[i].total() > out.phases[out.peak].total()) out.peak = i;
   }
   return out;
+}
+}  // namespace
+
+TrainingEstimate estimate_training_phases(const ModelSpec& spec, const TrainingShape& shape,
+                                          const TrainingOptions& options) {
+  // LoRA leaves the base frozen: what autograd keeps only for the base's weight gradients goes.
+  TrainingShape frozen = shape;
+  frozen.frozen_base = options.lora.rank > 0;
+  const auto targeted = [&](const char* t) {
+    return std::find(options.lora.targets.begin(), options.lora.targets.end(), t) != options.lora.targets.end();
+  };
+  frozen.frozen_down_proj = frozen.frozen_base && !targeted("down") && !targeted("all");
+  return training_phases(spec, frozen, options);
 }
 
 Breakdown estimate_training(const ModelSpec& spec, const TrainingShape& shape, const TrainingOptions& options) {

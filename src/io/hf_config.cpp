@@ -310,9 +310,11 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
                              : map.optional_integer("sliding_window_pattern", 1, detail::kMaxConfigSize).value_or(6);
         f.from("global_every", s.family == Family::gemma2 ? "sliding_window" : "sliding_window_pattern");
       }
-      for (const char* cap : {"attn_logit_softcapping", "final_logit_softcapping"}) {
-        if (map.has(cap)) f.note(std::string(cap) + ": a tanh on the logits, no memory");
+      if (map.has("attn_logit_softcapping")) {
+        f.note("attn_logit_softcapping: a tanh on the attention scores, priced as the attention kernel's");
       }
+      s.final_logit_softcapping = map.has("final_logit_softcapping") &&
+                                  map.number("final_logit_softcapping", 0, 1e6) > 0;
       break;
     }
     case Family::deepseek: {
@@ -937,6 +939,8 @@ void read_encoder_decoder(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
                                         "' is not an activation or 'gated-' and one (T5Config reads 'relu', "
                                         "'gated-gelu', ...)");
     }
+    // T5Config: "gated-gelu" runs gelu_new (NewGELUActivation), "for backwards compatibility".
+    if (proj == "gated-gelu") s.activation = "gelu_new";
     if (std::optional<std::uint64_t> context = f.optional("max_seq_len", {"n_positions"})) {
       s.max_seq_len = *context;
     } else {
@@ -1263,6 +1267,7 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
   if (s.moe_every != 1) out << "moe_every: " << s.moe_every << '\n';
   if (s.router_bias) out << "router_bias: true\n";
   if (s.attention_sinks) out << "attention_sinks: true\n";
+  if (s.final_logit_softcapping) out << "final_logit_softcapping: true\n";
   if (!s.attn_k_bias) out << "attn_k_bias: false\n";
   if (s.vision.kind != VisionKind::clip) out << "vision_kind: " << to_string(s.vision.kind) << '\n';
   if (s.vision.merge != 1) out << "vision_merge: " << s.vision.merge << '\n';

@@ -54,6 +54,7 @@ const std::vector<std::string> kModelKeys = {"family",
                                              "qk_rope_head_dim",
                                              "v_head_dim",
                                              "attention_sinks",
+                                             "final_logit_softcapping",
                                              "mtp_layers",
                                              "ssm_version",
                                              "ssm_d_inner",
@@ -207,6 +208,7 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
     }
   }
   read_flag(map, "attention_sinks", s.attention_sinks);
+  read_flag(map, "final_logit_softcapping", s.final_logit_softcapping);
   read_count(map, "mtp_layers", s.mtp_layers, 0);
   if (map.has("source")) entry.source = map.string("source");
   entry.published_params = map.optional_integer("published_params", 1, UINT64_MAX);

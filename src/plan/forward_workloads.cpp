@@ -129,7 +129,11 @@ AttentionShape scores_shape(const ModelSpec& s, const Workload& w, std::uint64_t
   shape.dtype = c;
   shape.chunk = w.attention_chunk;
   shape.include_inputs = false;
-  shape.softmax_fp32 = w.attention == AttentionVariant::eager;
+  // gpt-oss's eager attention softmaxes in the model's dtype, over the scores with the sinks appended.
+  shape.softmax_fp32 = w.attention == AttentionVariant::eager && !s.attention_sinks;
+  // T5Attention upcasts its scores before the softmax (softmax(scores.float())); in fp32 the
+  // upcast is the same tensor.
+  shape.softmax_of_fp32_copy = s.positional == Positional::relative;
   return shape;
 }
 
@@ -150,9 +154,11 @@ void attention_tensors(const ModelSpec& s, const Workload& w, std::uint64_t B, s
     t.add(kAttention, "kv_repeated", {{"2", 2}, {"B", B}, {"H", H}, {"M", keys}, {"d_head", dh}}, c);
   }
   t.add_attention(w.attention, scores_shape(s, w, core_batch, S, keys, c));
-  // T5Attention upcasts its scores before the softmax (softmax(scores.float())): one more fp32 copy.
-  if (s.positional == Positional::relative)
-    t.add(kAttention, "attn_scores_fp32", {{"B", B}, {"H", H}, {"S", S}, {"M", keys}}, precisions::fp32);
+  // gpt-oss: cat([scores, sinks]) - max is a new tensor born while the concatenation is alive.
+  if (s.attention_sinks && w.attention == AttentionVariant::eager) {
+    t.add(kAttention, "attn_sink_logits",
+          {{"B", core_batch == 0 ? B : core_batch}, {"H", H}, {"S", S}, {"M+1", keys + 1}}, c);
+  }
   t.add(kAttention, "o_proj_out", {{"B", B}, {"S", S}, {"d", d}}, c);
 }
 
@@ -165,8 +171,6 @@ void cross_tensors(const ModelSpec& s, const Workload& w, std::uint64_t B, std::
   t.add(kCross, "cross_q", {{"B", B}, {"S", S}, {"H", H}, {"d_head", dh}}, c);
   if (!w.kv_cache) t.add(kCross, "cross_kv", {{"2", 2}, {"B", B}, {"source", source}, {"H", H}, {"d_head", dh}}, c);
   t.add_attention(w.attention, scores_shape(s, w, B, S, source, c), kCross);
-  if (s.positional == Positional::relative)
-    t.add(kCross, "cross_scores_fp32", {{"B", B}, {"H", H}, {"S", S}, {"source", source}}, precisions::fp32);
   t.add(kCross, "cross_o_proj_out", {{"B", B}, {"S", S}, {"d", s.d_model}}, c);
 }
 
@@ -231,6 +235,9 @@ bool forward_tensors(const ModelSpec& s, const Workload& w, std::uint64_t querie
   if (s.lm_head != LmHead::none) {
     t.add(kLogits, "final_hidden", {{"B", B}, {"S", logit_positions}, {"d", d}}, c);
     t.add(kLogits, "logits", {{"B", B}, {"S", logit_positions}, {"V", s.vocab_size}}, c);
+    // transformers' soft-cap, logits / cap, tanh, * cap: each op's output is born before its input dies.
+    if (s.final_logit_softcapping)
+      t.add(kLogits, "softcap_logits", {{"B", B}, {"S", logit_positions}, {"V", s.vocab_size}}, c);
     if (upcast)
       t.add(kLogits, "logits_fp32", {{"B", B}, {"S", logit_positions}, {"V", s.vocab_size}}, precisions::fp32);
   }
@@ -306,6 +313,7 @@ KvCacheOptions kv_options(const ModelSpec& s, const Workload& w, std::uint64_t t
   o.precision = w.kv_precision.value_or(compute_precision(w));
   o.page_tokens = w.kv_page_tokens;
   o.mla_cache = w.mla_cache;
+  o.sliding_keeps_prompt = tokens <= w.seq_len;  // a pass over the prompt, before any decode step
   o.state_precision = compute_precision(w);
   o.cross_tokens = is_encoder_decoder(s) ? w.seq_len : 0;  // the source's keys and values, per decoder layer
   return o;

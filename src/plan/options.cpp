@@ -162,9 +162,9 @@ const std::array kOptions = std::to_array<OptionDef>({
    .help = "Paged KV cache: tokens per block (vLLM: 16); 0 = contiguous", .default_text = "0", .applies = kForward,
    .set = MEMPLAN_SET(s.workload.kv_page_tokens = v.count)},
   {.key = "mla_cache", .flag = "mla_cache", .kind = OptionKind::text, .group = kKv,
-   .help = "Latent-attention (DeepSeek) cache: decompressed keys and values (transformers) or the latent (vLLM, "
-           "SGLang)",
-   .default_text = "decompressed", .applies = kForward,
+   .help = "Latent-attention (DeepSeek) cache: the latent (transformers 5, vLLM, SGLang) or decompressed keys and "
+           "values (transformers before huggingface/transformers#47761)",
+   .default_text = "latent", .applies = kForward,
    .set = MEMPLAN_SET(s.workload.mla_cache = parse_mla_cache(v.text))},
   {.key = "kv_cache", .flag = "no_kv_cache", .kind = OptionKind::flag, .group = kKv,
    .help = "Inference or extraction without a KV cache (use_cache=False)",

@@ -131,6 +131,7 @@ void write_model(std::ostream& out, const ModelEntry& e, std::size_t index) {
   out << "  s.mla = {" << u64(s.mla.q_lora_rank) << ", " << u64(s.mla.kv_lora_rank) << ", "
       << u64(s.mla.qk_nope_head_dim) << ", " << u64(s.mla.qk_rope_head_dim) << ", " << u64(s.mla.v_head_dim) << "};\n"
       << "  s.attention_sinks = " << boolean(s.attention_sinks) << ";\n"
+      << "  s.final_logit_softcapping = " << boolean(s.final_logit_softcapping) << ";\n"
       << "  s.mtp_layers = " << u64(s.mtp_layers) << ";\n"
       << "  s.ssm = {" << u64(s.ssm.version) << ", " << u64(s.ssm.d_inner) << ", " << u64(s.ssm.d_state) << ", "
       << u64(s.ssm.d_conv) << ", " << u64(s.ssm.dt_rank) << ", " << u64(s.ssm.heads) << ", " << u64(s.ssm.groups)

@@ -283,6 +283,9 @@ struct ModelSpec {
   std::vector<AttentionKind> layer_types;
   MlaSizes mla;                  // set when the layers are mla (DeepSeek); d_head is then qk_nope + qk_rope
   bool attention_sinks = false;  // a learned sink logit per head and layer (gpt-oss)
+  // tanh soft-capping of the final logits (Gemma 2): no parameters, but transformers writes it as
+  // three ops, so a second logits-sized tensor is alive while they run.
+  bool final_logit_softcapping = false;
   std::uint64_t mtp_layers = 0;  // multi-token-prediction layers the checkpoint adds; not counted
   // State-space layers. With ssm sizes and no layer_types every layer is one (Mamba); a hybrid
   // lists which are "mamba" in layer_types. A model without attention layers leaves n_heads,

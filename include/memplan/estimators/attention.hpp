@@ -36,6 +36,11 @@ struct AttentionShape {
   std::uint64_t chunk = 512;           // C for the chunked variants
   bool include_inputs = true;          // count q, k, v (3*B*H*N*D) as in a standalone call
   bool softmax_fp32 = false;           // eager: softmax computed in fp32 (Hugging Face eager does)
+  // With softmax_fp32 at 16 bits, what else is alive at the softmax: the result's cast back to
+  // dtype (Hugging Face eager: softmax(scores, dtype=float32).to(dtype)), or, when set, an
+  // fp32 copy of the scores (T5: softmax(scores.float()).type_as(scores), the copy freed
+  // before the cast).
+  bool softmax_of_fp32_copy = false;
 };
 
 // Returns a Breakdown with one component, "attention", whose detail lists every tensor

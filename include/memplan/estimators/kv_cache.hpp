@@ -15,8 +15,9 @@ namespace memplan {
 
 // What a latent-attention layer keeps per token. latent: the compressed latent and the
 // shared rotary key, kv_lora_rank + qk_rope_head_dim elements (vLLM, SGLang, DeepSeek's own
-// inference code); decompressed: keys of n_heads x (qk_nope_head_dim + qk_rope_head_dim) and
-// values of n_heads x v_head_dim (transformers' cache with eager or SDPA attention).
+// inference code, transformers since huggingface/transformers#47761: 5.17 measured it so);
+// decompressed: keys of n_heads x (qk_nope_head_dim + qk_rope_head_dim) and values of
+// n_heads x v_head_dim (transformers' cache before that change).
 enum class MlaCache { latent, decompressed };
 
 std::string to_string(MlaCache value);
@@ -24,12 +25,15 @@ std::string to_string(MlaCache value);
 MlaCache parse_mla_cache(std::string_view text);
 
 struct KvCacheOptions {
-  std::uint64_t batch = 1;                       // sequences held at once
-  std::uint64_t tokens = 2048;                   // tokens per sequence: prompt + generated
-  Precision precision = precisions::fp16;        // cache dtype: fp16, bf16, fp8, int8 (row scales), int4-gN
-  std::uint64_t page_tokens = 0;                 // paged allocation (vLLM blocks of N tokens); 0 = contiguous
-  bool honor_sliding_window = true;              // cap sliding and chunked layers at their window (vLLM, HF's caches)
-  MlaCache mla_cache = MlaCache::decompressed;   // latent-attention layers' convention
+  std::uint64_t batch = 1;                 // sequences held at once
+  std::uint64_t tokens = 2048;             // tokens per sequence: prompt + generated
+  Precision precision = precisions::fp16;  // cache dtype: fp16, bf16, fp8, int8 (row scales), int4-gN
+  std::uint64_t page_tokens = 0;           // paged allocation (vLLM blocks of N tokens); 0 = contiguous
+  bool honor_sliding_window = true;        // cap sliding and chunked layers at their window (vLLM, HF's caches)
+  // transformers' sliding layers keep a slice of the prompt's keys and values after a forward
+  // over it, and the slice holds the whole prompt's storage until a decode step replaces it.
+  bool sliding_keeps_prompt = false;
+  MlaCache mla_cache = MlaCache::latent;         // latent-attention layers' convention
   Precision state_precision = precisions::fp16;  // state-space layers' states: the model's dtype
   std::uint64_t cross_tokens = 0;                // an encoder-decoder's source positions its cross-attention keeps
 };

@@ -82,6 +82,8 @@ struct TrainingShape {
                                          //   (Megatron-core's get_capacity); 0 = dropless, k*s*b rows in all
   bool hf_unfused_ops = true;            // Hugging Face's RMSNorm and gelu_new are written as PyTorch ops and
                                          //   keep extra tensors for backward (measured: docs/accuracy.md)
+  bool frozen_base = false;              // LoRA: the base's weights need no gradient (set from the options)
+  bool frozen_down_proj = false;         // LoRA without an adapter on the MLP's down projection (set from the options)
 };
 
 struct LoraOptions {

@@ -45,6 +45,8 @@ TEST(Attention, EagerHoldsScoresAndProbabilities) {
   AttentionShape hf = seed_shape();
   hf.softmax_fp32 = true;
   EXPECT_EQ(row(AttentionVariant::eager, hf, "probabilities"), 2 * 4294967296ULL);
+  // Then .to(query.dtype): a 16-bit copy while the fp32 one and the scores are alive.
+  EXPECT_EQ(row(AttentionVariant::eager, hf, "probabilities_16bit"), 4294967296ULL);
 }
 
 TEST(Attention, SdpaKeepsOnlyOutputAndLogSumExp) {

@@ -71,12 +71,13 @@ TEST(EncoderDecoder, T5SmallCountsBothStacks) {
 }
 
 // google/flan-t5-base: T5 v1.1's layout: d 768, 12 + 12 layers, 12 heads of 64, a gated-GELU
-// MLP of 2048 (wi_0, wi_1, wo), an untied head. Published: 247,577,856 (keras-hub,
-// "flan_base_multi").
+// MLP of 2048 (wi_0, wi_1, wo) whose "gated-gelu" T5Config runs as gelu_new
+// (configuration_t5.py: "for backwards compatibility"), an untied head. Published: 247,577,856
+// (keras-hub, "flan_base_multi").
 TEST(EncoderDecoder, FlanT5HasAGatedMlpAndItsOwnHead) {
   const ModelSpec s = fixture("flan-t5-base");
   EXPECT_EQ(s.mlp, MlpKind::gated);
-  EXPECT_EQ(s.activation, "gelu");
+  EXPECT_EQ(s.activation, "gelu_new");
   EXPECT_EQ(s.lm_head, LmHead::untied);
   const std::uint64_t encoder_layer = 4ULL * 768 * 768 + 3ULL * 768 * 2048 + 2ULL * 768;
   const std::uint64_t decoder_layer = encoder_layer + 4ULL * 768 * 768 + 768;
@@ -226,6 +227,24 @@ TEST(EncoderDecoder, TrainingKeepsBothStacksAndTheCrossAttention) {
   EXPECT_EQ(bytes_of(rows, "encoder_output"), 512ULL * 8 * 512 * 2);
   // The loss is over the target: 8 x 128 x 32128 fp32 log-probabilities.
   EXPECT_EQ(bytes_of(find(b.components, "loss")->detail, "log_probs"), 8ULL * 128 * 32128 * 4);
+}
+
+// Flan-T5's gate runs gelu_new, written in PyTorch ops (tanh's output, 0.5x and 1 + tanh kept
+// besides the input): three more s x b x f tensors per layer in both stacks. Measured on an
+// H200 (docs/accuracy.md), the step's peak was 1.12 GiB above the estimate without them.
+TEST(EncoderDecoder, FlanT5TrainingKeepsGeluNewsIntermediates) {
+  const ModelSpec s = fixture("flan-t5-base");
+  Workload w;
+  w.kind = WorkloadKind::training;
+  w.batch = 8;
+  w.seq_len = 512;
+  w.target_len = 128;
+  w.weights.precision = precisions::fp32;
+  w.include_overhead = false;
+  const Breakdown b = estimate_workload(s, w);
+  const std::vector<Item>& rows = find(b.components, "activations")->detail;
+  EXPECT_EQ(bytes_of(rows, "encoder_gelu_new_intermediates"), 12ULL * 3 * 512 * 8 * 2048 * 4);
+  EXPECT_EQ(bytes_of(rows, "gelu_new_intermediates"), 12ULL * 3 * 128 * 8 * 2048 * 4);  // the decoder
 }
 
 // LoRA's default targets q and v are, as PEFT matches module names, every q and v of

@@ -14,6 +14,7 @@
 #include "memplan/estimators/training.hpp"
 #include "memplan/io/hf_config.hpp"
 #include "memplan/io/model_file.hpp"
+#include "memplan/plan/workload.hpp"
 
 namespace memplan {
 namespace families_test {
@@ -193,6 +194,31 @@ TEST(Families, Gemma2SlidingAndGlobalLayers) {
   KvCacheOptions all = bf16_tokens(8192);
   all.honor_sliding_window = false;
   EXPECT_EQ(estimate_kv_cache(s, all).total().count(), 42ULL * 2 * 8 * 256 * 8192 * 2);
+  // Right after a pass over the prompt, transformers' sliding layers still hold its storage:
+  // measured on an H200 (docs/accuracy.md), 2,818,572,288 B of cache before the LM head.
+  KvCacheOptions after_prefill = bf16_tokens(8192);
+  after_prefill.sliding_keeps_prompt = true;
+  const Breakdown prompt = estimate_kv_cache(s, after_prefill);
+  EXPECT_EQ(kv_row(prompt, "sliding_layers"), 21ULL * 2 * 8 * 256 * 8192 * 2);
+  EXPECT_EQ(prompt.total().count(), 2'818'572'288U);
+}
+
+// Gemma 2's final soft-cap (logits / 30, tanh, * 30) is three ops in transformers: each
+// output is allocated before its input is freed, so two logits tensors are alive. Measured on
+// an H200, gemma-2-9b's forward over 8192 tokens peaked 4,194,304,000 B higher with it than
+// with final_logit_softcapping set to None: 8192 x 256000 x 2 B.
+TEST(Families, Gemma2SoftCapHoldsASecondLogitsTensor) {
+  Workload w;
+  w.kind = WorkloadKind::inference;
+  w.seq_len = 8192;
+  w.weights.precision = precisions::bf16;
+  const Breakdown b = estimate_workload(fixture("gemma-2-9b"), w);
+  const auto workspace = std::find_if(b.components.begin(), b.components.end(),
+                                      [](const Item& i) { return i.name == "forward_workspace"; });
+  ASSERT_NE(workspace, b.components.end());
+  EXPECT_EQ(workspace->bytes.count(), 2 * 8192ULL * 256000 * 2 + 8192ULL * 3584 * 2);  // + the final hidden
+  ASSERT_EQ(workspace->detail.size(), 3U);
+  EXPECT_EQ(workspace->detail[2].name, "softcap_logits");
 }
 
 // Gemma 2's sandwich norms are hooked as TransformerLens names them (ln1_post, ln2_post):
@@ -234,7 +260,9 @@ TEST(Families, GptOssAlternatingWindow) {
 
 // deepseek-ai/DeepSeek-V2-Lite: 27 MLA layers, 16 heads, kv_lora_rank 512, rotary key 64,
 // keys 128 + 64 wide, values 128. vLLM and SGLang keep the latent and the rotary key
-// (576 per token and layer); transformers keeps decompressed keys and values per head.
+// (576 per token and layer), as transformers 5 does (huggingface/transformers#47761; measured
+// in 5.17: keys [1, 1, 4096, 512] and values [1, 1, 4096, 64] per layer); older transformers
+// kept decompressed keys and values per head.
 TEST(Families, DeepSeekLatentAgainstDecompressedCache) {
   const ModelSpec s = fixture("deepseek-v2-lite");
   KvCacheOptions o = bf16_tokens(4096);

@@ -64,6 +64,7 @@ void expect_same_architecture(const ModelSpec& got, const ModelSpec& want) {
   EXPECT_EQ(got.mla.qk_rope_head_dim, want.mla.qk_rope_head_dim);
   EXPECT_EQ(got.mla.v_head_dim, want.mla.v_head_dim);
   EXPECT_EQ(got.attention_sinks, want.attention_sinks);
+  EXPECT_EQ(got.final_logit_softcapping, want.final_logit_softcapping);
   EXPECT_EQ(got.mtp_layers, want.mtp_layers);
   EXPECT_EQ(got.ssm, want.ssm);
   EXPECT_EQ(got.vision, want.vision);

@@ -63,13 +63,15 @@ TEST(Workload, Fp32LogitsCopyForOlderTransformers) {
 }
 
 TEST(Workload, EagerAttentionMovesThePeakIntoTheBlock) {
-  // Eager at 2048: scores 32 x 2048^2 x 2 = 268,435,456, fp32 probabilities 536,870,912,
-  // output 16,777,216, plus block input 33,554,432, q/k/v 50,331,648 and o_proj 16,777,216.
+  // Eager at 2048: scores 32 x 2048^2 x 2 = 268,435,456, fp32 probabilities 536,870,912 and
+  // their bf16 cast 268,435,456, output 16,777,216, plus block input 33,554,432, q/k/v
+  // 50,331,648 and o_proj 16,777,216. Measured on an H100 and an H200, this forward peaked
+  // 0.243 GiB above the estimate without the cast (docs/accuracy.md).
   Workload w = bare(WorkloadKind::inference, 2048, "bf16");
   w.attention = AttentionVariant::eager;
   const Breakdown b = checked(llama2_7b(), w);
   EXPECT_EQ(component(b, "forward_workspace").bytes.count(),
-            33554432ULL + 50331648ULL + 268435456ULL + 536870912ULL + 16777216ULL + 16777216ULL);
+            33554432ULL + 50331648ULL + 268435456ULL + 536870912ULL + 268435456ULL + 16777216ULL + 16777216ULL);
 }
 
 TEST(Workload, GenerationTakesTheLargerOfPrefillAndDecode) {
@@ -136,7 +138,7 @@ TEST(WorkloadBytes, HandDerivedFiguresWithoutTheBreakdown) {
   eager.attention = AttentionVariant::eager;
   EXPECT_EQ(estimate_workload_bytes(llama2_7b(), eager).total.count(), kLlamaWeightsBf16 + 1073741824ULL + 33554432ULL +
                                                                            50331648ULL + 268435456ULL + 536870912ULL +
-                                                                           16777216ULL + 16777216ULL);
+                                                                           268435456ULL + 16777216ULL + 16777216ULL);
   Workload generation = bare(WorkloadKind::generation, 2048, "bf16");
   generation.new_tokens = 256;
   EXPECT_EQ(estimate_workload_bytes(llama2_7b(), generation).total.count(), kLlamaWeightsBf16 + 1242562560ULL);
