@@ -795,7 +795,9 @@ std::vector<Work> generation_work(const ModelSpec& s, const Workload& w) {
 void compose_extraction(const ModelSpec& s, const Workload& w, WorkloadComposer& c) {
   const bool streaming = w.kind == WorkloadKind::streaming_extraction;
   const std::uint64_t chunk = streaming ? std::min(w.streaming_chunk, w.seq_len) : w.seq_len;
-  if (causal(s) && (w.kv_cache || streaming)) {
+  // TransformerLens's run_with_cache runs forward without a past_kv_cache: no KV cache, unless
+  // streaming hands one from each chunk to the next.
+  if (causal(s) && streaming) {
     keep_kv(c, s, w, w.seq_len,
             streaming ? "later chunks attend to earlier ones, so the cache holds the whole sequence" : "");
   }

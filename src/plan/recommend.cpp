@@ -100,7 +100,7 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
            [p](Workload& x) { x.kv_precision = p; }});
     }
   }
-  if ((kind == WorkloadKind::inference || kind == WorkloadKind::extraction) && w.kv_cache) {
+  if (kind == WorkloadKind::inference && w.kv_cache) {
     add({"no_kv_cache",
          "kv_cache",
          "no KV cache (use_cache=False)",

@@ -129,9 +129,11 @@ TEST(Layout, DeviceMapPlacesLlama70bOverThreeA100sWithEachGpusRuntime) {
   EXPECT_EQ(l.devices[2].holds, "layers 54-79, final_norm, lm_head");
   // Weights: the token table (32000x8192) and 26 blocks of 855,654,400 params, bf16.
   EXPECT_EQ(bytes_of(l.devices[0].breakdown, "weights"), 2 * (262144000ULL + 26 * 855654400ULL));
-  // KV cache of the layers each GPU runs: per layer 2 x 8 heads x 128 x 2048 tokens x 2 B.
-  EXPECT_EQ(bytes_of(l.devices[0].breakdown, "kv_cache"), 26 * 8388608ULL);
-  EXPECT_EQ(bytes_of(l.devices[1].breakdown, "kv_cache"), 28 * 8388608ULL);
+  // KV cache of the layers each GPU runs (inference): per layer 2 x 8 heads x 128 x 2048
+  // tokens x 2 B. Extraction keeps none (TransformerLens's run_with_cache).
+  const LayoutEstimate forward = estimate_layout(llama2_70b(), bf16(WorkloadKind::inference), o);
+  EXPECT_EQ(bytes_of(forward.devices[0].breakdown, "kv_cache"), 26 * 8388608ULL);
+  EXPECT_EQ(bytes_of(forward.devices[1].breakdown, "kv_cache"), 28 * 8388608ULL);
   // The cached hooks, split by the GPU whose layers produce them, add up to the single-GPU cache.
   const Breakdown whole = estimate_workload(llama2_70b(), w);
   std::uint64_t hooks = 0;
