@@ -4,7 +4,7 @@
 # $OUT/log.txt; torch_peaks.py's JSON lines go to $OUT/torch-peaks.jsonl.
 #
 # Usage: OUT=DIR bench/accuracy/on_gpu.sh BIN [torch_peaks.py options]
-#   BIN holds memplan and the two GPU test binaries built with -DMEMPLAN_CUDA=ON, and lib/ with
+#   BIN is a build folder made with -DMEMPLAN_CUDA=ON (memplan and the two GPU test binaries), and lib/ with
 #   any shared library the machine lacks (`ldd BIN/memplan` on the target says which).
 set -u
 bin=$1
@@ -19,8 +19,9 @@ mkdir -p "$MEMPLAN_CACHE_DIR"
   echo "== probe"
   "$bin/memplan" probe
   echo "== gpu tests"
-  "$bin/memplan_probe_gpu_tests"
-  "$bin/memplan_kernels_gpu_tests"
+  for t in memplan_probe_gpu_tests memplan_kernels_gpu_tests; do  # a build folder keeps them under tests/
+    if [ -x "$bin/$t" ]; then "$bin/$t"; else "$bin/tests/$t"; fi
+  done
   echo "== calibrate"
   "$bin/memplan" calibrate
   echo "== torch peaks"

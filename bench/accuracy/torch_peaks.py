@@ -85,9 +85,9 @@ CASES = [
      {"loader": "vlm", "image": (1280, 720), "attn": "sdpa", "lora": 8}),
     # TransformerLens-style hook caches, kept by forward hooks (TransformerLens keeps no KV cache).
     ("gpt2-fp32-hooks-resid-post", "gpt2", "extraction", "fp32", 4, 1024,
-     ["--filter", "blocks.*.hook_resid_post", "--no-kv-cache"], {"hooks": "resid_post"}),
+     ["--filter", "blocks.*.hook_resid_post"], {"hooks": "resid_post"}),
     ("gpt2-fp32-hooks-pattern", "gpt2", "extraction", "fp32", 4, 1024,
-     ["--filter", "blocks.*.attn.hook_pattern", "--no-kv-cache", "--attention", "eager"],
+     ["--filter", "blocks.*.attn.hook_pattern", "--attention", "eager"],
      {"hooks": "pattern", "attn": "eager"}),
 ]
 
