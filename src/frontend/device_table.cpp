@@ -72,9 +72,10 @@ void choose_from_table(DeviceChoice& d, const DeviceArgs& args, const PlanSettin
   const WorkloadKind kind = settings.workload.kind;
   if (kind == WorkloadKind::hessian || kind == WorkloadKind::full_fisher) {
     // Only the full-curvature analyses say how many parameters the largest GPU could take.
-    const auto largest = std::max_element(table().begin(), table().end(),
-                                          [](const GpuSpec& x, const GpuSpec& y) { return x.memory < y.memory; });
-    if (largest != table().end()) d.largest = DeviceLimit{largest->name, largest->memory};
+    const auto largest = std::max_element(table().begin(), table().end(), [](const GpuSpec& x, const GpuSpec& y) {
+      return usable_memory(x) < usable_memory(y);
+    });
+    if (largest != table().end()) d.largest = DeviceLimit{largest->name, usable_memory(*largest)};
   }
 }
 

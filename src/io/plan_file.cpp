@@ -62,7 +62,7 @@ PlanBudget parse_budget(std::string_view text) {
   try {
     b.gpu = find_gpu(text, builtin_gpus());
     b.kind = BudgetKind::gpu;
-    b.bytes = b.gpu->memory;
+    b.bytes = usable_memory(*b.gpu);
     return b;
   } catch (const Error& gpu_error) {
     if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) {

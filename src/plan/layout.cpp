@@ -46,7 +46,7 @@ std::string training_only_option(const ParallelTrainingOptions& p) {
 
 void check_against(DeviceMemory& d, const GpuSpec& gpu) {
   d.gpu = gpu.name;
-  d.capacity = gpu.memory;
+  d.capacity = usable_memory(gpu);
 }
 
 std::string tensor_text(std::uint64_t t) {
@@ -255,7 +255,7 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   block_options.mla_cache = MlaCache::latent;  // vLLM's MLA backends keep the latent
   const Bytes block_bytes = estimate_kv_cache(ss, block_options).total();
   const Bytes non_kv = weights.bytes.plus(peak.bytes, "non-KV memory").plus(cublas, "non-KV memory");
-  const ServingCapacity cap = vllm_kv_capacity(gpu.memory, so.gpu_memory_utilization, non_kv, block_bytes,
+  const ServingCapacity cap = vllm_kv_capacity(usable_memory(gpu), so.gpu_memory_utilization, non_kv, block_bytes,
                                                so.block_size, max_len);
 
   const std::string block_text = ss.mla.kv_lora_rank != 0
@@ -267,8 +267,8 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   Item kv = row("kv_cache", block_bytes.times(cap.blocks, "KV cache"),
                 group_digits(cap.blocks) + " blocks x " + group_digits(block_bytes.count()) + " B (" + block_text +
                     " at " + to_string(kv_dtype) + "); blocks = floor((ceil(" +
-                    shortest_text(so.gpu_memory_utilization) + " x " + group_digits(gpu.memory.count()) + ") - " +
-                    group_digits(non_kv.count()) + ") / " + group_digits(block_bytes.count()) + ")",
+                    shortest_text(so.gpu_memory_utilization) + " x " + group_digits(usable_memory(gpu).count()) +
+                    ") - " + group_digits(non_kv.count()) + ") / " + group_digits(block_bytes.count()) + ")",
                 group_digits(cap.tokens) + " tokens: " + group_digits(cap.full_sequences) + " sequences of " +
                     group_digits(max_len));
 
@@ -397,7 +397,8 @@ LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const
   if (!user) {
     for (const GpuSpec& g : o.gpus) {
       const Bytes context = w.overhead.cuda_context;
-      max_memory.push_back(g.memory > context ? Bytes(g.memory.count() - context.count()) : Bytes(0));
+      const Bytes total = usable_memory(g);
+      max_memory.push_back(total > context ? Bytes(total.count() - context.count()) : Bytes(0));
     }
   }
   const std::vector<PlacementUnit> units = placement_units(spec, w.weights);

@@ -311,7 +311,7 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
   if (d.budget) {
     plan.budget = d.budget;
   } else if (d.gpu) {
-    plan.budget = d.gpu->memory;
+    plan.budget = usable_memory(*d.gpu);
   }
   if (layout) plan.layout = layout_options(s, d);
   return plan;

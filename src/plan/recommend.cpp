@@ -464,7 +464,7 @@ std::vector<GpuOption> gpu_options(const ModelSpec& spec, const Workload& worklo
     Workload w = workload;
     w.weights.precision = res.precision;
     w.overhead.hopper_or_newer = gpu.compute_capability >= ComputeCapability{9, 0};
-    o.limit = budget_limit(gpu.memory, threshold);
+    o.limit = budget_limit(usable_memory(gpu), threshold);
     try {
       o.total = estimate_workload(spec, w).total();
       o.fits = *o.total <= o.limit;
@@ -474,7 +474,7 @@ std::vector<GpuOption> gpu_options(const ModelSpec& spec, const Workload& worklo
     out.push_back(std::move(o));
   }
   std::stable_sort(out.begin(), out.end(), [](const GpuOption& x, const GpuOption& y) {
-    if (x.gpu.memory != y.gpu.memory) return x.gpu.memory < y.gpu.memory;
+    if (usable_memory(x.gpu) != usable_memory(y.gpu)) return usable_memory(x.gpu) < usable_memory(y.gpu);
     return x.gpu.name < y.gpu.name;
   });
   return out;

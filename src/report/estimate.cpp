@@ -320,7 +320,7 @@ void json(const EstimateReport& r, std::ostream& out) {
   detail::add_breakdown_json(j, r.estimate.breakdown);
   detail::add_peak_json(j, r.estimate.breakdown);
   if (const std::optional<GpuSpec>& device = r.plan.device) {
-    j["device"] = {{"name", device->name}, {"memory_bytes", device->memory.count()}};
+    j["device"] = {{"name", device->name}, {"memory_bytes", usable_memory(*device).count()}};
   } else if (r.plan.cpu) {
     j["device"] = {{"name", "cpu"}};
     if (r.plan.budget) j["device"]["memory_bytes"] = r.plan.budget->count();

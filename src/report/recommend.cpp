@@ -32,7 +32,7 @@ PlanFigures figures_of(const RecommendReport& r) {
   }
   if (r.plan.device) {
     f.gpu = r.plan.device->name;
-    f.gpu_memory = r.plan.device->memory;
+    f.gpu_memory = usable_memory(*r.plan.device);
   }
   f.verdict = verdict_of(r.recommendation.total, r.plan.budget.value_or(f.gpu_memory), r.plan.threshold);
   f.notes = r.plan.warnings;
@@ -150,8 +150,8 @@ void table(const RecommendReport& r, const PrintOptions& options, std::ostream& 
     for (const GpuOption* g : fitting) wn = std::max(wn, g->gpu.name.size());
     for (std::size_t i = 0; i < fitting.size() && i < 3; ++i) {
       const GpuOption& g = *fitting[i];
-      out << fmt::format("  {:<{}}  {:>10}  {:>10} in {:<9}  {} left\n", g.gpu.name, wn, format_bytes(g.gpu.memory, u),
-                         format_bytes(*g.total, u), to_string(g.precision),
+      out << fmt::format("  {:<{}}  {:>10}  {:>10} in {:<9}  {} left\n", g.gpu.name, wn,
+                         format_bytes(usable_memory(g.gpu), u), format_bytes(*g.total, u), to_string(g.precision),
                          format_bytes(Bytes(g.limit.count() - g.total->count()), u));
     }
     if (fitting.size() > 3)
@@ -208,7 +208,9 @@ void json(const RecommendReport& r, std::ostream& out) {
   ordered_json gpus = ordered_json::array();
   ordered_json fitting = ordered_json::array();
   for (const GpuOption& g : r.gpus) {
-    ordered_json x{{"name", g.gpu.name}, {"memory_bytes", g.gpu.memory.count()}, {"precision", to_string(g.precision)}};
+    ordered_json x{{"name", g.gpu.name},
+                   {"memory_bytes", usable_memory(g.gpu).count()},
+                   {"precision", to_string(g.precision)}};
     x["limit_bytes"] = g.limit.count();
     x["total_bytes"] = g.total ? ordered_json(g.total->count()) : ordered_json();
     x["fits"] = g.fits;

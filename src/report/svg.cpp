@@ -142,9 +142,9 @@ std::string sweep_svg(const SweepReport& r, Units units) {
     extend(static_cast<double>(row.total->count()));
   }
   if (series.empty()) throw Error(ErrorKind::invalid_input, "no point of the sweep has an estimate to plot", "svg");
-  const Bytes limit = r.device ? budget_limit(r.device->memory, r.threshold) : Bytes(0);  // with a device
+  const Bytes limit = r.device ? budget_limit(usable_memory(*r.device), r.threshold) : Bytes(0);  // with a device
   if (limit.count() > 0) extend(static_cast<double>(limit.count()));
-  if (r.device && r.device->memory.count() > 0) extend(static_cast<double>(r.device->memory.count()));
+  if (r.device && usable_memory(*r.device).count() > 0) extend(static_cast<double>(usable_memory(*r.device).count()));
 
   std::size_t longest = 0;
   for (const Series& sr : series) longest = std::max(longest, sr.label.size());
@@ -167,7 +167,9 @@ std::string sweep_svg(const SweepReport& r, Units units) {
                      "\n",
                      left + plot_w - 4, y - 4, colour, xml(label));
   };
-  if (r.device) hline(r.device->memory, "#555", "2,0", r.device->name + " " + format_bytes(r.device->memory, units));
+  if (r.device)
+    hline(usable_memory(*r.device), "#555", "2,0",
+          r.device->name + " " + format_bytes(usable_memory(*r.device), units));
   if (r.device) {
     hline(limit, "#c00", "6,4", fmt::format("limit {} ({:g}%)", format_bytes(limit, units), r.threshold * 100.0));
   }

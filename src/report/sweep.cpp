@@ -26,7 +26,7 @@ const std::string& model_of(const SweepReport& r, const SweepRow& row) {
 // floor(device memory x threshold), with a device.
 std::optional<Bytes> limit_of(const SweepReport& r) {
   if (!r.device) return std::nullopt;
-  return budget_limit(r.device->memory, r.threshold);
+  return budget_limit(usable_memory(*r.device), r.threshold);
 }
 
 std::string point_label(const SweepReport& r, const SweepRow& row) {
@@ -44,7 +44,7 @@ void table(const SweepReport& r, const PrintOptions& options, std::ostream& out)
                      plural(r.rows.size(), "plan"));
   if (r.device && limit) {
     out << fmt::format("device     {} ({}): limit {} = {:g}% of {}\n", r.device->name, r.device->display,
-                       format_bytes(*limit, u), r.threshold * 100.0, format_bytes(r.device->memory, u));
+                       format_bytes(*limit, u), r.threshold * 100.0, format_bytes(usable_memory(*r.device), u));
   }
   out << '\n';
 
@@ -57,7 +57,7 @@ void table(const SweepReport& r, const PrintOptions& options, std::ostream& out)
     if (!x.row.total) return std::string("-");
     if (!x.smallest_gpu) return std::string("none");
     const GpuOption& g = *x.smallest_gpu;
-    return fmt::format("{} ({}{})", g.gpu.name, format_bytes(g.gpu.memory, u),
+    return fmt::format("{} ({}{})", g.gpu.name, format_bytes(usable_memory(g.gpu), u),
                        g.precision == x.row.point.precision ? "" : ", in " + to_string(g.precision));
   };
   for (const SweepReportRow& x : r.rows) {
@@ -116,7 +116,7 @@ void json(const SweepReport& r, std::ostream& out) {
   const std::optional<Bytes> limit = limit_of(r);
   ordered_json j;
   j["schema_version"] = json_schema_version;
-  if (r.device) j["device"] = {{"name", r.device->name}, {"memory_bytes", r.device->memory.count()}};
+  if (r.device) j["device"] = {{"name", r.device->name}, {"memory_bytes", usable_memory(*r.device).count()}};
   if (limit) {
     j["threshold"] = r.threshold;
     j["limit_bytes"] = limit->count();
@@ -141,7 +141,7 @@ void json(const SweepReport& r, std::ostream& out) {
       }
       if (r.smallest_gpu) {
         o["smallest_gpu"] = x.smallest_gpu ? ordered_json{{"name", x.smallest_gpu->gpu.name},
-                                                          {"memory_bytes", x.smallest_gpu->gpu.memory.count()},
+                                                          {"memory_bytes", usable_memory(x.smallest_gpu->gpu).count()},
                                                           {"precision", to_string(x.smallest_gpu->precision)}}
                                            : ordered_json();
       }
@@ -182,7 +182,7 @@ void csv(const SweepReport& r, std::ostream& out) {
       c.insert(c.end(), {limit ? std::to_string(limit->count()) : "", "", "", ""});
     }
     c.push_back(x.smallest_gpu ? csv_field(x.smallest_gpu->gpu.name) : "");
-    c.push_back(x.smallest_gpu ? std::to_string(x.smallest_gpu->gpu.memory.count()) : "");
+    c.push_back(x.smallest_gpu ? std::to_string(usable_memory(x.smallest_gpu->gpu).count()) : "");
     c.push_back(csv_field(row.error));
     std::string text;
     for (std::size_t i = 0; i < c.size(); ++i) text += (i ? "," : "") + c[i];

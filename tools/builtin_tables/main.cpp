@@ -174,6 +174,8 @@ void write_gpu(std::ostream& out, const GpuSpec& g) {
   out << "};\n"
       << "    g.source = " << literal(g.source) << ";\n"
       << "    g.memory_source = " << literal(g.memory_source) << ";\n"
+      << "    g.cuda_memory = Bytes(" << u64(g.cuda_memory.count()) << ");\n"
+      << "    g.cuda_memory_source = " << literal(g.cuda_memory_source) << ";\n"
       << "  }\n";
 }
 

@@ -34,7 +34,14 @@ struct GpuSpec {
   std::vector<std::pair<Format, double>> dense_tflops;  // peak dense throughput per format (int8: TOPS)
   std::string source;                                   // datasheet for the figures
   std::string memory_source;                            // where the driver-reported memory was seen
+  // What CUDA lets a process use (cudaMemGetInfo's total, torch.cuda.mem_get_info()[1]): the
+  // driver's total less what it reserves for itself; 0 where no run has measured it.
+  Bytes cuda_memory;
+  std::string cuda_memory_source;  // the run that measured it
   bool operator==(const GpuSpec&) const = default;
 };
+
+// The capacity a plan is held against: CUDA's total where measured, else the driver's.
+inline Bytes usable_memory(const GpuSpec& g) { return g.cuda_memory.count() != 0 ? g.cuda_memory : g.memory; }
 
 }  // namespace memplan

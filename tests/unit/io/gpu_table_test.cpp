@@ -53,5 +53,44 @@ TEST(GpuTable, RejectsUnknownKeysWithTheirPlace) {
   }
 }
 
+// What CUDA lets a process use, measured: on an H200, torch.cuda.mem_get_info()[1] was
+// 150,109,880,320 B against NVML's 150,754,820,096 (143771 MiB); on an H100 80GB the driver
+// total less the 480 MiB NVML showed used on the idle card, 81079 MiB. Plans are held against
+// it; a card nobody measured keeps the driver's figure.
+TEST(GpuTable, PlansUseTheMeasuredCudaTotal) {
+  const std::vector<GpuSpec> gpus = builtin_gpus();
+  const GpuSpec h200 = find_gpu("h200", gpus);
+  EXPECT_EQ(h200.memory.count(), 143771ULL * 1024 * 1024);
+  EXPECT_EQ(usable_memory(h200).count(), 150109880320ULL);
+  EXPECT_EQ(usable_memory(find_gpu("h100", gpus)).count(), (81559ULL - 480) * 1024 * 1024);
+  const GpuSpec pcie = find_gpu("h100-pcie-80gb", gpus);
+  EXPECT_EQ(pcie.cuda_memory.count(), 0U);
+  EXPECT_EQ(usable_memory(pcie), pcie.memory);
+}
+
+constexpr const char* kCard =
+    "gpus:\n  - name: x\n    display: X\n    memory_mib: 1024\n    cuda_total_bytes: %s\n"
+    "    cuda_total_source: a run\n    compute_capability: \"8.0\"\n    tensor_paths: [fp16]\n"
+    "    bandwidth_gbs: 100\n    dense_tflops: {fp16: 10}\n    source: sheet\n";
+
+std::string card(const std::string& cuda_total) {
+  std::string text = kCard;
+  return text.replace(text.find("%s"), 2, cuda_total);
+}
+
+TEST(GpuTable, CudaTotalIsNeverAboveTheDriversAndNamesItsRun) {
+  EXPECT_EQ(parse_gpu_table(card("1000000000"), "t.yaml").front().cuda_memory.count(), 1000000000U);
+  try {
+    parse_gpu_table(card("1073741825"), "t.yaml");  // 1024 MiB + 1 B
+    ADD_FAILURE() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.line(), 5U);
+    EXPECT_EQ(e.key(), "cuda_total_bytes");
+  }
+  std::string unsourced = card("1000000000");
+  unsourced.erase(unsourced.find("    cuda_total_source"), std::string("    cuda_total_source: a run\n").size());
+  EXPECT_THROW(parse_gpu_table(unsourced, "t.yaml"), ConfigError);
+}
+
 }  // namespace gpu_table_test
 }  // namespace memplan
