@@ -156,8 +156,7 @@ void attention_tensors(const ModelSpec& s, const Workload& w, std::uint64_t B, s
   t.add_attention(w.attention, scores_shape(s, w, core_batch, S, keys, c));
   // gpt-oss: cat([scores, sinks]) - max is a new tensor born while the concatenation is alive.
   if (s.attention_sinks && w.attention == AttentionVariant::eager) {
-    t.add(kAttention, "attn_sink_logits",
-          {{"B", core_batch == 0 ? B : core_batch}, {"H", H}, {"S", S}, {"M+1", keys + 1}}, c);
+    t.add(kAttention, "attn_sink_logits", {{"B", core_batch}, {"H", H}, {"S", S}, {"M+1", keys + 1}}, c);
   }
   t.add(kAttention, "o_proj_out", {{"B", B}, {"S", S}, {"d", d}}, c);
 }

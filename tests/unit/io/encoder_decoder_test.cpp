@@ -6,8 +6,7 @@
 // built-ins are checked in hf_config_test through their model files.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
+#include "hf_fixtures.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/estimators/kv_cache.hpp"
@@ -18,11 +17,9 @@
 namespace memplan {
 namespace encoder_decoder_test {
 
-namespace fs = std::filesystem;
-
-ModelSpec fixture(const std::string& name) {
-  return load_hf_config((fs::path(MEMPLAN_TEST_FIXTURES) / "hf" / name / "config.json").string()).entry.spec;
-}
+using testing::find_row;
+using testing::hf_fixture;
+using testing::row_bytes;
 
 std::uint64_t component(const ModelSpec& s, const std::string& name) {
   for (const ComponentParams& c : parameters_by_component(s)) {
@@ -32,27 +29,11 @@ std::uint64_t component(const ModelSpec& s, const std::string& name) {
   return 0;
 }
 
-const Item* find(const std::vector<Item>& items, const std::string& name) {
-  for (const Item& i : items) {
-    if (i.name == name) return &i;
-  }
-  return nullptr;
-}
-
-std::uint64_t bytes_of(const std::vector<Item>& items, const std::string& name) {
-  const Item* i = find(items, name);
-  if (i == nullptr) {
-    ADD_FAILURE() << "no row " << name;
-    return 0;
-  }
-  return i->bytes.count();
-}
-
 // google-t5/t5-small: d 512, 6 + 6 layers, 8 heads of d_kv 64, d_ff 2048 (ReLU), 32 buckets,
 // vocab 32128, head tied to the shared embedding. Published: 60,506,624 (keras-hub's
 // t5_presets.py, "t5_small_multi").
 TEST(EncoderDecoder, T5SmallCountsBothStacks) {
-  const ModelSpec s = fixture("t5-small");
+  const ModelSpec s = hf_fixture("t5-small");
   EXPECT_EQ(s.family, Family::t5);
   EXPECT_EQ(s.encoder.n_layers, 6U);
   EXPECT_EQ(s.n_layers, 6U);
@@ -75,7 +56,7 @@ TEST(EncoderDecoder, T5SmallCountsBothStacks) {
 // (configuration_t5.py: "for backwards compatibility"), an untied head. Published: 247,577,856
 // (keras-hub, "flan_base_multi").
 TEST(EncoderDecoder, FlanT5HasAGatedMlpAndItsOwnHead) {
-  const ModelSpec s = fixture("flan-t5-base");
+  const ModelSpec s = hf_fixture("flan-t5-base");
   EXPECT_EQ(s.mlp, MlpKind::gated);
   EXPECT_EQ(s.activation, "gelu_new");
   EXPECT_EQ(s.lm_head, LmHead::untied);
@@ -90,7 +71,7 @@ TEST(EncoderDecoder, FlanT5HasAGatedMlpAndItsOwnHead) {
 // a position table of 1024 + 2 rows and an embedding LayerNorm per stack, no final norm,
 // tied head. AutoModel's num_parameters() is printed as 406,291,456 in a public script.
 TEST(EncoderDecoder, BartCountsItsOffsetPositionTables) {
-  const ModelSpec s = fixture("bart-large");
+  const ModelSpec s = hf_fixture("bart-large");
   EXPECT_EQ(s.family, Family::bart);
   EXPECT_EQ(s.n_positions, 1026U);
   EXPECT_EQ(s.encoder.n_positions, 1026U);
@@ -118,7 +99,7 @@ TEST(EncoderDecoder, BartBaseMatchesItsPublishedCount) {
 // source and 448 target positions, vocab 51865; q, v and o have biases, k has none.
 // Published: 37,760,640 (keras-hub's whisper_presets.py, "whisper_tiny_multi").
 TEST(EncoderDecoder, WhisperCountsItsAudioFrontEnd) {
-  const ModelSpec s = fixture("whisper-tiny");
+  const ModelSpec s = hf_fixture("whisper-tiny");
   EXPECT_EQ(s.family, Family::whisper);
   EXPECT_FALSE(s.attn_k_bias);
   EXPECT_EQ(s.encoder.mel_bins, 80U);
@@ -144,37 +125,51 @@ Workload t5_generation(std::uint64_t source, std::uint64_t generated) {
   return w;
 }
 
+// One pass of both stacks (or a training step): `source` encoder positions, `target` decoder
+// tokens, without the overhead rows.
+Workload stacks(WorkloadKind kind, std::uint64_t batch, std::uint64_t source, std::uint64_t target,
+                const Precision& precision) {
+  Workload w;
+  w.kind = kind;
+  w.batch = batch;
+  w.seq_len = source;
+  w.target_len = target;
+  w.weights.precision = precision;
+  w.include_overhead = false;
+  return w;
+}
+
 // A T5 generation step: the cross-attention's keys and values of the 128 source positions are
 // the same after 64 and after 128 generated tokens; the self-attention's grow with them.
 // t5-small in bf16: 6 layers x 2 (keys, values) x 8 heads x 64 x tokens x 2 B.
 TEST(EncoderDecoder, T5GenerationKeepsAFixedCrossCacheAndAGrowingSelfCache) {
-  const ModelSpec s = fixture("t5-small");
+  const ModelSpec s = hf_fixture("t5-small");
   const std::uint64_t per_token = 6ULL * 2 * 8 * 64 * 2;  // 12,288 B
   for (const std::uint64_t generated : {64ULL, 128ULL}) {
     const Breakdown b = estimate_workload(s, t5_generation(128, generated));
-    const Item* kv = find(b.components, "kv_cache");
+    const Item* kv = find_row(b.components, "kv_cache");
     ASSERT_NE(kv, nullptr) << "at " << generated << " tokens the decoder's phase is the peak";
-    EXPECT_EQ(bytes_of(kv->detail, "cross_layers"), 128 * per_token) << generated;
-    EXPECT_EQ(bytes_of(kv->detail, "full_layers"), generated * per_token) << generated;
+    EXPECT_EQ(row_bytes(kv->detail, "cross_layers"), 128 * per_token) << generated;
+    EXPECT_EQ(row_bytes(kv->detail, "full_layers"), generated * per_token) << generated;
     EXPECT_EQ(kv->bytes.count(), (128 + generated) * per_token);
     // The encoder's output, batch x source x d_model, stays for the whole generation.
-    EXPECT_EQ(bytes_of(find(b.components, "forward_workspace")->detail, "encoder_output"), 128ULL * 512 * 2);
+    EXPECT_EQ(row_bytes(find_row(b.components, "forward_workspace")->detail, "encoder_output"), 128ULL * 512 * 2);
   }
 }
 
 // The estimator alone: cross_tokens only on an encoder-decoder, paged like the rest.
 TEST(EncoderDecoder, CrossCacheFollowsTheSourceAndItsPages) {
-  const ModelSpec s = fixture("whisper-tiny");
+  const ModelSpec s = hf_fixture("whisper-tiny");
   KvCacheOptions o;
   o.batch = 16;
   o.tokens = 256;
   o.cross_tokens = 1500;
   o.precision = precisions::bf16;
   const Breakdown kv = estimate_kv_cache(s, o);
-  EXPECT_EQ(bytes_of(kv.components.front().detail, "cross_layers"), 4ULL * 2 * 16 * 1500 * 384 * 2);  // 147,456,000
-  EXPECT_EQ(bytes_of(kv.components.front().detail, "full_layers"), 4ULL * 2 * 16 * 256 * 384 * 2);
+  EXPECT_EQ(row_bytes(kv.components.front().detail, "cross_layers"), 4ULL * 2 * 16 * 1500 * 384 * 2);  // 147,456,000
+  EXPECT_EQ(row_bytes(kv.components.front().detail, "full_layers"), 4ULL * 2 * 16 * 256 * 384 * 2);
   o.page_tokens = 16;  // 1500 source positions fill 94 pages: 1504 slots
-  EXPECT_EQ(bytes_of(estimate_kv_cache(s, o).components.front().detail, "cross_layers"),
+  EXPECT_EQ(row_bytes(estimate_kv_cache(s, o).components.front().detail, "cross_layers"),
             4ULL * 2 * 16 * 1504 * 384 * 2);
 }
 
@@ -183,23 +178,16 @@ TEST(EncoderDecoder, CrossCacheFollowsTheSourceAndItsPages) {
 // flan-t5-base, batch 8, bf16: bias 8 x 12 x 1024^2 x 2 B; scores the same; the fp32 copy and
 // the fp32 softmax output 4 B each.
 TEST(EncoderDecoder, T5EncoderPricesItsPositionBiasAndFp32Scores) {
-  const ModelSpec s = fixture("flan-t5-base");
-  Workload w;
-  w.kind = WorkloadKind::inference;
-  w.batch = 8;
-  w.seq_len = 1024;
-  w.target_len = 128;
-  w.weights.precision = precisions::bf16;
-  w.include_overhead = false;
-  const Breakdown b = estimate_workload(s, w);
+  const Breakdown b = estimate_workload(hf_fixture("flan-t5-base"),
+                                        stacks(WorkloadKind::inference, 8, 1024, 128, precisions::bf16));
   EXPECT_EQ(b.peak_phase, "encoder");
-  const std::vector<Item>& rows = find(b.components, "forward_workspace")->detail;
+  const std::vector<Item>& rows = find_row(b.components, "forward_workspace")->detail;
   const std::uint64_t square = 8ULL * 12 * 1024 * 1024;
-  EXPECT_EQ(bytes_of(rows, "position_bias"), square * 2);
-  EXPECT_EQ(bytes_of(rows, "attn_scores"), square * 2);
-  EXPECT_EQ(bytes_of(rows, "attn_scores_fp32"), square * 4);
-  EXPECT_EQ(bytes_of(rows, "attn_probabilities"), square * 4);
-  EXPECT_EQ(find(b.components, "kv_cache"), nullptr);  // the caches come later, in the decoder
+  EXPECT_EQ(row_bytes(rows, "position_bias"), square * 2);
+  EXPECT_EQ(row_bytes(rows, "attn_scores"), square * 2);
+  EXPECT_EQ(row_bytes(rows, "attn_scores_fp32"), square * 4);
+  EXPECT_EQ(row_bytes(rows, "attn_probabilities"), square * 4);
+  EXPECT_EQ(find_row(b.components, "kv_cache"), nullptr);  // the caches come later, in the decoder
 }
 
 // A training step keeps both stacks' activations: the encoder's over the 512 source
@@ -207,44 +195,30 @@ TEST(EncoderDecoder, T5EncoderPricesItsPositionBiasAndFp32Scores) {
 // cross-attention over the source. t5-small, batch 8, bf16, T5's eager attention (fp32
 // softmax output kept): 6 layers each.
 TEST(EncoderDecoder, TrainingKeepsBothStacksAndTheCrossAttention) {
-  const ModelSpec s = fixture("t5-small");
-  Workload w;
-  w.kind = WorkloadKind::training;
-  w.batch = 8;
-  w.seq_len = 512;
-  w.target_len = 128;
-  w.weights.precision = precisions::bf16;
-  w.include_overhead = false;
-  const Breakdown b = estimate_workload(s, w);
-  const Item* activations = find(b.components, "activations");
+  const Breakdown b = estimate_workload(hf_fixture("t5-small"),
+                                        stacks(WorkloadKind::training, 8, 512, 128, precisions::bf16));
+  const Item* activations = find_row(b.components, "activations");
   ASSERT_NE(activations, nullptr);
   const std::vector<Item>& rows = activations->detail;
-  EXPECT_EQ(bytes_of(rows, "encoder_softmax_output"), 6ULL * 8 * 8 * 512 * 512 * 4);  // b a s s, fp32
-  EXPECT_EQ(bytes_of(rows, "encoder_probabilities_16bit"), 6ULL * 8 * 8 * 512 * 512 * 2);
-  EXPECT_EQ(bytes_of(rows, "softmax_output"), 6ULL * 8 * 8 * 128 * 128 * 4);  // the decoder's self-attention
-  EXPECT_EQ(bytes_of(rows, "cross_kv"), 6ULL * 2 * 512 * 8 * 512 * 2);        // keys and values of the source
-  EXPECT_EQ(bytes_of(rows, "cross_softmax_output"), 6ULL * 8 * 8 * 128 * 512 * 4);
-  EXPECT_EQ(bytes_of(rows, "encoder_output"), 512ULL * 8 * 512 * 2);
+  EXPECT_EQ(row_bytes(rows, "encoder_softmax_output"), 6ULL * 8 * 8 * 512 * 512 * 4);  // b a s s, fp32
+  EXPECT_EQ(row_bytes(rows, "encoder_probabilities_16bit"), 6ULL * 8 * 8 * 512 * 512 * 2);
+  EXPECT_EQ(row_bytes(rows, "softmax_output"), 6ULL * 8 * 8 * 128 * 128 * 4);  // the decoder's self-attention
+  EXPECT_EQ(row_bytes(rows, "cross_kv"), 6ULL * 2 * 512 * 8 * 512 * 2);        // keys and values of the source
+  EXPECT_EQ(row_bytes(rows, "cross_softmax_output"), 6ULL * 8 * 8 * 128 * 512 * 4);
+  EXPECT_EQ(row_bytes(rows, "encoder_output"), 512ULL * 8 * 512 * 2);
   // The loss is over the target: 8 x 128 x 32128 fp32 log-probabilities.
-  EXPECT_EQ(bytes_of(find(b.components, "loss")->detail, "log_probs"), 8ULL * 128 * 32128 * 4);
+  EXPECT_EQ(row_bytes(find_row(b.components, "loss")->detail, "log_probs"), 8ULL * 128 * 32128 * 4);
 }
 
 // Flan-T5's gate runs gelu_new, written in PyTorch ops (tanh's output, 0.5x and 1 + tanh kept
 // besides the input): three more s x b x f tensors per layer in both stacks. Measured on an
 // H200 (docs/accuracy.md), the step's peak was 1.12 GiB above the estimate without them.
 TEST(EncoderDecoder, FlanT5TrainingKeepsGeluNewsIntermediates) {
-  const ModelSpec s = fixture("flan-t5-base");
-  Workload w;
-  w.kind = WorkloadKind::training;
-  w.batch = 8;
-  w.seq_len = 512;
-  w.target_len = 128;
-  w.weights.precision = precisions::fp32;
-  w.include_overhead = false;
-  const Breakdown b = estimate_workload(s, w);
-  const std::vector<Item>& rows = find(b.components, "activations")->detail;
-  EXPECT_EQ(bytes_of(rows, "encoder_gelu_new_intermediates"), 12ULL * 3 * 512 * 8 * 2048 * 4);
-  EXPECT_EQ(bytes_of(rows, "gelu_new_intermediates"), 12ULL * 3 * 128 * 8 * 2048 * 4);  // the decoder
+  const Breakdown b = estimate_workload(hf_fixture("flan-t5-base"),
+                                        stacks(WorkloadKind::training, 8, 512, 128, precisions::fp32));
+  const std::vector<Item>& rows = find_row(b.components, "activations")->detail;
+  EXPECT_EQ(row_bytes(rows, "encoder_gelu_new_intermediates"), 12ULL * 3 * 512 * 8 * 2048 * 4);
+  EXPECT_EQ(row_bytes(rows, "gelu_new_intermediates"), 12ULL * 3 * 128 * 8 * 2048 * 4);  // the decoder
 }
 
 // LoRA's default targets q and v are, as PEFT matches module names, every q and v of
@@ -253,7 +227,7 @@ TEST(EncoderDecoder, FlanT5TrainingKeepsGeluNewsIntermediates) {
 // google/flan-t5-base "trainable params: 884,736 || all params: 248,462,592" (as public
 // notebooks and tutorials quote it).
 TEST(EncoderDecoder, LoraTargetsEveryStacksProjections) {
-  const ModelSpec s = fixture("flan-t5-base");
+  const ModelSpec s = hf_fixture("flan-t5-base");
   Workload w;
   w.kind = WorkloadKind::training;
   w.seq_len = 512;
@@ -261,9 +235,9 @@ TEST(EncoderDecoder, LoraTargetsEveryStacksProjections) {
   w.weights.precision = precisions::bf16;
   w.analysis.training.lora.rank = 8;
   const Breakdown b = estimate_workload(s, w);
-  const Item* weights = find(b.components, "weights");
+  const Item* weights = find_row(b.components, "weights");
   ASSERT_NE(weights, nullptr);
-  const Item* adapters = find(weights->detail, "lora_adapters");
+  const Item* adapters = find_row(weights->detail, "lora_adapters");
   ASSERT_NE(adapters, nullptr);
   EXPECT_EQ(adapters->params, 72ULL * 8 * (768 + 768));
   EXPECT_EQ(adapters->params, 884'736U);
@@ -280,11 +254,11 @@ TEST(EncoderDecoder, WhisperTrainingKeepsTheConvolutionsInputs) {
   w.seq_len = 1500;
   w.target_len = 448;
   w.weights.precision = precisions::bf16;
-  const Breakdown b = estimate_workload(fixture("whisper-tiny"), w);
-  const std::vector<Item>& rows = find(b.components, "activations")->detail;
-  EXPECT_EQ(bytes_of(rows, "encoder_mel_input"), 4ULL * 80 * 3000 * 2);
-  EXPECT_EQ(bytes_of(rows, "encoder_conv_outputs"), 2ULL * 4 * 384 * 3000 * 2);
-  EXPECT_EQ(bytes_of(rows, "encoder_conv2_output"), 4ULL * 384 * 1500 * 2);
+  const Breakdown b = estimate_workload(hf_fixture("whisper-tiny"), w);
+  const std::vector<Item>& rows = find_row(b.components, "activations")->detail;
+  EXPECT_EQ(row_bytes(rows, "encoder_mel_input"), 4ULL * 80 * 3000 * 2);
+  EXPECT_EQ(row_bytes(rows, "encoder_conv_outputs"), 2ULL * 4 * 384 * 3000 * 2);
+  EXPECT_EQ(row_bytes(rows, "encoder_conv2_output"), 4ULL * 384 * 1500 * 2);
 }
 
 // A narrow audio encoder over many mel bins peaks in its front end, before any layer: the
@@ -298,7 +272,7 @@ TEST(EncoderDecoder, ANarrowAudioEncoderPeaksInItsFrontEnd) {
   w.batch = 2;
   const Breakdown b = estimate_workload(e.spec, w);
   EXPECT_EQ(b.peak_phase, "audio_front_end");
-  EXPECT_EQ(find(b.components, "forward_workspace")->bytes.count(), 2ULL * (128 + 2 * 64) * 3000 * 2);
+  EXPECT_EQ(find_row(b.components, "forward_workspace")->bytes.count(), 2ULL * (128 + 2 * 64) * 3000 * 2);
 }
 
 Error error_of(const ModelSpec& s, const Workload& w) {
@@ -314,7 +288,7 @@ Error error_of(const ModelSpec& s, const Workload& w) {
 // What memplan does not price for an encoder-decoder is refused, naming why; Whisper's
 // encoder reads exactly 1500 positions; the decoder's table bounds the target.
 TEST(EncoderDecoder, RefusesWhatItDoesNotPrice) {
-  const ModelSpec whisper = fixture("whisper-tiny");
+  const ModelSpec whisper = hf_fixture("whisper-tiny");
   Workload w = t5_generation(1500, 64);
   w.kind = WorkloadKind::sae;
   w.new_tokens = 0;
@@ -332,7 +306,7 @@ TEST(EncoderDecoder, RefusesWhatItDoesNotPrice) {
   Workload decoder_only = t5_generation(128, 0);
   decoder_only.kind = WorkloadKind::inference;
   decoder_only.target_len = 16;
-  ModelSpec gpt = fixture("gpt2");
+  ModelSpec gpt = hf_fixture("gpt2");
   EXPECT_EQ(error_of(gpt, decoder_only).key(), "target_len");
 }
 

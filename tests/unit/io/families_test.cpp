@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
 
+#include "hf_fixtures.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/estimators/activations.hpp"
@@ -19,11 +19,7 @@
 namespace memplan {
 namespace families_test {
 
-namespace fs = std::filesystem;
-
-ModelSpec fixture(const std::string& name) {
-  return load_hf_config((fs::path(MEMPLAN_TEST_FIXTURES) / "hf" / name / "config.json").string()).entry.spec;
-}
+using testing::hf_fixture;
 
 // The bytes of the detail row `name` of the kv_cache component.
 std::uint64_t kv_row(const Breakdown& b, const std::string& name) {
@@ -51,8 +47,8 @@ TEST(Families, GptJCountsItsTensors) {
                               + (4096ULL * 16384 + 16384) + (16384ULL * 4096 + 4096);  // fc_in, fc_out
   const std::uint64_t head = 4096ULL * 50400 + 50400;
   EXPECT_EQ(layer, 201'355'264U);
-  EXPECT_EQ(count_parameters(fixture("gpt-j-6b")), embed + 28 * layer + 2 * 4096 + head);
-  EXPECT_EQ(count_parameters(fixture("gpt-j-6b")), 6'050'882'784U);
+  EXPECT_EQ(count_parameters(hf_fixture("gpt-j-6b")), embed + 28 * layer + 2 * 4096 + head);
+  EXPECT_EQ(count_parameters(hf_fixture("gpt-j-6b")), 6'050'882'784U);
 }
 
 // bigcode/starcoder2-3b: d 3072, 30 layers, 24 heads / 2 KV heads of 128, plain MLP of 12288,
@@ -62,7 +58,7 @@ TEST(Families, StarCoder2CountsItsTensors) {
                               + 2 * (3072ULL * 3072 + 3072)                            // q, o with biases
                               + 2 * (3072ULL * 256 + 256)                              // k, v: 2 heads x 128
                               + (3072ULL * 12288 + 12288) + (12288ULL * 3072 + 3072);  // c_fc, c_proj
-  const ModelSpec s = fixture("starcoder2-3b");
+  const ModelSpec s = hf_fixture("starcoder2-3b");
   EXPECT_EQ(count_parameters(s), 49152ULL * 3072 + 30 * layer + 2 * 3072);
   EXPECT_EQ(count_parameters(s), 3'030'371'328U);
   EXPECT_EQ(attention_layer_counts(s),
@@ -79,7 +75,7 @@ TEST(Families, Llama4ScoutTextModel) {
   const std::uint64_t shared = 3ULL * 5120 * 8192;
   const std::uint64_t router = 5120ULL * 16;
   const std::uint64_t layer = attention + 2 * 5120 + experts + shared + router;
-  const ModelSpec s = fixture("llama-4-scout-17b-16e");
+  const ModelSpec s = hf_fixture("llama-4-scout-17b-16e");
   EXPECT_EQ(count_parameters(s), 2 * 202048ULL * 5120 + 48 * layer + 5120);
   EXPECT_EQ(count_parameters(s), 107'769'861'120U);
   EXPECT_EQ(attention_layer_counts(s), (std::vector<std::pair<AttentionKind, std::uint64_t>>{
@@ -100,9 +96,9 @@ TEST(Families, Llama4ScoutTextModel) {
 TEST(Families, PhiMoeCountsItsTensors) {
   const std::uint64_t attention = 2 * (4096ULL * 4096 + 4096) + 2 * (4096ULL * 1024 + 1024);
   const std::uint64_t layer = attention + 16ULL * 3 * 4096 * 6400 + 4096ULL * 16 + 2 * 2 * 4096;
-  EXPECT_EQ(count_parameters(fixture("phi-3.5-moe-instruct")),
+  EXPECT_EQ(count_parameters(hf_fixture("phi-3.5-moe-instruct")),
             32 * layer + 32064ULL * 4096 + (32064ULL * 4096 + 32064) + 2 * 4096);
-  EXPECT_EQ(count_parameters(fixture("phi-3.5-moe-instruct")), 41'873'153'344U);
+  EXPECT_EQ(count_parameters(hf_fixture("phi-3.5-moe-instruct")), 41'873'153'344U);
 }
 
 // ibm-granite/granite-3.0-1b-a400m-instruct: d 1024, 24 layers, 16 heads / 8 KV heads of 64,
@@ -111,14 +107,14 @@ TEST(Families, PhiMoeCountsItsTensors) {
 TEST(Families, GraniteMoeCountsItsTensors) {
   const std::uint64_t layer = 2ULL * 1024 * 1024 + 2ULL * 1024 * 512  // q, o; k, v
                               + 32ULL * 3 * 1024 * 512 + 1024ULL * 32 + 2 * 1024;
-  EXPECT_EQ(count_parameters(fixture("granite-3.0-1b-a400m-instruct")), 24 * layer + 49155ULL * 1024 + 1024);
-  EXPECT_EQ(count_parameters(fixture("granite-3.0-1b-a400m-instruct")), 1'334'628'352U);
+  EXPECT_EQ(count_parameters(hf_fixture("granite-3.0-1b-a400m-instruct")), 24 * layer + 49155ULL * 1024 + 1024);
+  EXPECT_EQ(count_parameters(hf_fixture("granite-3.0-1b-a400m-instruct")), 1'334'628'352U);
 }
 
 // CohereForAI/c4ai-command-r-v01: d 8192, 40 parallel blocks with one bias-free LayerNorm,
 // 64 heads, MLP 22528, tied head over 256,000 tokens.
 TEST(Families, CommandRCountsItsTensors) {
-  EXPECT_EQ(count_parameters(fixture("c4ai-command-r-v01")),
+  EXPECT_EQ(count_parameters(hf_fixture("c4ai-command-r-v01")),
             40 * (4ULL * 8192 * 8192 + 3ULL * 8192 * 22528 + 8192) + 256000ULL * 8192 + 8192);
 }
 
@@ -126,7 +122,7 @@ TEST(Families, CommandRCountsItsTensors) {
 // published count is 8,028,033,024; every 4th layer global without rotary, the others a
 // 4096-token window.
 TEST(Families, CommandR7bSlidingAndNope) {
-  const ModelSpec s = fixture("c4ai-command-r7b-12-2024");
+  const ModelSpec s = hf_fixture("c4ai-command-r7b-12-2024");
   EXPECT_EQ(count_parameters(s),
             32 * (2ULL * 4096 * 4096 + 2ULL * 4096 * 1024 + 3ULL * 4096 * 14336 + 4096) + 256000ULL * 4096 + 4096);
   EXPECT_EQ(count_parameters(s), 8'028'033'024U);
@@ -142,18 +138,18 @@ TEST(Families, CommandR7bSlidingAndNope) {
 TEST(Families, HooksSayWhereTransformerLensDoesNotLoadTheModel) {
   for (const char* gap : {"llama-4-scout-17b-16e", "starcoder2-3b", "c4ai-command-r7b-12-2024"}) {
     SCOPED_TRACE(gap);
-    EXPECT_NE(transformer_lens_gap(fixture(gap)).find("TransformerLens does not load"), std::string::npos);
+    EXPECT_NE(transformer_lens_gap(hf_fixture(gap)).find("TransformerLens does not load"), std::string::npos);
   }
-  EXPECT_NE(transformer_lens_gap(fixture("llama-4-scout-17b-16e")).find("Llama4ForCausalLM"), std::string::npos);
-  EXPECT_NE(transformer_lens_gap(fixture("c4ai-command-r7b-12-2024")).find("Cohere2ForCausalLM"), std::string::npos);
+  EXPECT_NE(transformer_lens_gap(hf_fixture("llama-4-scout-17b-16e")).find("Llama4ForCausalLM"), std::string::npos);
+  EXPECT_NE(transformer_lens_gap(hf_fixture("c4ai-command-r7b-12-2024")).find("Cohere2ForCausalLM"), std::string::npos);
   for (const char* loaded : {"c4ai-command-r-v01", "gpt-bigcode-santacoder", "gemma-2-9b", "llama-3.1-8b"}) {
     SCOPED_TRACE(loaded);
-    EXPECT_EQ(transformer_lens_gap(fixture(loaded)), "");
+    EXPECT_EQ(transformer_lens_gap(hf_fixture(loaded)), "");
   }
   // The extraction estimate carries it on its activation cache row.
   ActivationCacheOptions o;
   o.seq = 16;
-  const Breakdown cache = estimate_activation_cache(fixture("starcoder2-3b"), o);
+  const Breakdown cache = estimate_activation_cache(hf_fixture("starcoder2-3b"), o);
   EXPECT_NE(cache.components.front().note.find("Starcoder2ForCausalLM"), std::string::npos);
 }
 
@@ -163,7 +159,7 @@ TEST(Families, HooksSayWhereTransformerLensDoesNotLoadTheModel) {
 TEST(Families, GptBigCodeMultiQuery) {
   const std::uint64_t layer = (2048ULL * 2304 + 2304) + (2048ULL * 2048 + 2048) + 2 * 2 * 2048 +
                               (2048ULL * 8192 + 8192) + (8192ULL * 2048 + 2048);
-  ModelSpec s = fixture("gpt-bigcode-santacoder");
+  ModelSpec s = hf_fixture("gpt-bigcode-santacoder");
   EXPECT_EQ(s.n_kv_heads, 1U);
   EXPECT_EQ(count_parameters(s), 49280ULL * 2048 + 2048ULL * 2048 + 24 * layer + 2 * 2048);
   s.vocab_size = 49152;
@@ -173,7 +169,7 @@ TEST(Families, GptBigCodeMultiQuery) {
 
 // EleutherAI/gpt-neo-125m: global and 256-token local layers alternate from layer 0.
 TEST(Families, GptNeoLocalLayers) {
-  const ModelSpec s = fixture("gpt-neo-125m");
+  const ModelSpec s = hf_fixture("gpt-neo-125m");
   EXPECT_EQ(attention_kind(s, 0), AttentionKind::full);
   EXPECT_EQ(attention_kind(s, 1), AttentionKind::sliding);
   const Breakdown kv = estimate_kv_cache(s, bf16_tokens(2048));
@@ -183,7 +179,7 @@ TEST(Families, GptNeoLocalLayers) {
 
 // google/gemma-2-9b: 42 layers, 8 KV heads of 256; odd layers a 4096-token window.
 TEST(Families, Gemma2SlidingAndGlobalLayers) {
-  const ModelSpec s = fixture("gemma-2-9b");
+  const ModelSpec s = hf_fixture("gemma-2-9b");
   const Breakdown kv = estimate_kv_cache(s, bf16_tokens(8192));
   EXPECT_EQ(kv_row(kv, "sliding_layers"), 21ULL * 2 * 8 * 256 * 4096 * 2);  // 704,643,072
   EXPECT_EQ(kv_row(kv, "full_layers"), 21ULL * 2 * 8 * 256 * 8192 * 2);     // 1,409,286,144
@@ -212,7 +208,7 @@ TEST(Families, Gemma2SoftCapHoldsASecondLogitsTensor) {
   w.kind = WorkloadKind::inference;
   w.seq_len = 8192;
   w.weights.precision = precisions::bf16;
-  const Breakdown b = estimate_workload(fixture("gemma-2-9b"), w);
+  const Breakdown b = estimate_workload(hf_fixture("gemma-2-9b"), w);
   const auto workspace = std::find_if(b.components.begin(), b.components.end(),
                                       [](const Item& i) { return i.name == "forward_workspace"; });
   ASSERT_NE(workspace, b.components.end());
@@ -224,7 +220,7 @@ TEST(Families, Gemma2SoftCapHoldsASecondLogitsTensor) {
 // Gemma 2's sandwich norms are hooked as TransformerLens names them (ln1_post, ln2_post):
 // 24 hooks a block (rotary, gated MLP), 42 blocks, plus hook_embed and ln_final's two.
 TEST(Families, Gemma2HooksIncludeTheSandwichNorms) {
-  const std::vector<Hook> hooks = model_hooks(fixture("gemma-2-9b"), 1, 16);
+  const std::vector<Hook> hooks = model_hooks(hf_fixture("gemma-2-9b"), 1, 16);
   EXPECT_EQ(hooks.size(), 42U * 24 + 3);
   const auto at = [&](const std::string& name) {
     return std::find_if(hooks.begin(), hooks.end(), [&](const Hook& h) { return h.name == name; });
@@ -239,12 +235,12 @@ TEST(Families, Gemma2HooksIncludeTheSandwichNorms) {
 // keys on its 21 sliding layers and 8192 on its 21 global ones; Llama-4-Scout's 36 chunked
 // layers see at most 8192 keys, its 12 global ones all 32,768.
 TEST(Families, AttendedPositionsFollowTheWindows) {
-  EXPECT_DOUBLE_EQ(attended_positions(fixture("gemma-2-9b"), 8192), 21.0 * 4096 + 21.0 * 8192);
-  EXPECT_DOUBLE_EQ(attended_positions(fixture("gemma-2-9b"), 1000), 42.0 * 1000);
-  EXPECT_DOUBLE_EQ(attended_positions(fixture("llama-4-scout-17b-16e"), 32768), 36.0 * 8192 + 12.0 * 32768);
+  EXPECT_DOUBLE_EQ(attended_positions(hf_fixture("gemma-2-9b"), 8192), 21.0 * 4096 + 21.0 * 8192);
+  EXPECT_DOUBLE_EQ(attended_positions(hf_fixture("gemma-2-9b"), 1000), 42.0 * 1000);
+  EXPECT_DOUBLE_EQ(attended_positions(hf_fixture("llama-4-scout-17b-16e"), 32768), 36.0 * 8192 + 12.0 * 32768);
   // One forward pass of gemma-2-9b over 8192 tokens: the attention term is
   // 8192 tokens x 4 x (21 x 4096 + 21 x 8192) x 16 heads x 256.
-  const ModelSpec g = fixture("gemma-2-9b");
+  const ModelSpec g = hf_fixture("gemma-2-9b");
   EXPECT_DOUBLE_EQ(forward_flops(g, 1, 8192),
                    8192.0 * (2.0 * matmul_parameters(g) + 4.0 * (21.0 * 4096 + 21.0 * 8192) * 16 * 256));
 }
@@ -252,7 +248,7 @@ TEST(Families, AttendedPositionsFollowTheWindows) {
 // openai/gpt-oss-20b: 24 layers alternating a 128-token window and full attention, 8 KV
 // heads of 64.
 TEST(Families, GptOssAlternatingWindow) {
-  const Breakdown kv = estimate_kv_cache(fixture("gpt-oss-20b"), bf16_tokens(4096));
+  const Breakdown kv = estimate_kv_cache(hf_fixture("gpt-oss-20b"), bf16_tokens(4096));
   EXPECT_EQ(kv_row(kv, "sliding_layers"), 12ULL * 2 * 8 * 64 * 128 * 2);  // 3,145,728
   EXPECT_EQ(kv_row(kv, "full_layers"), 12ULL * 2 * 8 * 64 * 4096 * 2);    // 100,663,296
   EXPECT_EQ(kv.total().count(), 103'809'024U);
@@ -264,7 +260,7 @@ TEST(Families, GptOssAlternatingWindow) {
 // in 5.17: keys [1, 1, 4096, 512] and values [1, 1, 4096, 64] per layer); older transformers
 // kept decompressed keys and values per head.
 TEST(Families, DeepSeekLatentAgainstDecompressedCache) {
-  const ModelSpec s = fixture("deepseek-v2-lite");
+  const ModelSpec s = hf_fixture("deepseek-v2-lite");
   KvCacheOptions o = bf16_tokens(4096);
   o.mla_cache = MlaCache::latent;
   EXPECT_EQ(estimate_kv_cache(s, o).total().count(), 27ULL * (512 + 64) * 4096 * 2);  // 127,401,984
@@ -277,7 +273,7 @@ TEST(Families, DeepSeekLatentAgainstDecompressedCache) {
 
 // DeepSeek-V3: the first 3 layers dense, the other 58 with experts; counted in closed form.
 TEST(Families, DenseAndMoeLayersInClosedForm) {
-  const ModelSpec v3 = fixture("deepseek-v3");
+  const ModelSpec v3 = hf_fixture("deepseek-v3");
   EXPECT_EQ(layers_in(v3, LayerSet::dense_mlp, 0, 61), 3U);
   EXPECT_EQ(layers_in(v3, LayerSet::moe_mlp, 0, 61), 58U);
   EXPECT_EQ(layers_in(v3, LayerSet::moe_mlp, 2, 3), 2U);    // layers 2, 3, 4: 3 and 4
@@ -291,7 +287,7 @@ TEST(Families, DenseAndMoeLayersInClosedForm) {
   EXPECT_TRUE(is_moe_layer(every_other, 11));
 
   // A trillion layers, every sixth global: counted, not listed.
-  ModelSpec deep = fixture("gemma-3-1b-it");
+  ModelSpec deep = hf_fixture("gemma-3-1b-it");
   deep.n_layers = 1'000'000'000'000ULL;
   EXPECT_EQ(attention_layer_counts(deep),
             (std::vector<std::pair<AttentionKind, std::uint64_t>>{{AttentionKind::sliding, 833'333'333'334ULL},
@@ -338,7 +334,7 @@ TEST(Families, InconsistentLayersAreRefused) {
 // layers 1-26 64 experts of 1408 (6 per token) and two shared ones (2816); every block latent
 // attention, 16 heads with keys of 128 + 64 and values of 128, a kv latent of 512 + 64.
 TEST(Families, DeepSeekTrainingFollowsDenseAndMoeBlocks) {
-  const ModelSpec s = fixture("deepseek-v2-lite");
+  const ModelSpec s = hf_fixture("deepseek-v2-lite");
   TrainingShape shape;
   shape.batch = 1;
   shape.seq = 512;
@@ -385,7 +381,7 @@ TEST(Families, DeepSeekTrainingFollowsDenseAndMoeBlocks) {
 // softmaxed; bf16), the top-8 weights (bf16) and indices (int64), and a one-hot int64 mask
 // of 48 x 4096 x 8 x 128 with its fp32 copy.
 TEST(Families, RouterAuxLossAtTheLoss) {
-  const ModelSpec s = fixture("qwen3-30b-a3b");
+  const ModelSpec s = hf_fixture("qwen3-30b-a3b");
   TrainingShape shape;
   shape.seq = 4096;
   shape.weights.precision = precisions::bf16;
@@ -402,14 +398,14 @@ TEST(Families, RouterAuxLossAtTheLoss) {
   const std::uint64_t logits = 48ULL * 4096 * 128 * 2, top = 48ULL * 4096 * 8, mask = 48ULL * 4096 * 8 * 128;
   EXPECT_EQ(aux, 3 * logits + top * (2 + 8) + mask * (8 + 4));
   EXPECT_EQ(aux, 2'582'642'688U);
-  EXPECT_THROW(estimate_training_phases(fixture("qwen3-8b"), shape, o), Error);  // no experts to balance
+  EXPECT_THROW(estimate_training_phases(hf_fixture("qwen3-8b"), shape, o), Error);  // no experts to balance
 }
 
 // Experts padded to capacity (Megatron-core's get_capacity): 512 tokens x 8 routed / 128
 // experts = 32 slots each; x 1.25 = 40, x 1.1 = 35.2 -> 36. Each expert then holds its slots
 // whether filled or not: 128 x 40 rows where dropless routing has 4096.
 TEST(Families, ExpertCapacityPadsEveryExpert) {
-  const ModelSpec s = fixture("qwen3-30b-a3b");
+  const ModelSpec s = hf_fixture("qwen3-30b-a3b");
   TrainingShape shape;
   shape.seq = 512;
   shape.weights.precision = precisions::bf16;
@@ -424,7 +420,7 @@ TEST(Families, ExpertCapacityPadsEveryExpert) {
   EXPECT_EQ(expert_inputs(1.25), 128ULL * 40 * 2048 * 2);
   EXPECT_EQ(expert_inputs(1.1), 128ULL * 36 * 2048 * 2);
   shape.expert_capacity_factor = 1;
-  EXPECT_THROW(layer_activations(fixture("qwen3-8b"), shape), Error);
+  EXPECT_THROW(layer_activations(hf_fixture("qwen3-8b"), shape), Error);
 }
 
 // DeepSeek-V3's multi-token-prediction layer 61, left out of the count and said so: one MoE
@@ -432,7 +428,7 @@ TEST(Families, ExpertCapacityPadsEveryExpert) {
 // 3 x 2048 x 7168), eh_proj 7168 x 14336 and three norms; the checkpoint adds its own copies of
 // the embedding and head (129,280 x 7168 each).
 TEST(Families, DeepSeekMtpLayerCountedApart) {
-  const ModelSpec s = fixture("deepseek-v3");
+  const ModelSpec s = hf_fixture("deepseek-v3");
   const std::uint64_t block = 187'105'280ULL + 16'384 + 1'835'264 + 257ULL * 3 * 2048 * 7168;
   const MtpParameters mtp = mtp_parameters(s);
   EXPECT_EQ(mtp.own, block + 7168ULL * 14336 + 3 * 7168);  // 11,610,068,224
@@ -442,7 +438,7 @@ TEST(Families, DeepSeekMtpLayerCountedApart) {
   // total_size (1,369,062,772,000, which counts two bytes an element).
   EXPECT_EQ(3ULL * 35'640 + 59ULL * 702'264, 41'540'496U);
   EXPECT_EQ(count_parameters(s) + mtp.stored + 41'540'496U, 684'531'386'000U);
-  EXPECT_EQ(mtp_parameters(fixture("deepseek-v2-lite")).stored, 0U);  // no MTP layer
+  EXPECT_EQ(mtp_parameters(hf_fixture("deepseek-v2-lite")).stored, 0U);  // no MTP layer
 }
 
 // DeepSeek-V2-Lite's latent attention: queries and keys of 128 + 64, values of 128, so
@@ -453,7 +449,7 @@ TEST(Families, LatentAttentionHooksUseTheValueWidth) {
   o.seq = 128;
   o.precision = precisions::bf16;
   std::uint64_t q = 0, v = 0, z = 0;
-  for (const Hook& h : selected_hooks(fixture("deepseek-v2-lite"), o)) {
+  for (const Hook& h : selected_hooks(hf_fixture("deepseek-v2-lite"), o)) {
     if (h.layer != 0U) continue;
     const Bytes bytes = hook_bytes(h, o);
     if (h.name.ends_with("attn.hook_q")) q = bytes.count();

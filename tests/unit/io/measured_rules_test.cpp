@@ -3,11 +3,11 @@
 // figure written out from the config's sizes.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "hf_fixtures.hpp"
 #include "memplan/estimators/training.hpp"
 #include "memplan/io/hf_config.hpp"
 #include "memplan/plan/workload.hpp"
@@ -15,27 +15,9 @@
 namespace memplan {
 namespace measured_rules_test {
 
-namespace fs = std::filesystem;
-
-ModelSpec fixture(const std::string& name) {
-  return load_hf_config((fs::path(MEMPLAN_TEST_FIXTURES) / "hf" / name / "config.json").string()).entry.spec;
-}
-
-const Item* find(const std::vector<Item>& items, const std::string& name) {
-  for (const Item& i : items) {
-    if (i.name == name) return &i;
-  }
-  return nullptr;
-}
-
-std::uint64_t bytes_of(const std::vector<Item>& items, const std::string& name) {
-  const Item* i = find(items, name);
-  if (i == nullptr) {
-    ADD_FAILURE() << "no row " << name;
-    return 0;
-  }
-  return i->bytes.count();
-}
+using testing::find_row;
+using testing::hf_fixture;
+using testing::row_bytes;
 
 TrainingOptions lora(std::uint64_t rank, std::vector<std::string> targets = {"q", "v"}) {
   TrainingOptions o;
@@ -52,7 +34,7 @@ std::vector<Item> activations(const ModelSpec& s, std::uint64_t batch, std::uint
   shape.weights.precision = shape.compute = precisions::bf16;
   for (const TrainingPhase& p : estimate_training_phases(s, shape, o).phases) {
     if (p.name != "forward") continue;
-    if (const Item* a = find(p.components, "activations")) return a->detail;
+    if (const Item* a = find_row(p.components, "activations")) return a->detail;
   }
   ADD_FAILURE() << "no forward activations";
   return {};
@@ -62,23 +44,23 @@ std::vector<Item> activations(const ModelSpec& s, std::uint64_t batch, std::uint
 // saves x only for the weight's gradient). The estimate was 1.245 GiB above the measured
 // peak; the 32 layers' down inputs are 32 x 2048 x 11008 x 2 B = 1,442,840,576 B (1.34 GiB).
 TEST(MeasuredRules, LoraKeepsNoInputOfAFrozenDownProjection) {
-  const ModelSpec s = fixture("llama-2-7b");
-  EXPECT_EQ(find(activations(s, 1, 2048, lora(8)), "down_input"), nullptr);
-  EXPECT_EQ(bytes_of(activations(s, 1, 2048, lora(8, {"q", "v", "down"})), "down_input"), 32ULL * 2048 * 11008 * 2);
-  EXPECT_EQ(bytes_of(activations(s, 1, 2048, lora(0)), "down_input"), 32ULL * 2048 * 11008 * 2);
+  const ModelSpec s = hf_fixture("llama-2-7b");
+  EXPECT_EQ(find_row(activations(s, 1, 2048, lora(8)), "down_input"), nullptr);
+  EXPECT_EQ(row_bytes(activations(s, 1, 2048, lora(8, {"q", "v", "down"})), "down_input"), 32ULL * 2048 * 11008 * 2);
+  EXPECT_EQ(row_bytes(activations(s, 1, 2048, lora(0)), "down_input"), 32ULL * 2048 * 11008 * 2);
 }
 
 // Qwen3-8B's per-head q and k RMSNorms keep their fp32 input copies, 36 layers x 2048 x
 // (32 + 8) x 128 x 4 B, and, when their weights train, the bf16 normalised outputs (half that).
 TEST(MeasuredRules, QkNormsKeepTheirFp32Copies) {
-  const ModelSpec s = fixture("qwen3-8b");
+  const ModelSpec s = hf_fixture("qwen3-8b");
   const std::uint64_t elements = 36ULL * 2048 * (32 + 8) * 128;
   const std::vector<Item> full = activations(s, 1, 2048, lora(0));
-  EXPECT_EQ(bytes_of(full, "qk_norm_fp32_copies"), elements * 4);
-  EXPECT_EQ(bytes_of(full, "qk_norm_outputs"), elements * 2);
+  EXPECT_EQ(row_bytes(full, "qk_norm_fp32_copies"), elements * 4);
+  EXPECT_EQ(row_bytes(full, "qk_norm_outputs"), elements * 2);
   const std::vector<Item> adapters = activations(s, 1, 2048, lora(16));
-  EXPECT_EQ(bytes_of(adapters, "qk_norm_fp32_copies"), elements * 4);
-  EXPECT_EQ(find(adapters, "qk_norm_outputs"), nullptr);
+  EXPECT_EQ(row_bytes(adapters, "qk_norm_fp32_copies"), elements * 4);
+  EXPECT_EQ(find_row(adapters, "qk_norm_outputs"), nullptr);
 }
 
 // Gemma's RMSNorm multiplies by (1 + weight) in fp32, so the normalised x it keeps is fp32:
@@ -86,10 +68,10 @@ TEST(MeasuredRules, QkNormsKeepTheirFp32Copies) {
 // outputs 26 x 2048 x 2 x (4 + 1) x 256 x 4 B. Without them the step's peak was 9.3% above
 // the estimate; with them 2.0%.
 TEST(MeasuredRules, GemmaNormsKeepFp32Outputs) {
-  const std::vector<Item> rows = activations(fixture("gemma-3-1b-it"), 2, 2048, lora(0));
-  EXPECT_EQ(bytes_of(rows, "rmsnorm_fp32_outputs"), 26ULL * 4 * 2048 * 2 * 1152 * 4);
-  EXPECT_EQ(find(rows, "norm_inputs"), nullptr);
-  EXPECT_EQ(bytes_of(rows, "qk_norm_outputs"), 26ULL * 2048 * 2 * (4 + 1) * 256 * 4);
+  const std::vector<Item> rows = activations(hf_fixture("gemma-3-1b-it"), 2, 2048, lora(0));
+  EXPECT_EQ(row_bytes(rows, "rmsnorm_fp32_outputs"), 26ULL * 4 * 2048 * 2 * 1152 * 4);
+  EXPECT_EQ(find_row(rows, "norm_inputs"), nullptr);
+  EXPECT_EQ(row_bytes(rows, "qk_norm_outputs"), 26ULL * 2048 * 2 * (4 + 1) * 256 * 4);
 }
 
 // gpt-oss's eager attention softmaxes in bf16 over cat([scores, sinks]) - max: the scores,
@@ -101,12 +83,12 @@ TEST(MeasuredRules, GptOssEagerSoftmaxesWithItsSinksInBf16) {
   w.seq_len = 4096;
   w.weights.precision = precisions::bf16;
   w.attention = AttentionVariant::eager;
-  const Breakdown b = estimate_workload(fixture("gpt-oss-20b"), w);
-  const std::vector<Item>& rows = find(b.components, "forward_workspace")->detail;
-  EXPECT_EQ(bytes_of(rows, "attn_scores"), 64ULL * 4096 * 4096 * 2);
-  EXPECT_EQ(bytes_of(rows, "attn_probabilities"), 64ULL * 4096 * 4096 * 2);
-  EXPECT_EQ(bytes_of(rows, "attn_sink_logits"), 64ULL * 4096 * 4097 * 2);
-  EXPECT_EQ(find(rows, "attn_probabilities_16bit"), nullptr);
+  const Breakdown b = estimate_workload(hf_fixture("gpt-oss-20b"), w);
+  const std::vector<Item>& rows = find_row(b.components, "forward_workspace")->detail;
+  EXPECT_EQ(row_bytes(rows, "attn_scores"), 64ULL * 4096 * 4096 * 2);
+  EXPECT_EQ(row_bytes(rows, "attn_probabilities"), 64ULL * 4096 * 4096 * 2);
+  EXPECT_EQ(row_bytes(rows, "attn_sink_logits"), 64ULL * 4096 * 4097 * 2);
+  EXPECT_EQ(find_row(rows, "attn_probabilities_16bit"), nullptr);
 }
 
 }  // namespace measured_rules_test

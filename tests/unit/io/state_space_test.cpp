@@ -4,8 +4,7 @@
 // built-ins (129,135,360 and 7,285,403,648) are checked in hf_config_test.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
+#include "hf_fixtures.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/estimators/activations.hpp"
@@ -19,11 +18,7 @@
 namespace memplan {
 namespace state_space_test {
 
-namespace fs = std::filesystem;
-
-ModelSpec fixture(const std::string& name) {
-  return load_hf_config((fs::path(MEMPLAN_TEST_FIXTURES) / "hf" / name / "config.json").string()).entry.spec;
-}
+using testing::hf_fixture;
 
 KvCacheOptions bf16_tokens(std::uint64_t tokens) {
   KvCacheOptions o;
@@ -44,7 +39,7 @@ std::uint64_t detail_row(const Item& item, const std::string& name) {
 // state-spaces/mamba-130m-hf: d 768, 24 layers, d_inner 1536, state 16, conv 4, dt_rank 48,
 // vocab 50280, tied head; each layer an RMSNorm and a MambaMixer.
 TEST(StateSpace, MambaCountsItsTensors) {
-  const ModelSpec s = fixture("mamba-130m-hf");
+  const ModelSpec s = hf_fixture("mamba-130m-hf");
   EXPECT_EQ(s.family, Family::mamba);
   EXPECT_EQ(ssm_layers(s), 24U);
   EXPECT_EQ(attention_layers(s), 0U);
@@ -61,7 +56,7 @@ TEST(StateSpace, MambaCountsItsTensors) {
 // Codestral Mamba's HF-format config (Mamba-2): d 4096, 64 layers, 128 heads of 64, 8 groups,
 // state 128, conv 4, vocab 32768, untied. Its time_step_limit holds Python's Infinity.
 TEST(StateSpace, Mamba2CountsItsTensors) {
-  const ModelSpec s = fixture("mamba-codestral-7b");
+  const ModelSpec s = hf_fixture("mamba-codestral-7b");
   EXPECT_EQ(s.family, Family::mamba2);
   const std::uint64_t conv = 8192 + 2 * 8 * 128;             // x, B and C: 10,240 channels
   const std::uint64_t layer = 4096ULL * (8192 + conv + 128)  // in_proj: z, x, B, C, dt
@@ -77,7 +72,7 @@ TEST(StateSpace, Mamba2CountsItsTensors) {
 // mixers elsewhere (128 heads of 64, 1 group, state 128), a gated MLP of 14336 and two norms in
 // every layer, vocab 128256, untied. No exact published count (the docs say 9.78B).
 TEST(StateSpace, BambaHybridCountsItsTensors) {
-  const ModelSpec s = fixture("bamba-9b");
+  const ModelSpec s = hf_fixture("bamba-9b");
   EXPECT_EQ(ssm_layers(s), 29U);
   EXPECT_EQ(attention_layers(s), 3U);
   EXPECT_EQ(attention_kind(s, 9), AttentionKind::full);
@@ -97,7 +92,7 @@ TEST(StateSpace, BambaHybridCountsItsTensors) {
 // 65536, untied. A Jamba Mini model card quotes its index's total_size, 103,140,646,656 B in
 // bf16: twice this count.
 TEST(StateSpace, JambaHybridWithExpertsCountsItsTensors) {
-  const ModelSpec s = fixture("jamba-v0.1");
+  const ModelSpec s = hf_fixture("jamba-v0.1");
   EXPECT_EQ(attention_layers(s), 4U);
   EXPECT_EQ(attention_kind(s, 4), AttentionKind::full);
   EXPECT_EQ(attention_kind(s, 12), AttentionKind::full);
@@ -119,7 +114,7 @@ TEST(StateSpace, JambaHybridWithExpertsCountsItsTensors) {
 
 // Training a hybrid with experts: four kinds of block, each layer counted once.
 TEST(StateSpace, JambaTrainingHoldsFourKindsOfBlock) {
-  const ModelSpec s = fixture("jamba-v0.1");
+  const ModelSpec s = hf_fixture("jamba-v0.1");
   TrainingShape shape;
   shape.seq = 1024;
   shape.compute = precisions::bf16;
@@ -142,7 +137,7 @@ TEST(StateSpace, JambaTrainingHoldsFourKindsOfBlock) {
 // A Mamba layer keeps conv channels x d_conv and d_inner x d_state per sequence, whatever the
 // tokens: 24 x (1536 x 4 + 1536 x 16) x 2 B at bf16.
 TEST(StateSpace, MambaStateIsTheSameAtAnyLength) {
-  const ModelSpec s = fixture("mamba-130m-hf");
+  const ModelSpec s = hf_fixture("mamba-130m-hf");
   const Breakdown short_prompt = estimate_kv_cache(s, bf16_tokens(512));
   const Breakdown long_prompt = estimate_kv_cache(s, bf16_tokens(65536));
   EXPECT_EQ(short_prompt.components.front().name, "ssm_state");
@@ -158,7 +153,7 @@ TEST(StateSpace, MambaStateIsTheSameAtAnyLength) {
 // A hybrid keeps both: its 29 Mamba layers' state, fixed, and its 3 attention layers' keys and
 // values, growing with the tokens.
 TEST(StateSpace, HybridHoldsAStateAndAKvCache) {
-  const ModelSpec s = fixture("bamba-9b");
+  const ModelSpec s = hf_fixture("bamba-9b");
   const std::uint64_t state = 29ULL * ((8192 + 256) * 4 + 8192ULL * 128) * 2;
   for (const std::uint64_t tokens : {4096ULL, 8192ULL}) {
     SCOPED_TRACE(tokens);
@@ -172,7 +167,7 @@ TEST(StateSpace, HybridHoldsAStateAndAKvCache) {
 
 // Training: a Mamba block keeps what mamba_inner_fn saves (checkpoint_lvl 1).
 TEST(StateSpace, MambaTrainingKeepsTheFusedKernelsTensors) {
-  const ModelSpec s = fixture("mamba-130m-hf");
+  const ModelSpec s = hf_fixture("mamba-130m-hf");
   TrainingShape shape;
   shape.batch = 2;
   shape.seq = 4096;
@@ -188,12 +183,12 @@ TEST(StateSpace, MambaTrainingKeepsTheFusedKernelsTensors) {
 
 // Only Bamba's 3 attention layers attend: 3 x 4096 positions for a query after 4096 tokens.
 TEST(StateSpace, OnlyAttentionLayersAttend) {
-  EXPECT_EQ(attended_positions(fixture("bamba-9b"), 4096.0), 3.0 * 4096);
-  EXPECT_EQ(attended_positions(fixture("mamba-130m-hf"), 4096.0), 0.0);
+  EXPECT_EQ(attended_positions(hf_fixture("bamba-9b"), 4096.0), 3.0 * 4096);
+  EXPECT_EQ(attended_positions(hf_fixture("mamba-130m-hf"), 4096.0), 0.0);
 }
 
 TEST(StateSpace, AttentionWorkloadsDoNotApply) {
-  const ModelSpec s = fixture("mamba-130m-hf");
+  const ModelSpec s = hf_fixture("mamba-130m-hf");
   try {
     (void)model_hooks(s, 1, 128);
     ADD_FAILURE() << "hooks listed for a Mamba model";
@@ -209,13 +204,13 @@ TEST(StateSpace, AttentionWorkloadsDoNotApply) {
 }
 
 TEST(StateSpace, InconsistentSizesAreRefused) {
-  ModelSpec s = fixture("mamba-codestral-7b");
+  ModelSpec s = hf_fixture("mamba-codestral-7b");
   s.ssm.heads = 100;  // does not divide d_inner 8192
   EXPECT_THROW(validate(s), Error);
-  s = fixture("mamba-130m-hf");
+  s = hf_fixture("mamba-130m-hf");
   s.n_heads = 8;  // no attention layer to have heads
   EXPECT_THROW(validate(s), Error);
-  s = fixture("mamba-130m-hf");
+  s = hf_fixture("mamba-130m-hf");
   s.layer_types.assign(24, AttentionKind::mamba);
   s.ssm = {};
   EXPECT_THROW(validate(s), Error);  // mamba layers without sizes

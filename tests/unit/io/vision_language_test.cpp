@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "hf_fixtures.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/estimators/compute_time.hpp"
@@ -17,6 +18,8 @@
 
 namespace memplan {
 namespace vision_language_test {
+
+using testing::find_row;
 
 namespace fs = std::filesystem;
 
@@ -316,13 +319,6 @@ Workload with_images(WorkloadKind kind, std::uint64_t text, std::uint64_t images
   return w;
 }
 
-const Item* find(const std::vector<Item>& items, const std::string& name) {
-  for (const Item& i : items) {
-    if (i.name == name) return &i;
-  }
-  return nullptr;
-}
-
 // The images' tokens join the text's: LLaVA-1.5-7B's cache after 512 text tokens and two
 // images holds 512 + 2 x 576 = 1664 positions, 32 layers x 2 x 4096 x 2 B = 524,288 B each.
 TEST(VisionLanguage, ImageTokensLengthenTheSequence) {
@@ -384,12 +380,12 @@ TEST(VisionLanguage, TrainingFreezesTheTower) {
     return std::vector<Item>{};
   };
   const std::vector<Item> full = saved(TrainingOptions{});
-  ASSERT_NE(find(full, "projector_input"), nullptr);
-  EXPECT_EQ(find(full, "projector_input")->bytes.count(), 2ULL * 576 * 1024 * 2);
-  EXPECT_EQ(find(full, "projector_hidden")->bytes.count(), 2ULL * 2 * 576 * 4096 * 2);
+  ASSERT_NE(find_row(full, "projector_input"), nullptr);
+  EXPECT_EQ(find_row(full, "projector_input")->bytes.count(), 2ULL * 576 * 1024 * 2);
+  EXPECT_EQ(find_row(full, "projector_hidden")->bytes.count(), 2ULL * 2 * 576 * 4096 * 2);
   TrainingOptions adapters;
   adapters.lora = lora;
-  EXPECT_EQ(find(saved(adapters), "projector_input"), nullptr);
+  EXPECT_EQ(find_row(saved(adapters), "projector_input"), nullptr);
   // The step's plan prices the tower's pass as a moment of its own, before the forward.
   const Breakdown b = estimate_workload(s, with_images(WorkloadKind::training, 128, 2, 0, 0));
   bool tower_phase = b.peak_phase == "vision_tower";
