@@ -134,4 +134,22 @@ std::string shortest_text(double value) {
   return general_text(value, 17);  // 17 significant digits read back as any double
 }
 
+std::optional<ReleaseNumbers> release_numbers(std::string_view text) {
+  ReleaseNumbers out;
+  std::size_t i = 0;
+  while (out.count < 3) {
+    const std::size_t start = i;
+    std::uint32_t v = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && i - start < 6)
+      v = v * 10 + static_cast<std::uint32_t>(text[i++] - '0');
+    if (i == start) return std::nullopt;
+    out.parts[out.count++] = v;
+    if (i == text.size()) break;
+    if (text[i] != '.') return std::nullopt;
+    ++i;
+  }
+  if (out.count < 2 || i != text.size()) return std::nullopt;
+  return out;
+}
+
 }  // namespace memplan

@@ -238,25 +238,13 @@ OptimizerImpl parse_optimizer_impl(std::string_view text) {
 }
 
 TorchVersion parse_torch_version(std::string_view text) {
-  const auto bad = [&] {
-    return Error(ErrorKind::invalid_input,
-                 "`torch_version` is a PyTorch release such as 2.1 or 1.13, not '" + printable(text) + "'",
-                 "torch_version");
-  };
-  std::uint32_t parts[3] = {0, 0, 0};
-  std::size_t n = 0, i = 0;
-  while (n < 3) {
-    const std::size_t start = i;
-    std::uint64_t v = 0;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && i - start < 6) v = v * 10 + (text[i++] - '0');
-    if (i == start) throw bad();
-    parts[n++] = static_cast<std::uint32_t>(v);
-    if (i == text.size()) break;
-    if (text[i] != '.') throw bad();
-    ++i;
+  const std::optional<ReleaseNumbers> r = release_numbers(text);
+  if (!r || r->parts[0] == 0) {
+    throw Error(ErrorKind::invalid_input,
+                "`torch_version` is a PyTorch release such as 2.1 or 1.13, not '" + printable(text) + "'",
+                "torch_version");
   }
-  if (n < 2 || i != text.size() || parts[0] == 0) throw bad();
-  return {parts[0], parts[1]};
+  return {r->parts[0], r->parts[1]};
 }
 
 std::string to_string(Recompute recompute) {
@@ -908,6 +896,18 @@ TrainingEstimate training_phases(const ModelSpec& s, const TrainingShape& shape,
                                "the gradient flowing down the residual stream and the one being accumulated, plus the "
                                "larger of the block's MLP and attention gradient temporaries");
   for (Item& r : attn_b > mlp_b ? attn_ws : mlp_ws) backward_ws.detail.push_back(std::move(r));
+  // bitsandbytes computes a frozen 4- or 8-bit layer's input gradient against the weight
+  // dequantised whole to the activations' dtype (MatMul4Bit.backward's dequantize_4bit,
+  // MatMul8bitLt.backward's CB.to(dtype)): one layer's at a time, the largest counted.
+  if (bitsandbytes_linears(s, shape.weights) != BitsandbytesLinears::none) {
+    const std::uint64_t largest_weight = largest_quantized_linear(s, shape.weights,
+                                                                  {"attention", "cross_attention", "mlp", "experts"});
+    if (largest_weight != 0) {
+      Item dequantized = tensor_row("dequantized_weight", {{"largest_linear", largest_weight}}, e);
+      dequantized.note = "bitsandbytes dequantises each frozen weight for its input's gradient";
+      backward_ws.detail.push_back(std::move(dequantized));
+    }
+  }
   backward_ws.bytes = sum_bytes(backward_ws.detail, "backward workspace");
 
   const auto make_phase = [&](std::string name, std::string moment, std::vector<Item> phase_items) {
@@ -1062,7 +1062,13 @@ TrainingEstimate estimate_training_phases(const ModelSpec& spec, const TrainingS
   const auto targeted = [&](const char* t) {
     return std::find(options.lora.targets.begin(), options.lora.targets.end(), t) != options.lora.targets.end();
   };
-  frozen.frozen_down_proj = frozen.frozen_base && !targeted("down") && !targeted("all");
+  // bitsandbytes' LLM.int8 layers keep their input for the backward pass (MatMul8bitLt's
+  // ctx.tensors), and its 4-bit layers did before 0.43.2 (bitsandbytes#1270).
+  const BitsandbytesLinears bnb = bitsandbytes_linears(spec, shape.weights);
+  const bool keeps_inputs = bnb == BitsandbytesLinears::eight_bit ||
+                            (bnb == BitsandbytesLinears::four_bit &&
+                             shape.weights.bitsandbytes < BitsandbytesVersion{0, 43, 2});
+  frozen.frozen_down_proj = frozen.frozen_base && !targeted("down") && !targeted("all") && !keeps_inputs;
   return training_phases(spec, frozen, options);
 }
 

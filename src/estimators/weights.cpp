@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/core/text.hpp"
 
@@ -208,6 +209,60 @@ Breakdown estimate_weights(const ModelSpec& spec, const WeightsOptions& options)
   }
   note_mtp(spec, weights);
   return Breakdown{{weights}};
+}
+
+BitsandbytesVersion parse_bitsandbytes_version(std::string_view text) {
+  const std::optional<ReleaseNumbers> r = release_numbers(text);
+  if (!r) {
+    throw Error(ErrorKind::invalid_input,
+                "`bitsandbytes_version` is a bitsandbytes release such as 0.43.1 or 0.45, not '" + printable(text) +
+                    "'",
+                "bitsandbytes_version");
+  }
+  return {r->parts[0], r->parts[1], r->parts[2]};
+}
+
+std::string to_string(const BitsandbytesVersion& v) {
+  return std::to_string(v.major) + "." + std::to_string(v.minor) + "." + std::to_string(v.patch);
+}
+
+BitsandbytesLinears bitsandbytes_linears(const ModelSpec& spec, const WeightsOptions& options) {
+  if (!spec.stored_weights.empty()) {  // a checkpoint's layout: bnb-nf4[-dq], bnb-fp4[-dq], bnb-int8
+    for (const StoredTensors& t : spec.stored_weights) {
+      if (t.format == "bnb-int8") return BitsandbytesLinears::eight_bit;
+      if (t.format.starts_with("bnb-")) return BitsandbytesLinears::four_bit;
+    }
+    return BitsandbytesLinears::none;
+  }
+  const Precision& p = options.precision;
+  if ((p.format == Format::nf4 || p.format == Format::fp4) && p.layout == ScaleLayout::flat_blocks)
+    return BitsandbytesLinears::four_bit;
+  if (p.format == Format::int8 && p.layout == ScaleLayout::per_row) return BitsandbytesLinears::eight_bit;
+  return BitsandbytesLinears::none;
+}
+
+std::uint64_t largest_quantized_linear(const ModelSpec& spec, const WeightsOptions& options,
+                                       std::initializer_list<std::string_view> components) {
+  const auto wanted = [&](std::string_view c) {
+    return std::find(components.begin(), components.end(), c) != components.end();
+  };
+  std::uint64_t largest = 0;
+  if (!spec.stored_weights.empty()) {
+    for (const StoredTensors& t : spec.stored_weights) {
+      if (t.format.starts_with("bnb-") && wanted(t.component)) largest = std::max(largest, t.elements);
+    }
+    return largest;
+  }
+  if (!is_quantized(options.precision)) return 0;
+  for (const TensorGroup& g : model_tensors(spec)) {
+    if (g.role == TensorRole::linear && wanted(g.component))
+      largest = std::max(largest, checked_mul(g.rows, g.cols, "elements of", std::string(g.name)));
+  }
+  return largest;
+}
+
+bool bitsandbytes_dequantizes(const WeightsOptions& options, std::uint64_t rows) {
+  return options.bitsandbytes < BitsandbytesVersion{0, 50, 0} ? rows > 1 : rows > 4;
 }
 
 }  // namespace memplan

@@ -116,6 +116,18 @@ void ssm_tensors(const ModelSpec& s, std::uint64_t B, std::uint64_t S, const Pre
   t.add(kSsm, "out_proj_out", {{"B", B}, {"S", S}, {"d", s.d_model}}, c);
 }
 
+// bitsandbytes' 4-bit matmul over more rows than its own kernel takes dequantises the weight
+// whole to the activations' dtype first (bitsandbytes_dequantizes): the phase's largest weight,
+// counted with the phase's other tensors.
+template <typename Sink>
+void dequantized_weight(const ModelSpec& s, const Workload& w, std::uint64_t rows, Group g,
+                        std::initializer_list<std::string_view> components, const Precision& c, Sink& t) {
+  if (bitsandbytes_linears(s, w.weights) != BitsandbytesLinears::four_bit) return;
+  if (!bitsandbytes_dequantizes(w.weights, rows)) return;
+  const std::uint64_t n = largest_quantized_linear(s, w.weights, components);
+  if (n != 0) t.add(g, "dequantized_weight", {{"largest_linear", n}}, c);
+}
+
 // The shape of one layer's attention core: S queries of every head over `keys` positions,
 // its inputs counted by the caller; HF eager softmaxes in fp32 (softmax(dtype=float32)).
 AttentionShape scores_shape(const ModelSpec& s, const Workload& w, std::uint64_t B, std::uint64_t S, std::uint64_t keys,
@@ -159,6 +171,7 @@ void attention_tensors(const ModelSpec& s, const Workload& w, std::uint64_t B, s
     t.add(kAttention, "attn_sink_logits", {{"B", core_batch}, {"H", H}, {"S", S}, {"M+1", keys + 1}}, c);
   }
   t.add(kAttention, "o_proj_out", {{"B", B}, {"S", S}, {"d", d}}, c);
+  dequantized_weight(s, w, checked_mul(B, S, "rows"), kAttention, {"attention"}, c, t);
 }
 
 // A decoder layer's cross-attention over `source` encoder positions: the queries, the
@@ -174,8 +187,9 @@ void cross_tensors(const ModelSpec& s, const Workload& w, std::uint64_t B, std::
 }
 
 template <typename Sink>
-void mlp_tensors(const ModelSpec& s, std::uint64_t B, std::uint64_t S, const Precision& c, Sink& t) {
+void mlp_tensors(const ModelSpec& s, const Workload& w, std::uint64_t B, std::uint64_t S, const Precision& c, Sink& t) {
   if (s.mlp == MlpKind::none) return;
+  dequantized_weight(s, w, checked_mul(B, S, "rows"), kMlp, {"mlp", "experts"}, c, t);
   const std::uint64_t d = s.d_model;
   // A MoE layer's MLP phase: the busiest expert's tokens (routed evenly) and the shared experts
   // on every token. The model's dense layers (DeepSeek's first k) are the phase when wider.
@@ -228,7 +242,7 @@ bool forward_tensors(const ModelSpec& s, const Workload& w, std::uint64_t querie
   }
   if (ssm_layers(s) > 0) ssm_tensors(s, B, S, c, t);
   if (attention_layers(s) > 0) attention_tensors(s, w, B, S, keys, c, core_batch == 0 ? B : core_batch, t);
-  mlp_tensors(s, B, S, c, t);
+  mlp_tensors(s, w, B, S, c, t);
 
   const bool upcast = w.logits_fp32 && element_bits(c.format) != 32;  // .float() on fp32 logits is the same tensor
   if (s.lm_head != LmHead::none) {

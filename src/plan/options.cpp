@@ -150,6 +150,12 @@ const std::array kOptions = std::to_array<OptionDef>({
    .set = MEMPLAN_SET(s.workload.weights.unquantized = float_precision(v.text))},
   {.key = "quantize_lm_head", .flag = "quantize_lm_head", .kind = OptionKind::flag, .group = kPrecision,
    .help = "Quantise an untied LM head too", .set = MEMPLAN_SET(s.workload.weights.quantize_lm_head = v.flag)},
+  {.key = "bitsandbytes_version", .flag = "bitsandbytes_version", .kind = OptionKind::text, .group = kPrecision,
+   .help = "The bitsandbytes release running nf4/fp4 and int8 layers: each frozen layer keeps its input for "
+           "backward with int8 and before 0.43.2 with 4-bit; 4-bit matmuls dequantise whole weights for more than "
+           "one row (0.50+: more than 4)",
+   .default_text = "0.50", .applies = kNotWeights,
+   .set = MEMPLAN_SET(s.workload.weights.bitsandbytes = parse_bitsandbytes_version(v.text))},
   {.key = "compute", .flag = "compute", .kind = OptionKind::text, .group = kPrecision,
    .help = "Activation dtype", .default_text = "the weights' float precision", .applies = kNotWeights,
    .set = MEMPLAN_SET(s.workload.compute = float_precision(v.text))},

@@ -1,7 +1,9 @@
 // Small text helpers for error messages: closest-name suggestions and digit grouping.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +37,15 @@ std::string lowered(std::string_view text);
 
 // Returns a tensor's shape as "[4096, 11008]".
 std::string shape_text(const std::vector<std::uint64_t>& shape);
+
+// A release number as "2.1", "0.43.2": two or three dot-separated whole numbers.
+struct ReleaseNumbers {
+  std::array<std::uint32_t, 3> parts{};  // major, minor, patch (0 when not given)
+  std::size_t count = 0;                 // numbers given: 2 or 3
+};
+// Returns the numbers of `text`, or nullopt when it is not two or three dot-separated numbers
+// of at most six digits.
+std::optional<ReleaseNumbers> release_numbers(std::string_view text);
 
 // `value` as printf's %.*f, %.*e and %.*g write it in the C locale ("0.85", "1.2e+14",
 // "3.142"), whatever the global locale. Not std::to_chars: the libc++ of the WebAssembly

@@ -11,12 +11,46 @@
 
 namespace memplan {
 
+// A bitsandbytes release: what its 4- and 8-bit matmuls keep for the backward pass and
+// dequantise changed between releases.
+struct BitsandbytesVersion {
+  std::uint32_t major = 0;
+  std::uint32_t minor = 50;
+  std::uint32_t patch = 0;
+  auto operator<=>(const BitsandbytesVersion&) const = default;
+};
+// Parses "0.43.2" or "0.45" (patch 0). Throws Error(invalid_input, key "bitsandbytes_version").
+BitsandbytesVersion parse_bitsandbytes_version(std::string_view text);
+std::string to_string(const BitsandbytesVersion& version);
+
 struct WeightsOptions {
   Precision precision = precisions::bf16;  // storage of every tensor, or of the linear layers when quantised
   Precision unquantized =
-      precisions::fp16;           // embeddings, norms, biases, router and LM head when `precision` is quantised
-  bool quantize_lm_head = false;  // quantise an untied LM head along with the linear layers
+      precisions::fp16;              // embeddings, norms, biases, router and LM head when `precision` is quantised
+  bool quantize_lm_head = false;     // quantise an untied LM head along with the linear layers
+  BitsandbytesVersion bitsandbytes;  // the release running nf4/fp4 and LLM.int8 linear layers
 };
+
+// Which bitsandbytes layers run the linear layers, where they keep or make tensors that
+// other quantised layers do not.
+enum class BitsandbytesLinears {
+  none,
+  four_bit,   // Linear4bit: nf4 or fp4 at `precision`, or a checkpoint stored as bnb-nf4 / bnb-fp4
+  eight_bit,  // Linear8bitLt (LLM.int8): int8 with one scale per row, or a bnb-int8 checkpoint
+};
+BitsandbytesLinears bitsandbytes_linears(const ModelSpec& spec, const WeightsOptions& options);
+
+// Returns the elements of the largest linear weight of `components` (weights rows such as
+// "attention", "mlp", "experts") that `options` quantises; 0 when none is quantised. Throws
+// Error(overflow).
+std::uint64_t largest_quantized_linear(const ModelSpec& spec, const WeightsOptions& options,
+                                       std::initializer_list<std::string_view> components);
+
+// Whether bitsandbytes dequantises a 4-bit weight whole for a matmul over `rows` input rows
+// (tokens x sequences) that keeps no graph: before 0.50 for every matmul but a single row's
+// (matmul_4bit's gemv_4bit), from 0.50 above the 4 rows its own kernel always takes (up to
+// 1536 the choice depends on the GPU: counted). A backward always dequantises.
+bool bitsandbytes_dequantizes(const WeightsOptions& options, std::uint64_t rows);
 
 // Returns a Breakdown with one component, "weights", whose detail has one row per model
 // component (embeddings, attention, mlp or experts and router, norms, lm_head, pooler)

@@ -258,6 +258,38 @@ TEST(Training, LoraTrainsAdaptersOnly) {
             estimate_weights(llama2_7b(), nf4).total().count() + 16777216ULL);
 }
 
+TEST(Training, BitsandbytesLayersDequantiseAndKeepInputsAsTheirReleaseDoes) {
+  // QLoRA on Llama-2-7b (r = 8 on q and v), 1 x 512 tokens, bf16 activations.
+  TrainingOptions o;
+  o.lora.rank = 8;
+  const TrainingEstimate bf16 = checked(llama2_7b(), shape(1, 512), o);
+  const TrainingEstimate nf4 = checked(llama2_7b(), shape(1, 512, "nf4"), o);
+  // The backward computes each input gradient against the weight dequantised to bf16
+  // (MatMul4Bit.backward): the largest, 11008 x 4096 x 2 = 90,177,536 B, in the layer's workspace.
+  EXPECT_EQ(bytes_of(phase(nf4, "backward_top"), "backward_workspace"),
+            bytes_of(phase(bf16, "backward_top"), "backward_workspace") + 90177536ULL);
+  // From 0.43.2 a frozen 4-bit layer keeps no input (bitsandbytes#1270): the activations are
+  // 16-bit LoRA's, without the down projection's input.
+  EXPECT_EQ(bytes_of(phase(nf4, "backward_start"), "activations"),
+            bytes_of(phase(bf16, "backward_start"), "activations"));
+  // Before, and with LLM.int8 in every release, the down projection's input is kept too:
+  // 32 layers x 512 x 11008 x 2 = 360,710,144 B.
+  TrainingShape old_bnb = shape(1, 512, "nf4");
+  old_bnb.weights.bitsandbytes = parse_bitsandbytes_version("0.43.1");
+  const TrainingEstimate int8 = checked(llama2_7b(), shape(1, 512, "int8"), o);
+  const TrainingEstimate nf4_before = checked(llama2_7b(), old_bnb, o);
+  for (const TrainingEstimate* t : {&int8, &nf4_before}) {
+    EXPECT_EQ(bytes_of(phase(*t, "backward_start"), "activations"),
+              bytes_of(phase(bf16, "backward_start"), "activations") + 360710144ULL);
+  }
+  // 8-bit dequantises too (MatMul8bitLt.backward's CB.to(dtype)); GPTQ's int4 is not bitsandbytes.
+  EXPECT_EQ(bytes_of(phase(int8, "backward_top"), "backward_workspace"),
+            bytes_of(phase(bf16, "backward_top"), "backward_workspace") + 90177536ULL);
+  EXPECT_EQ(bytes_of(phase(checked(llama2_7b(), shape(1, 512, "int4"), o), "backward_top"), "backward_workspace"),
+            bytes_of(phase(bf16, "backward_top"), "backward_workspace"));
+  EXPECT_THROW(parse_bitsandbytes_version("0.43.x"), Error);
+}
+
 TEST(Training, RejectsWhatCannotBeTrained) {
   TrainingOptions o;
   try {

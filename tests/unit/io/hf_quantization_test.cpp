@@ -119,6 +119,20 @@ TEST(HfQuantization, Bnb8bit) {
   EXPECT_EQ(weights_of(import("llama-2-7b-bnb-8bit").entry.spec), 32 * (4 * att + 2 * up + down) + rest);
 }
 
+TEST(HfQuantization, BitsandbytesCheckpointsRunAsBitsandbytes) {
+  // The checkpoint's layout says which kernels run it: its largest weight (Llama-3-8B's MLP,
+  // 14336 x 4096 = 58,720,256 elements) is dequantised whole; AWQ's is not.
+  WeightsOptions as_loaded;
+  const ModelSpec four = import("llama-3-8b-bnb-4bit").entry.spec;
+  EXPECT_EQ(bitsandbytes_linears(four, as_loaded), BitsandbytesLinears::four_bit);
+  EXPECT_EQ(largest_quantized_linear(four, as_loaded, {"attention", "mlp"}), 58720256ULL);
+  EXPECT_EQ(largest_quantized_linear(four, as_loaded, {"attention"}), 16777216ULL);  // q and o, 4096 x 4096
+  const ModelSpec eight = import("llama-2-7b-bnb-8bit").entry.spec;
+  EXPECT_EQ(bitsandbytes_linears(eight, as_loaded), BitsandbytesLinears::eight_bit);
+  EXPECT_EQ(largest_quantized_linear(eight, as_loaded, {"mlp"}), 11008ULL * 4096);
+  EXPECT_EQ(bitsandbytes_linears(import("qwen2.5-7b-instruct-awq").entry.spec, as_loaded), BitsandbytesLinears::none);
+}
+
 TEST(HfQuantization, Fp8PerTensorStatic) {
   // fp8 weights with one fp32 weight_scale and one fp32 input_scale per layer; lm_head ignored.
   const std::uint64_t q = 4096ULL * 4096 + 4 + 4, kv = 1024ULL * 4096 + 4 + 4, mlp = 14336ULL * 4096 + 4 + 4;

@@ -1,5 +1,7 @@
 #include "memplan/plan/workload.hpp"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "reference_models.hpp"
@@ -47,6 +49,35 @@ TEST(Workload, InferencePeaksInTheMlp) {
   EXPECT_EQ(component(b, "kv_cache").bytes.count(), 1073741824ULL);
   EXPECT_EQ(component(b, "forward_workspace").bytes.count(), 168820736ULL);
   EXPECT_EQ(b.total().count(), kLlamaWeightsBf16 + 1073741824ULL + 168820736ULL);
+}
+
+TEST(Workload, FourBitInferenceDequantisesTheWeightItMultiplies) {
+  // bitsandbytes' 4-bit matmul dequantises the weight whole before F.linear (bitsandbytes
+  // backends/cuda/ops.py, _dequant_linear_fallback). Llama-2-7b nf4, fp16 activations, 2048
+  // tokens: the MLP phase of InferencePeaksInTheMlp (168,820,736) plus the largest MLP weight,
+  // 11008 x 4096 x 2 = 90,177,536 -> 258,998,272.
+  Workload w = bare(WorkloadKind::inference, 2048, "nf4");
+  const Breakdown b = checked(llama2_7b(), w);
+  const Item& workspace = component(b, "forward_workspace");
+  EXPECT_EQ(workspace.bytes.count(), 258998272ULL);
+  const auto row = std::find_if(workspace.detail.begin(), workspace.detail.end(),
+                                [](const Item& r) { return r.name == "dequantized_weight"; });
+  ASSERT_NE(row, workspace.detail.end());
+  EXPECT_EQ(row->bytes.count(), 90177536ULL);
+  // GPTQ's int4 kernels multiply the packed weight: no copy.
+  EXPECT_EQ(
+      component(checked(llama2_7b(), bare(WorkloadKind::inference, 2048, "int4")), "forward_workspace").bytes.count(),
+      168820736ULL);
+
+  // 4 rows: bitsandbytes 0.50's own kernel (no copy): the MLP phase 2 x 4 x 4096 x 2 = 65,536
+  // + 3 x 4 x 11008 x 2 = 264,192 -> 329,728 (the logits: 32,768 + 256,000 = 288,768).
+  w.seq_len = 4;
+  EXPECT_EQ(component(checked(llama2_7b(), w), "forward_workspace").bytes.count(), 329728ULL);
+  // Before 0.50 only a single row went to gemv_4bit: 329,728 + 90,177,536.
+  w.weights.bitsandbytes = parse_bitsandbytes_version("0.49.2");
+  EXPECT_EQ(component(checked(llama2_7b(), w), "forward_workspace").bytes.count(), 90507264ULL);
+  w.seq_len = 1;  // 1 row: 2 x 4096 x 2 + 3 x 11008 x 2 = 82,432 (logits 8,192 + 64,000)
+  EXPECT_EQ(component(checked(llama2_7b(), w), "forward_workspace").bytes.count(), 82432ULL);
 }
 
 TEST(Workload, Fp32LogitsCopyForOlderTransformers) {
