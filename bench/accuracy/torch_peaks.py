@@ -13,6 +13,7 @@ Usage (on a machine with an NVIDIA GPU, PyTorch and transformers):
 Results are JSON lines; docs/accuracy.md holds a run's table.
 """
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -44,6 +45,11 @@ CASES = [
     ("pythia-160m-fp32-training", "pythia-160m", "training", "fp32", 8, 2048, [], {}),
     ("qwen2.5-0.5b-bf16-training", "qwen2.5-0.5b", "training", "bf16", 4, 1024, ["--no-master-weights"], {}),
     ("tinyllama-1.1b-bf16-training", "tinyllama-1.1b", "training", "bf16", 2, 2048, ["--no-master-weights"], {}),
+    # torch.autocast over an fp32 model (Trainer bf16=True on a model loaded in fp32).
+    ("qwen2.5-0.5b-amp-training", "qwen2.5-0.5b", "training", "fp32", 4, 1024,
+     ["--mixed-precision", "amp", "--compute", "bf16"], {"autocast": "bfloat16"}),
+    ("tinyllama-1.1b-amp-training", "tinyllama-1.1b", "training", "fp32", 2, 2048,
+     ["--mixed-precision", "amp", "--compute", "bf16"], {"autocast": "bfloat16"}),
     ("qwen2.5-0.5b-bf16-training-checkpointed", "qwen2.5-0.5b", "training", "bf16", 8, 2048,
      ["--no-master-weights", "--recompute", "full"], {"checkpointing": True}),
     ("llama-2-7b-bf16-lora", "llama-2-7b", "training", "bf16", 1, 2048, ["--lora-rank", "8"], {"lora": 8}),
@@ -274,7 +280,10 @@ def run_case(memplan, case):
         peak = 0
         for _ in range(2):  # the second step runs with the optimizer's states in place
             torch.cuda.reset_peak_memory_stats()
-            loss = model(**inputs, labels=labels, use_cache=False).loss
+            # --mixed-precision amp: the forward pass and the loss under torch.autocast, the backward outside
+            autocast = settings.get("autocast")
+            with torch.autocast("cuda", dtype=getattr(torch, autocast)) if autocast else contextlib.nullcontext():
+                loss = model(**inputs, labels=labels, use_cache=False).loss
             phases["forward"] = torch.cuda.max_memory_allocated()
             torch.cuda.reset_peak_memory_stats()
             loss.backward()

@@ -237,6 +237,30 @@ OptimizerImpl parse_optimizer_impl(std::string_view text) {
               "optimizer_impl");
 }
 
+std::string to_string(MixedPrecision mode) {
+  switch (mode) {
+    case MixedPrecision::amp: return "amp";
+    case MixedPrecision::master: return "master";
+    case MixedPrecision::pure: return "pure";
+    case MixedPrecision::fp32: return "fp32";
+  }
+  return "amp";
+}
+
+MixedPrecision parse_mixed_precision(std::string_view text) {
+  for (const MixedPrecision m :
+       {MixedPrecision::amp, MixedPrecision::master, MixedPrecision::pure, MixedPrecision::fp32}) {
+    if (to_string(m) == text) return m;
+  }
+  const std::vector<std::string> names{"amp", "master", "pure", "fp32"};
+  throw Error(ErrorKind::invalid_input,
+              "unknown mixed precision '" + printable(text) + "'" + did_you_mean(text, names) +
+                  "; accepted: " + quoted_list(names) +
+                  " (amp: torch.autocast over fp32 weights; master: 16-bit weights with an fp32 master copy; pure: "
+                  "16-bit throughout; fp32: none)",
+              "mixed_precision");
+}
+
 TorchVersion parse_torch_version(std::string_view text) {
   const std::optional<ReleaseNumbers> r = release_numbers(text);
   if (!r || r->parts[0] == 0) {
@@ -310,6 +334,30 @@ void ssm_activations(const ModelSpec& s, const TrainingShape& shape, std::vector
   rows.push_back(tensor_row("norm_rstd", {{"s", seq}, {"b", b}, {"groups", m.groups}}, precisions::fp32));
 }
 
+// torch.autocast casts each matmul's input on its own (its cache holds weights only): the
+// normed input is copied once per projection reading it. One for a family that fuses q, k
+// and v into one linear (GPT-2's and GPT-BigCode's c_attn, GPT-NeoX's, Falcon's and BLOOM's
+// query_key_value, Phi-3's qkv_proj); two for latent attention (q_a or q, and kv_a).
+std::uint64_t qkv_casts(const ModelSpec& s) {
+  switch (s.family) {
+    case Family::gpt2:
+    case Family::gpt_bigcode:
+    case Family::gpt_neox:
+    case Family::falcon:
+    case Family::bloom:
+    case Family::phi3: return 1;
+    default: return s.mla.kv_lora_rank != 0 ? 2 : 3;
+  }
+}
+
+// The same for the MLP's input: gate and up (one for Phi-3's fused gate_up_proj), a plain
+// MLP's up, or a MoE block's router and its shared experts' gate and up (the routed experts
+// cast the rows they gather: expert_inputs).
+std::uint64_t mlp_casts(const ModelSpec& s, bool moe) {
+  if (moe) return 1 + (s.d_shared_expert == 0 ? 0 : s.mlp == MlpKind::gated ? 2 : 1);
+  return s.mlp == MlpKind::gated && s.family != Family::phi3 ? 2 : 1;
+}
+
 // What a decoder layer's cross-attention keeps for backward: its norm's input (and the
 // fp32 copy of an unfused RMSNorm), the query's input, q, the source's keys and values,
 // the probabilities (eager) or the softmax statistics (fused), the output before o.
@@ -363,8 +411,8 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dens
   if (s.norms_per_layer > 0) {
     if (fp32_normed) {
       rows.push_back(tensor_row("rmsnorm_fp32_outputs", norms, precisions::fp32));
-    } else {
-      rows.push_back(tensor_row("norm_inputs", norms, e));
+    } else {  // under autocast the residual stream and what a norm makes of it stay fp32
+      rows.push_back(tensor_row("norm_inputs", norms, shape.autocast ? precisions::fp32 : e));
     }
   }
   // LlamaRMSNorm: x.to(fp32), then x * rsqrt(mean(x^2)) kept for the weight's product:
@@ -408,7 +456,11 @@ void attention_activations(const ModelSpec& s, const TrainingShape& shape, std::
   // Latent attention's values are v_head_dim wide, its keys qk_nope + qk_rope (d_head).
   const std::uint64_t v_width = mla ? checked_mul(a, m.v_head_dim, "n_heads * v_head_dim") : kv_width;
   const TensorDims sbh{{"s", seq}, {"b", b}, {"h", h}};
-  rows.push_back(tensor_row("qkv_input", sbh, e));
+  if (shape.autocast) {
+    rows.push_back(tensor_row("qkv_input_casts", {{"casts", qkv_casts(s)}, {"s", seq}, {"b", b}, {"h", h}}, e));
+  } else {
+    rows.push_back(tensor_row("qkv_input", sbh, e));
+  }
   if (mla) {
     // The low-rank projections' outputs, each kept as its norm's input and the next projection's.
     if (m.q_lora_rank != 0)
@@ -456,7 +508,11 @@ void mlp_activations(const ModelSpec& s, const TrainingShape& shape, bool moe, s
   const Precision& e = shape.compute;
   const TensorDims sbh{{"s", seq}, {"b", b}, {"h", h}};
   const bool shared_input = s.parallel_block && s.norms_per_layer == 1;
-  if (!shared_input) rows.push_back(tensor_row("mlp_input", sbh, e));
+  if (shape.autocast) {
+    rows.push_back(tensor_row("mlp_input_casts", {{"casts", mlp_casts(s, moe)}, {"s", seq}, {"b", b}, {"h", h}}, e));
+  } else if (!shared_input) {
+    rows.push_back(tensor_row("mlp_input", sbh, e));
+  }
   if (moe) {
     const std::uint64_t k = s.experts_per_token;
     rows.push_back(tensor_row("router_probs", {{"s", seq}, {"b", b}, {"experts", s.experts}}, precisions::fp32));
@@ -741,7 +797,9 @@ TrainingEstimate training_phases(const ModelSpec& s, const TrainingShape& shape,
                                          : "no recomputation";
   std::vector<Item> tail;
   if (shape.dropout) tail.push_back(mask("embedding_dropout_mask", {{"s", seq}, {"b", b}, {"h", h}}));
-  if (s.final_norm) tail.push_back(tensor_row("final_norm_input", {{"s", seq}, {"b", b}, {"h", h}}, e));
+  // Under autocast the residual stream is fp32: fp32 embeddings plus 16-bit outputs promote.
+  const Precision& stream = shape.autocast ? precisions::fp32 : e;
+  if (s.final_norm) tail.push_back(tensor_row("final_norm_input", {{"s", seq}, {"b", b}, {"h", h}}, stream));
   if (s.final_norm && s.norm == NormKind::rmsnorm && shape.hf_unfused_ops) {
     tail.push_back(tensor_row("final_rmsnorm_fp32_copy", {{"s", seq}, {"b", b}, {"h", h}}, precisions::fp32));
   }
@@ -804,6 +862,42 @@ TrainingEstimate training_phases(const ModelSpec& s, const TrainingShape& shape,
           "merger_hidden", {{"3", 3}, {"b", b}, {"images", images}, {"tokens", g.tokens}, {"merge^2 d", merged}}, e));
     }
   }
+  // torch.autocast's 16-bit copies of the weights its matmuls cast: its cache keeps them
+  // through the forward pass and autograd each until its layer's backward (the input's
+  // gradient needs it). The frozen vision tower runs without autograd and keeps none.
+  std::vector<std::uint64_t> cast_per_layer;  // elements cast in each layer
+  std::uint64_t cast_head = 0, cast_other = 0;
+  if (shape.autocast) {
+    cast_per_layer.assign(L, 0);
+    for (const TensorGroup& g : model_tensors(s)) {
+      const bool cast = g.role == TensorRole::linear || g.role == TensorRole::bias || g.role == TensorRole::router ||
+                        g.role == TensorRole::lm_head || g.role == TensorRole::conv;
+      if (!cast || g.component == "vision") continue;
+      const std::uint64_t elements = checked_mul(g.rows, g.cols, "elements of", std::string(g.name));
+      if (g.layers == LayerSet::none) {
+        std::uint64_t& into = g.component == "lm_head" ? cast_head : cast_other;
+        into = checked_add(into, checked_mul(elements, g.copies, "cast elements"), "cast elements");
+        continue;
+      }
+      const std::uint64_t each = checked_mul(elements, copies_per_layer(s, g), "cast elements");
+      for (std::uint64_t l = 0; l < L; ++l) {
+        if (layer_holds(s, g.layers, l)) cast_per_layer[l] = checked_add(cast_per_layer[l], each, "cast elements");
+      }
+    }
+    if (s.lm_head == LmHead::tied) {  // the head multiplies by the embedding table: cast for it
+      cast_head = checked_add(cast_head, checked_mul(s.vocab_size, h, "tied head"), "cast elements");
+    }
+  }
+  const auto weight_copies = [&](std::uint64_t layers, bool head) {
+    std::uint64_t n = cast_other;
+    for (std::uint64_t l = 0; l < std::min(layers, L); ++l) n = checked_add(n, cast_per_layer[l], "cast elements");
+    if (head) n = checked_add(n, cast_head, "cast elements");
+    Item row = tensor_row("autocast_weight_copies", {{"weight elements", n}}, e);
+    row.formula = "the " + std::to_string(std::min(layers, L)) + " layers'" + (head ? " and the head's" : "") +
+                  " weights cast by autocast, " + group_digits(n) + " x " + std::to_string(element_bits(e.format) / 8) +
+                  " B (" + to_string(e) + ")";
+    return row;
+  };
   const auto activations = [&](std::uint64_t stored_count, std::optional<std::uint64_t> working, bool with_tail,
                                const std::string& what) {
     std::vector<Item> rows = before_layers;
@@ -811,6 +905,8 @@ TrainingEstimate training_phases(const ModelSpec& s, const TrainingShape& shape,
     if (with_tail) {
       for (const Item& t : tail) rows.push_back(t);
     }
+    // The layers below the one in backward and that one still hold their copies.
+    if (shape.autocast) rows.push_back(weight_copies(working ? *working + 1 : stored_count, with_tail));
     return group_row("activations", std::move(rows), what + "; " + recompute_text);
   };
 
@@ -891,7 +987,7 @@ TrainingEstimate training_phases(const ModelSpec& s, const TrainingShape& shape,
     }
   }
   const Bytes mlp_b = sum_bytes(mlp_ws, "mlp backward"), attn_b = sum_bytes(attn_ws, "attention backward");
-  const Item flowing = tensor_row("activation_gradients", {{"2", 2}, {"s", seq}, {"b", b}, {"h", h}}, e);
+  const Item flowing = tensor_row("activation_gradients", {{"2", 2}, {"s", seq}, {"b", b}, {"h", h}}, stream);
   Item backward_ws = group_row("backward_workspace", {flowing},
                                "the gradient flowing down the residual stream and the one being accumulated, plus the "
                                "larger of the block's MLP and attention gradient temporaries");

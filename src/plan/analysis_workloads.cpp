@@ -252,6 +252,7 @@ TrainingShape shape_for(const Workload& w, std::uint64_t batch) {
   t.seq = w.seq_len;
   t.weights = w.weights;
   t.compute = compute_precision(w);
+  t.autocast = w.mixed_precision == MixedPrecision::amp;
   t.dropout = w.analysis.dropout;
   t.expert_capacity_factor = w.analysis.expert_capacity_factor;
   switch (w.attention) {

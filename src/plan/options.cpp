@@ -247,6 +247,13 @@ const std::array kOptions = std::to_array<OptionDef>({
    .help = "none, sgd, sgd_momentum, adam, adamw, adam_8bit, adafactor", .default_text = "adamw",
    .applies = kTraining, .common = true,
    .set = MEMPLAN_SET(s.workload.analysis.training.optimizer = parse_optimizer(v.text))},
+  {.key = "mixed_precision", .flag = "mixed_precision", .kind = OptionKind::text, .group = kTrain,
+   .help = "amp (torch.autocast over fp32 weights: fp32 gradients and states, a 16-bit copy of each weight and "
+           "matmul input; --compute fp16 for a GradScaler's fp16), master (16-bit weights and gradients, an fp32 "
+           "master copy: DeepSpeed, Megatron), pure (16-bit throughout) or fp32",
+   .default_text = "what --precision and --compute spell: -p bf16 master, -p fp32 --compute bf16 amp",
+   .applies = kTraining, .common = true,
+   .set = MEMPLAN_SET(s.workload.mixed_precision = parse_mixed_precision(v.text))},
   {.key = "grad_precision", .flag = "grad_precision", .kind = OptionKind::text, .group = kTrain,
    .help = "Gradient dtype (fp32 makes Adam 18 B/param)", .default_text = "the trainable weights'",
    .applies = kTraining, .set = MEMPLAN_SET(s.workload.analysis.training.grad_precision = float_precision(v.text))},

@@ -147,6 +147,87 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
   return o;
 }
 
+// A training step's mixed precision. A recipe named sets the dtypes it means (a conflicting
+// one given is an error naming the recipe that has it); without one, the dtypes given name
+// the recipe they spell. A quantised base has none: only its LoRA adapters train.
+void resolve_mixed_precision(const PlanSettings& s, Workload& w, const ModelSpec& model) {
+  if (w.kind != WorkloadKind::training) return;
+  TrainingOptions& t = w.analysis.training;
+  const bool quantized = is_quantized(w.weights.precision) || !model.stored_weights.empty();
+  const bool fp32_weights = element_bits(w.weights.precision.format) == 32;
+  if (!w.mixed_precision) {
+    if (quantized) return;
+    const bool half_compute = element_bits(compute_precision(w).format) < 32;
+    w.mixed_precision = fp32_weights       ? (half_compute ? MixedPrecision::amp : MixedPrecision::fp32)
+                        : t.master_weights ? MixedPrecision::master
+                                           : MixedPrecision::pure;
+    return;
+  }
+  const MixedPrecision mode = *w.mixed_precision;
+  const std::string named = "`mixed_precision` " + to_string(mode);
+  if (quantized) {
+    throw_invalid_input("mixed_precision", named +
+                                               " describes float weights; a quantised base trains through LoRA "
+                                               "adapters in `lora_dtype`: leave `mixed_precision` out");
+  }
+  const bool precision_named = s.was_given("precision") && s.precision != "auto";
+  const auto half_weights = [&] {
+    if (!fp32_weights) return;
+    throw_invalid_input(precision_named ? "precision" : "mixed_precision",
+                        named + " keeps 16-bit weights" +
+                            (precision_named ? std::string(", not ") + to_string(w.weights.precision) +
+                                                   ": fp32 weights with 16-bit matmuls are `mixed_precision` amp"
+                                             : ": auto resolved fp32 for this device; name `precision` bf16 or fp16"));
+  };
+  switch (mode) {
+    case MixedPrecision::amp: {
+      if (precision_named && !fp32_weights) {
+        throw_invalid_input("precision",
+                            named + " keeps fp32 weights and casts them per matmul, not " +
+                                to_string(w.weights.precision) +
+                                " ones: 16-bit weights are `mixed_precision` master (an fp32 master copy) or pure");
+      }
+      if (s.was_given("master_weights"))
+        throw_invalid_input("master_weights", named + "'s fp32 weights are what the optimizer updates: no master copy");
+      if (t.grad_precision && element_bits(t.grad_precision->format) != 32)
+        throw_invalid_input("grad_precision", named + "'s gradients are fp32, as its weights are");
+      if (!w.compute) {  // autocast's dtype: the 16-bit one auto resolved for the device
+        if (fp32_weights) {
+          throw_invalid_input("compute", named + " casts to a 16-bit dtype: auto resolved fp32 for this device; " +
+                                             "name `compute` bf16 or fp16");
+        }
+        w.compute = w.weights.precision;
+      }
+      if (element_bits(w.compute->format) == 32)
+        throw_invalid_input("compute", named + " casts to bf16 or fp16, not " + to_string(*w.compute) +
+                                           ": fp32 throughout is `mixed_precision` fp32");
+      w.weights.precision = precisions::fp32;
+      return;
+    }
+    case MixedPrecision::master:
+      half_weights();
+      if (s.was_given("master_weights") && !t.master_weights)
+        throw_invalid_input("master_weights",
+                            named + " is the fp32 master copy; 16-bit training without it is `mixed_precision` pure");
+      t.master_weights = true;
+      return;
+    case MixedPrecision::pure:
+      half_weights();
+      if (s.was_given("master_weights") && t.master_weights)
+        throw_invalid_input("master_weights", named + " keeps no master copy; with one it is `mixed_precision` master");
+      t.master_weights = false;
+      return;
+    case MixedPrecision::fp32:
+      if (precision_named && !fp32_weights)
+        throw_invalid_input("precision", named + " trains fp32 weights, not " + to_string(w.weights.precision));
+      if (w.compute && element_bits(w.compute->format) != 32)
+        throw_invalid_input("compute",
+                            named + " computes in fp32; 16-bit matmuls over fp32 weights are `mixed_precision` amp");
+      w.weights.precision = precisions::fp32;
+      return;
+  }
+}
+
 }  // namespace
 
 Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, WorkloadMask kinds) {
@@ -287,6 +368,8 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
     plan.model.stored_layers.reset();
     plan.model.stored_weights_source.clear();
   }
+  resolve_mixed_precision(s, w, plan.model);
+  if (s.was_given("mixed_precision") && w.mixed_precision == MixedPrecision::fp32) plan.precision_note.clear();
   if (is_encoder_decoder(model)) {
     const std::uint64_t target = w.kind == WorkloadKind::generation ? w.new_tokens : w.target_len;
     if (w.kind != WorkloadKind::weights && target > model.max_seq_len) {

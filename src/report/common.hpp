@@ -58,6 +58,7 @@ struct EstimateHeader {
   std::string precision_requested;  // as asked: "auto" or a name
   std::string precision_resolved;
   std::string precision_description;  // "bf16, 2 B/param; activations bf16"
+  std::string mixed_precision;        // training: amp, master, pure or fp32; empty otherwise
   std::vector<std::string> warnings;  // the plan's (none for a server: they are about the sequence)
 };
 EstimateHeader estimate_header(const EstimateReport& report);

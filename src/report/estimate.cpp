@@ -42,6 +42,7 @@ EstimateHeader estimate_header(const EstimateReport& r) {
   const Precision& weights = w.weights.precision;
   h.precision_requested = plan.precision_requested;
   h.precision_resolved = to_string(weights);
+  if (w.kind == WorkloadKind::training && w.mixed_precision) h.mixed_precision = to_string(*w.mixed_precision);
   if (!plan.model.stored_weights.empty()) {
     // The weights are the checkpoint's bytes; the resolved precision sets the rest.
     h.precision_description = "weights as the checkpoint stores them" +
@@ -57,6 +58,24 @@ EstimateHeader estimate_header(const EstimateReport& r) {
   if (w.kind != WorkloadKind::weights) {
     h.precision_description += llama_cpp ? "; activations f32 (llama.cpp's graph)"
                                          : "; activations " + to_string(compute_precision(w));
+  }
+  if (w.kind == WorkloadKind::training && w.mixed_precision) {
+    const std::string half = to_string(compute_precision(w));
+    switch (*w.mixed_precision) {
+      case MixedPrecision::amp:
+        h.precision_description += "; mixed precision amp (torch.autocast: fp32 weights, gradients and states, " +
+                                   half + " copies of the weights and inputs each matmul casts)";
+        break;
+      case MixedPrecision::master:
+        h.precision_description += "; mixed precision master (" + to_string(w.weights.precision) +
+                                   " weights, an fp32 master copy for the optimizer)";
+        break;
+      case MixedPrecision::pure:
+        h.precision_description += "; mixed precision pure (" + to_string(w.weights.precision) +
+                                   " weights, gradients and optimizer states; no master copy)";
+        break;
+      case MixedPrecision::fp32: h.precision_description += "; no mixed precision (fp32)"; break;
+    }
   }
   // Nothing is resolved when every tensor is the checkpoint's: a weights-only plan, or llama.cpp's.
   const bool all_stored = !plan.model.stored_weights.empty() && (w.kind == WorkloadKind::weights || llama_cpp);
@@ -112,6 +131,7 @@ ordered_json header_json(const EstimateHeader& h) {
     }
   }
   j["precision"] = {{"requested", h.precision_requested}, {"resolved", h.precision_resolved}, {"warnings", h.warnings}};
+  if (!h.mixed_precision.empty()) j["precision"]["mixed_precision"] = h.mixed_precision;
   return j;
 }
 

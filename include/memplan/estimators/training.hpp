@@ -44,6 +44,21 @@ std::string to_string(OptimizerImpl impl);
 // Throws Error(invalid_input, key "optimizer_impl") listing the accepted names.
 OptimizerImpl parse_optimizer_impl(std::string_view text);
 
+// How a training step mixes precisions: one named recipe each (docs/estimators.md, "Mixed
+// precision"), resolved by the plan into the weights', activations', gradients' and master
+// copy's dtypes.
+enum class MixedPrecision {
+  amp,     // torch.autocast over fp32 weights: fp32 weights, gradients and states; each matmul
+           //   casts its weight and input to the compute dtype (bf16, or fp16 with a GradScaler)
+  master,  // 16-bit weights and gradients, an fp32 master copy the optimizer updates (DeepSpeed,
+           //   Megatron-LM with fp32 gradients, Apex O2)
+  pure,    // 16-bit weights, gradients and optimizer states; no master copy
+  fp32,    // no mixed precision: fp32 (TF32 matmuls) throughout
+};
+std::string to_string(MixedPrecision mode);
+// Throws Error(invalid_input, key "mixed_precision") listing the accepted names.
+MixedPrecision parse_mixed_precision(std::string_view text);
+
 // A PyTorch release, for behaviour that changed between releases.
 struct TorchVersion {
   std::uint32_t major = 2;
@@ -82,6 +97,9 @@ struct TrainingShape {
                                          //   (Megatron-core's get_capacity); 0 = dropless, k*s*b rows in all
   bool hf_unfused_ops = true;            // Hugging Face's RMSNorm and gelu_new are written as PyTorch ops and
                                          //   keep extra tensors for backward (measured: docs/accuracy.md)
+  bool autocast = false;                 // torch.autocast over fp32 weights: the residual stream and norms
+                                         //   stay fp32, each matmul keeps its own 16-bit copy of its input
+                                         //   and of its weight (MixedPrecision::amp)
   bool frozen_base = false;              // LoRA: the base's weights need no gradient (set from the options)
   bool frozen_down_proj = false;         // LoRA without an adapter on the MLP's down projection (set from the options)
 };

@@ -52,21 +52,24 @@ std::vector<std::string> workload_names();
 
 struct Workload {
   WorkloadKind kind = WorkloadKind::inference;
-  std::uint64_t batch = 1;                // sequences per forward pass
-  std::uint64_t seq_len = 2048;           // input (prompt) tokens per sequence
-  std::uint64_t new_tokens = 0;           // generation: tokens generated after the prompt
-  std::uint64_t target_len = 0;           // encoder-decoders' inference: decoder tokens per sequence (seq_len
-                                          //   is the source); 0 on decoder-only models
-  std::uint64_t images = 0;               // vision-language models: images per sequence, their tokens added
-                                          //   to seq_len's text tokens
-  std::uint64_t image_width = 0;          // their size in pixels; 0: the tower's own (LLaVA resizes every
-  std::uint64_t image_height = 0;         //   image to it; Qwen2-VL needs the size)
-  WeightsOptions weights;                 // weight storage precision
-  std::optional<Precision> compute;       // activation dtype; unset: the weights' float precision,
-                                          //   or weights.unquantized when the weights are quantised
-  bool kv_cache = true;                   // inference and extraction keep keys and values (HF use_cache=True)
-  std::optional<Precision> kv_precision;  // unset: the compute dtype
-  std::uint64_t kv_page_tokens = 0;       // paged KV cache blocks (vLLM: 16); 0 = contiguous
+  std::uint64_t batch = 1;                        // sequences per forward pass
+  std::uint64_t seq_len = 2048;                   // input (prompt) tokens per sequence
+  std::uint64_t new_tokens = 0;                   // generation: tokens generated after the prompt
+  std::uint64_t target_len = 0;                   // encoder-decoders' inference: decoder tokens per sequence (seq_len
+                                                  //   is the source); 0 on decoder-only models
+  std::uint64_t images = 0;                       // vision-language models: images per sequence, their tokens added
+                                                  //   to seq_len's text tokens
+  std::uint64_t image_width = 0;                  // their size in pixels; 0: the tower's own (LLaVA resizes every
+  std::uint64_t image_height = 0;                 //   image to it; Qwen2-VL needs the size)
+  WeightsOptions weights;                         // weight storage precision
+  std::optional<Precision> compute;               // activation dtype; unset: the weights' float precision,
+                                                  //   or weights.unquantized when the weights are quantised
+  std::optional<MixedPrecision> mixed_precision;  // training: the recipe (amp prices torch.autocast's casts);
+                                                  //   bind sets the dtypes it implies, or names the recipe
+                                                  //   the dtypes given spell
+  bool kv_cache = true;                           // inference and extraction keep keys and values (HF use_cache=True)
+  std::optional<Precision> kv_precision;          // unset: the compute dtype
+  std::uint64_t kv_page_tokens = 0;               // paged KV cache blocks (vLLM: 16); 0 = contiguous
   MlaCache mla_cache = MlaCache::latent;  // what latent-attention layers keep (transformers 5, vLLM: the latent)
   AttentionVariant attention = AttentionVariant::sdpa;
   std::uint64_t attention_chunk = 512;  // for the chunked variants

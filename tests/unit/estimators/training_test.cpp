@@ -290,6 +290,32 @@ TEST(Training, BitsandbytesLayersDequantiseAndKeepInputsAsTheirReleaseDoes) {
   EXPECT_THROW(parse_bitsandbytes_version("0.43.x"), Error);
 }
 
+TEST(Training, AutocastKeepsFp32StreamsAndA16BitCopyOfEachWeightAndInput) {
+  // Llama-2-7b, 1 x 512 tokens: torch.autocast over fp32 weights against pure bf16 training.
+  TrainingOptions o;
+  o.optimizer = Optimizer::sgd;
+  const TrainingEstimate pure = checked(llama2_7b(), shape(1, 512), o);
+  TrainingShape amp = shape(1, 512, "fp32");
+  amp.compute = precisions::bf16;
+  amp.autocast = true;
+  const TrainingEstimate autocast = checked(llama2_7b(), amp, o);
+  // Per layer: both norms' normalised outputs in fp32, 2 x 512 x 4096 x (4 - 2) = 8,388,608;
+  // q, k and v each cast the normed input, 2 more copies x 512 x 4096 x 2 = 8,388,608; gate
+  // and up, 1 more = 4,194,304: 20,971,520 x 32 layers = 671,088,640. The final norm's fp32
+  // input, 512 x 4096 x 2 more = 4,194,304. The cast weights: 32 x (4 x 4096^2 + 3 x 4096 x
+  // 11008) + 32000 x 4096 (the head) = 6,607,077,376 elements x 2 B = 13,214,154,752.
+  EXPECT_EQ(bytes_of(phase(autocast, "forward"), "activations"),
+            bytes_of(phase(pure, "forward"), "activations") + 671088640ULL + 4194304ULL + 13214154752ULL);
+  // In the first layer's backward only its own copies are left, 202,375,168 x 2 = 404,750,336,
+  // and the gradients flowing down are fp32: 2 x 512 x 4096 x 2 more = 8,388,608.
+  EXPECT_EQ(bytes_of(phase(autocast, "backward_bottom"), "activations"),
+            bytes_of(phase(pure, "backward_bottom"), "activations") + 20971520ULL + 404750336ULL);
+  EXPECT_EQ(bytes_of(phase(autocast, "backward_bottom"), "backward_workspace"),
+            bytes_of(phase(pure, "backward_bottom"), "backward_workspace") + 8388608ULL);
+  // fp32 weights and gradients: 4 B each per parameter where pure bf16 has 2.
+  EXPECT_EQ(bytes_of(phase(autocast, "optimizer_step"), "gradients"), 4 * kLlamaParams);
+}
+
 TEST(Training, RejectsWhatCannotBeTrained) {
   TrainingOptions o;
   try {

@@ -177,6 +177,59 @@ TEST(Bind, TheCpuRunsFp32WithoutCudaOverheads) {
   EXPECT_THROW(bind(llama2_7b(), layout, cpu), Error);
 }
 
+std::string bind_error(const PlanSettings& s, const DeviceChoice& d = {}) {
+  try {
+    (void)bind(llama2_7b(), s, d);
+  } catch (const Error& e) {
+    return e.key() + ": " + e.what();
+  }
+  return "";
+}
+
+TEST(Bind, MixedPrecisionIsOneNamedRecipe) {
+  const auto bound = [](PlanSettings s) { return bind(llama2_7b(), s, DeviceChoice{}).workload; };
+  // Each name sets the dtypes it means (auto with no device resolves bf16).
+  const Workload amp = bound(with({{"workload", {"training"}}, {"mixed_precision", {"amp"}}}));
+  EXPECT_EQ(amp.weights.precision, precisions::fp32);
+  EXPECT_EQ(compute_precision(amp), precisions::bf16);
+  const Workload amp_fp16 = bound(
+      with({{"workload", {"training"}}, {"mixed_precision", {"amp"}}, {"compute", {"fp16"}}}));
+  EXPECT_EQ(compute_precision(amp_fp16), precisions::fp16);  // fp16 autocast, as with a GradScaler
+  const Workload pure = bound(with({{"workload", {"training"}}, {"mixed_precision", {"pure"}}}));
+  EXPECT_EQ(pure.weights.precision, precisions::bf16);
+  EXPECT_FALSE(pure.analysis.training.master_weights);
+  const Workload master = bound(
+      with({{"workload", {"training"}}, {"mixed_precision", {"master"}}, {"precision", {"fp16"}}}));
+  EXPECT_EQ(master.weights.precision, precisions::fp16);
+  EXPECT_TRUE(master.analysis.training.master_weights);
+  const Workload fp32 = bound(with({{"workload", {"training"}}, {"mixed_precision", {"fp32"}}}));
+  EXPECT_EQ(compute_precision(fp32), precisions::fp32);
+
+  // The older spellings name the recipe they mean.
+  EXPECT_EQ(bound(with({{"workload", {"training"}}, {"precision", {"fp32"}}, {"compute", {"bf16"}}})).mixed_precision,
+            MixedPrecision::amp);
+  EXPECT_EQ(bound(with({{"workload", {"training"}}, {"precision", {"bf16"}}})).mixed_precision, MixedPrecision::master);
+  EXPECT_EQ(bound(with({{"workload", {"training"}}, {"no_master_weights", {}}})).mixed_precision, MixedPrecision::pure);
+  EXPECT_EQ(bound(with({{"workload", {"training"}}, {"precision", {"fp32"}}})).mixed_precision, MixedPrecision::fp32);
+  EXPECT_FALSE(bound(with({{"workload", {"training"}}, {"precision", {"nf4"}}, {"lora_rank", {"8"}}}))
+                   .mixed_precision.has_value());  // QLoRA: only the adapters train
+
+  // A dtype that contradicts the recipe names the one that has it.
+  EXPECT_EQ(bind_error(with({{"workload", {"training"}}, {"mixed_precision", {"amp"}}, {"precision", {"bf16"}}})),
+            "precision: `mixed_precision` amp keeps fp32 weights and casts them per matmul, not bf16 ones: 16-bit "
+            "weights are `mixed_precision` master (an fp32 master copy) or pure");
+  EXPECT_NE(bind_error(with({{"workload", {"training"}}, {"mixed_precision", {"master"}}, {"no_master_weights", {}}}))
+                .find("master_weights: "),
+            std::string::npos);
+  EXPECT_NE(bind_error(with({{"workload", {"training"}}, {"mixed_precision", {"fp32"}}, {"compute", {"fp16"}}}))
+                .find("compute: "),
+            std::string::npos);
+  DeviceChoice cpu;
+  cpu.cpu = true;
+  EXPECT_NE(bind_error(with({{"workload", {"training"}}, {"mixed_precision", {"amp"}}}), cpu).find("compute: "),
+            std::string::npos);  // auto on a CPU is fp32: autocast's dtype must be named
+}
+
 TEST(Verdict, ThreeStatesAroundTheThresholdAndTheBudget) {
   const Bytes budget{1'000'000};
   // floor(1,000,000 x 0.85) = 850,000.
