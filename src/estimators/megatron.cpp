@@ -359,7 +359,8 @@ std::string stage_holds(const ModelSpec& spec, const ParallelTrainingOptions& pa
 }
 
 std::vector<std::string> layout_notes(const ModelSpec& spec, const TensorShard& shard,
-                                      const ParallelTrainingOptions& par, const detail::StateDtypes& dtypes) {
+                                      const ParallelTrainingOptions& par, const detail::StateDtypes& dtypes,
+                                      bool megatron_default_grads) {
   const bool megatron = par.tensor > 1 || par.pipeline > 1;
   std::vector<std::string> out;
   if (shard.padded_vocab != spec.vocab_size) {
@@ -372,10 +373,15 @@ std::vector<std::string> layout_notes(const ModelSpec& spec, const TensorShard& 
         "tied embeddings: Megatron keeps a copy of the token table on the last stage for the LM head and "
         "all-reduces their gradients");
   }
-  if (megatron && dtypes.grad_bits < 32) {
+  if (megatron_default_grads && dtypes.grad_bits == 32) {
     out.push_back(
-        "Megatron-LM accumulates gradients in fp32 (main_grad) by default: `grad_precision` fp32 gives its "
-        "18 B/param (6 + 12/d with the distributed optimizer)");
+        "gradients in fp32: Megatron-LM accumulates and all-reduces a bf16 model's gradients in fp32 (main_grad), "
+        "18 B/param with Adam (6 + 12/d with the distributed optimizer); `grad_precision` bf16 is its "
+        "--grad-reduce-in-bf16");
+  } else if (megatron && dtypes.grad_bits < 32) {
+    out.push_back(
+        "16-bit gradients: Megatron-LM keeps an fp16 model's main_grad in fp16 unless "
+        "--accumulate-allreduce-grads-in-fp32 (`grad_precision` fp32: 18 B/param with Adam)");
   }
   out.push_back(
       "gradients are counted alongside the activations: they accumulate across micro-batches (pipeline "
@@ -643,10 +649,10 @@ std::vector<TensorRun> slice_weight_allocations(const ModelSpec& spec, const Wei
 // ----------------------------------------------------------------------- the training step
 
 LayoutEstimate estimate_parallel_training(const ModelSpec& spec, const TrainingShape& shape_in,
-                                          const TrainingOptions& tr, const ParallelTrainingOptions& par,
+                                          const TrainingOptions& training, const ParallelTrainingOptions& par,
                                           const std::optional<OverheadOptions>& overhead) {
-  check_request(shape_in, tr, par);
-  const std::uint64_t state_elements = detail::optimizer_state_elements(tr.optimizer);
+  check_request(shape_in, training, par);
+  const std::uint64_t state_elements = detail::optimizer_state_elements(training.optimizer);
   const std::uint64_t shards = detail::shard_count(par);
   check_megatron_combinations(shape_in, par);
 
@@ -654,8 +660,19 @@ LayoutEstimate estimate_parallel_training(const ModelSpec& spec, const TrainingS
   const bool megatron = t > 1 || p > 1;
   // Megatron-LM runs fused LayerNorm/RMSNorm and bias-GeLU kernels (Korthikanti et al.'s
   // accounting); DeepSpeed and FSDP train the Hugging Face modules as they are.
+  // Its fused scale-mask-softmax keeps the probabilities in the compute dtype (Korthikanti's
+  // 2as^2b), not Hugging Face eager's fp32 softmax with a 16-bit copy.
   TrainingShape shape = shape_in;
-  if (megatron) shape.hf_unfused_ops = false;
+  if (megatron) {
+    shape.hf_unfused_ops = false;
+    shape.softmax_fp32 = false;
+  }
+  // Megatron-LM accumulates and all-reduces a bf16 model's gradients in fp32 (main_grad;
+  // megatron/training/arguments.py: "bfloat16 requires gradient accumulation and all-reduce to
+  // be done in fp32"); fp16 keeps fp16 ones.
+  TrainingOptions tr = training;
+  if (megatron && !tr.grad_precision && shape.weights.precision == precisions::bf16)
+    tr.grad_precision = precisions::fp32;
   const TensorShard shard = tensor_parallel_shard(
       spec, {t, megatron ? checked_mul(par.vocab_multiple, t, "vocabulary multiple") : 1, false, par.expert});
   const ModelSpec& ss = shard.spec;
@@ -692,7 +709,7 @@ LayoutEstimate estimate_parallel_training(const ModelSpec& spec, const TrainingS
     out.devices.push_back(std::move(dev));
     first += stages[i];
   }
-  out.notes = layout_notes(spec, shard, par, dtypes);
+  out.notes = layout_notes(spec, shard, par, dtypes, megatron && !training.grad_precision);
   return out;
 }
 

@@ -124,7 +124,8 @@ struct ParallelTrainingOptions {
 // activations of the micro-batches it holds in flight (layer_activations of the shard,
 // sequence parallelism splitting the replicated terms), the loss on the last stage, ZeRO-3 /
 // FSDP's gathered parameters, and `overhead` when set. Megatron layouts (t > 1 or p > 1)
-// count fused norm and GeLU kernels (shape.hf_unfused_ops off). The larger of the
+// count fused norm, GeLU and softmax kernels (shape.hf_unfused_ops and softmax_fp32 off) and,
+// with bf16 weights and training.grad_precision unset, fp32 gradients. The larger of the
 // forward/backward peak and the optimizer step is reported, the other as an alternative
 // replacing "total" (phase_forward_backward or phase_optimizer_step). Throws
 // Error(invalid_input) naming the key for impossible or unsupported layouts, Error(overflow).

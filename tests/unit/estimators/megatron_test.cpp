@@ -219,6 +219,42 @@ TEST(Combined, Llama70bOverTensorPipelineAndData) {
   expect_all_consistent(l);
 }
 
+TEST(Combined, MegatronDefaultsToItsOwnGradientAndSoftmaxDtypes) {
+  // Llama-2-7b at t = 2, the gradient dtype unset. Per rank: 32 layers of half the attention
+  // (4 x 4096^2 / 2) and MLP (3 x 4096 x 11008 / 2) and both norms (2 x 4096), 101,195,776
+  // each; half the token table and of the head (32,000 rows, already a multiple of 128 x 2);
+  // the final norm: 3,369,340,928.
+  ParallelTrainingOptions par;
+  par.tensor = 2;
+  TrainingOptions tr;
+  const std::uint64_t psi = 32ULL * (4ULL * 4096 * 4096 / 2 + 3ULL * 4096 * 11008 / 2 + 2 * 4096) +
+                            2ULL * (32000 / 2) * 4096 + 4096;
+  EXPECT_EQ(psi, 3369340928ULL);
+  // bf16 weights: fp32 main_grad, 4 B per parameter (Megatron-LM's arguments.py).
+  const StateBytes bf16 = states_of(
+      estimate_parallel_training(llama2_7b(), bf16_shape(1024), tr, par, std::nullopt).devices[0].breakdown);
+  EXPECT_EQ(bf16.gradients, 4 * psi);
+  // fp16 weights keep fp16 gradients, and a dtype given wins.
+  TrainingShape fp16 = bf16_shape(1024);
+  fp16.weights.precision = fp16.compute = precisions::fp16;
+  EXPECT_EQ(
+      states_of(estimate_parallel_training(llama2_7b(), fp16, tr, par, std::nullopt).devices[0].breakdown).gradients,
+      2 * psi);
+  tr.grad_precision = precisions::bf16;
+  EXPECT_EQ(states_of(
+                estimate_parallel_training(llama2_7b(), bf16_shape(1024), tr, par, std::nullopt).devices[0].breakdown)
+                .gradients,
+            2 * psi);
+  // Its fused softmax keeps 16-bit probabilities: eager attention asked as Hugging Face runs it
+  // (fp32 softmax and a 16-bit copy) prices the same as Korthikanti's 16-bit softmax.
+  TrainingShape hf_eager = bf16_shape(1024), megatron_eager = bf16_shape(1024);
+  hf_eager.flash_attention = megatron_eager.flash_attention = false;
+  hf_eager.softmax_fp32 = true;
+  EXPECT_EQ(
+      estimate_parallel_training(llama2_7b(), hf_eager, tr, par, std::nullopt).devices[0].breakdown.total(),
+      estimate_parallel_training(llama2_7b(), megatron_eager, tr, par, std::nullopt).devices[0].breakdown.total());
+}
+
 TEST(Combined, MoreMicroBatchesNeverCostLess) {
   ParallelTrainingOptions par;
   par.pipeline = 4;
