@@ -79,6 +79,8 @@ Breakdown estimate_sae(const SaeOptions& o, std::uint64_t d_in_arg) {
     case Optimizer::adamw: states = 2; break;
     case Optimizer::adam_8bit:
     case Optimizer::adafactor:
+    case Optimizer::paged_adamw:
+    case Optimizer::paged_adamw_8bit:
       throw Error(ErrorKind::invalid_input, "the SAE estimate supports adam, adamw, sgd and sgd_momentum", "optimizer");
   }
   Breakdown out{{p, g}};

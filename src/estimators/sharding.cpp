@@ -184,6 +184,8 @@ std::uint64_t optimizer_state_elements(Optimizer optimizer) {
     case Optimizer::adamw: return 2;
     case Optimizer::adam_8bit:
     case Optimizer::adafactor:
+    case Optimizer::paged_adamw:
+    case Optimizer::paged_adamw_8bit:
       throw_invalid_input(
           "optimizer", "layouts shard optimizer states as K bytes per parameter (ZeRO's K); " + to_string(optimizer) +
                            " keeps per-tensor states and is not modelled with `zero`/`fsdp`/`tp`/`pp`/`dp`");

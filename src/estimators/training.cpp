@@ -21,7 +21,7 @@ bool gemma_rmsnorm(const ModelSpec& s) {
          (s.family == Family::gemma || s.family == Family::gemma2 || s.family == Family::gemma3);
 }
 
-constexpr std::array<std::pair<Optimizer, std::string_view>, 7> kOptimizers{{
+constexpr std::array<std::pair<Optimizer, std::string_view>, 9> kOptimizers{{
     {Optimizer::none, "none"},
     {Optimizer::sgd, "sgd"},
     {Optimizer::sgd_momentum, "sgd_momentum"},
@@ -29,6 +29,8 @@ constexpr std::array<std::pair<Optimizer, std::string_view>, 7> kOptimizers{{
     {Optimizer::adamw, "adamw"},
     {Optimizer::adam_8bit, "adam_8bit"},
     {Optimizer::adafactor, "adafactor"},
+    {Optimizer::paged_adamw, "paged_adamw"},
+    {Optimizer::paged_adamw_8bit, "paged_adamw_8bit"},
 }};
 
 constexpr std::array<std::pair<Recompute, std::string_view>, 3> kRecompute{{
@@ -39,6 +41,7 @@ constexpr std::array<std::pair<Recompute, std::string_view>, 3> kRecompute{{
 
 constexpr std::uint64_t kAdam8bitBlock = 256;     // bitsandbytes: one fp32 absmax per 256 state elements
 constexpr std::uint64_t kAdam8bitMinSize = 4096;  // bitsandbytes min_8bit_size: smaller tensors keep 32-bit states
+constexpr std::uint64_t kPagedMinSize = 100000;  // bitsandbytes get_state_buffer: smaller tensors' states are not paged
 
 Item mask(const std::string& name, const TensorDims& dims) { return tensor_row(name, dims, 8, "1 B (bool mask)"); }
 
@@ -156,7 +159,9 @@ Bytes state_bytes(Optimizer o, const Trainable& t, std::uint64_t state_bits) {
     case Optimizer::sgd_momentum: return bits_to_bytes(n, state_bits, "momentum");
     case Optimizer::adam:
     case Optimizer::adamw: return bits_to_bytes(n, state_bits, "Adam states").times(2, "Adam states");
-    case Optimizer::adam_8bit: {
+    case Optimizer::paged_adamw: return bits_to_bytes(n, 32, "Adam states").times(2, "Adam states");
+    case Optimizer::adam_8bit:
+    case Optimizer::paged_adamw_8bit: {
       if (n < kAdam8bitMinSize) return bits_to_bytes(n, 32, "Adam states").times(2, "Adam states");
       const std::uint64_t per_state = checked_add(n, checked_mul(ceil_div(n, kAdam8bitBlock), 4, "absmax"),
                                                   "8-bit state");
@@ -181,8 +186,10 @@ std::string optimizer_formula(Optimizer o, std::uint64_t state_bits) {
     case Optimizer::adam:
     case Optimizer::adamw: return "exp_avg + exp_avg_sq: 2 x parameters x " + e;
     case Optimizer::adam_8bit:
+    case Optimizer::paged_adamw_8bit:
       return "bitsandbytes 8-bit: 2 x (1 B per element + 4 B absmax per 256) per tensor; tensors under 4096 elements "
              "keep 2 x 4 B";
+    case Optimizer::paged_adamw: return "bitsandbytes 32-bit: exp_avg + exp_avg_sq, 2 x parameters x 4 B";
     case Optimizer::adafactor:
       return "Adafactor (beta1=None): (rows + cols) x " + e + " per matrix, elements x " + e + " per vector";
   }
@@ -638,7 +645,8 @@ TrainingEstimate training_phases(const ModelSpec& s, const TrainingShape& shape,
   // Weights: the base (frozen under LoRA) plus the adapters.
   Item weights = std::move(estimate_weights(s, shape.weights).components.front());
   out.persistent = weight_allocations(s, shape.weights);
-  Bytes grads_layer, grads_head, grads_other, master_bytes, state_total;
+  Bytes grads_layer, grads_head, grads_other, master_bytes, state_total, paged_total;
+  std::uint64_t paged_params = 0;
   std::uint64_t trainable = 0, largest = 0, adapter_params = 0;
   Bytes adapter_bytes;
   for (const Trainable& t : trainables) {
@@ -665,8 +673,24 @@ TrainingEstimate training_phases(const ModelSpec& s, const TrainingShape& shape,
     }
     if (stepping) {
       const Bytes st = state_bytes(o.optimizer, t, state_bits);
-      state_total = state_total.plus(st.times(t.copies, "optimizer states"), "optimizer states");
-      if (st.count() > 0) out.persistent.push_back({st.count(), t.copies});
+      // A paged optimizer allocates the two state buffers of a large tensor with
+      // cudaMallocManaged (bitsandbytes get_state_buffer): the driver moves them to host RAM
+      // when the GPU runs short. Its 8-bit absmax blocks stay on the device.
+      const bool paged = (o.optimizer == Optimizer::paged_adamw || o.optimizer == Optimizer::paged_adamw_8bit) &&
+                         t.elements() >= kPagedMinSize;
+      if (paged) {
+        const Bytes buffers = o.optimizer == Optimizer::paged_adamw
+                                  ? st
+                                  : Bytes(checked_mul(2, t.elements(), "8-bit state buffers"));
+        paged_total = paged_total.plus(buffers.times(t.copies, "paged states"), "paged states");
+        paged_params = checked_add(paged_params, t.params(), "paged parameters");
+        const Bytes absmax = Bytes(st.count() - buffers.count());
+        state_total = state_total.plus(absmax.times(t.copies, "optimizer states"), "optimizer states");
+        if (absmax.count() > 0) out.persistent.push_back({absmax.count(), t.copies});
+      } else {
+        state_total = state_total.plus(st.times(t.copies, "optimizer states"), "optimizer states");
+        if (st.count() > 0) out.persistent.push_back({st.count(), t.copies});
+      }
     }
   }
   out.trainable_params = trainable;
@@ -713,6 +737,16 @@ TrainingEstimate training_phases(const ModelSpec& s, const TrainingShape& shape,
                                 std::nullopt,
                                 "",
                                 {}});
+  }
+  if (paged_total.count() > 0) {
+    out.host.push_back({"paged_optimizer_states",
+                        paged_total,
+                        to_string(o.optimizer) + ": the state buffers of the tensors of 100,000 elements or more (" +
+                            group_digits(paged_params) + " params) in unified memory",
+                        std::nullopt,
+                        "on the GPU while there is room; CUDA migrates them to host RAM when it runs short (slower "
+                        "steps, no OOM)",
+                        {}});
   }
   for (const Item& x : o.extra) {
     persistent_items.push_back(x);

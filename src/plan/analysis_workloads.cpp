@@ -51,6 +51,7 @@ TrainingOptions double_backward_pass(const Workload& w, std::vector<Item> extra)
 // every row (the weights included) and the estimate its kept allocations.
 void add_phases(WorkloadComposer& c, TrainingEstimate te) {
   c.restart(std::move(te.persistent));
+  for (Item& h : te.host) c.host(std::move(h));
   std::vector<Peak> peaks;
   for (TrainingPhase& p : te.phases) {
     peaks.push_back({p.name, std::move(p.components), p.transient, "peak in phase " + p.name + ": " + p.moment, "",

@@ -244,7 +244,9 @@ const std::array kOptions = std::to_array<OptionDef>({
 
   // Training
   {.key = "optimizer", .flag = "optimizer", .kind = OptionKind::text, .group = kTrain,
-   .help = "none, sgd, sgd_momentum, adam, adamw, adam_8bit, adafactor", .default_text = "adamw",
+   .help = "none, sgd, sgd_momentum, adam, adamw, adam_8bit, adafactor, paged_adamw, paged_adamw_8bit "
+           "(bitsandbytes: large tensors' states in unified memory, which spills to host RAM)",
+   .default_text = "adamw",
    .applies = kTraining, .common = true,
    .set = MEMPLAN_SET(s.workload.analysis.training.optimizer = parse_optimizer(v.text))},
   {.key = "mixed_precision", .flag = "mixed_precision", .kind = OptionKind::text, .group = kTrain,

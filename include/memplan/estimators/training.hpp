@@ -20,13 +20,15 @@
 namespace memplan {
 
 enum class Optimizer {
-  none,          // gradients only (an analysis's gradient pass): no state, no step
-  sgd,           // no state
-  sgd_momentum,  // one momentum buffer
-  adam,          // exp_avg and exp_avg_sq
-  adamw,         // as adam (decoupled weight decay needs no state)
-  adam_8bit,     // bitsandbytes: two uint8 states + an fp32 absmax per 256; tensors < 4096 elements stay 32-bit
-  adafactor,     // Hugging Face Adafactor (beta1=None): row and column second moments of each matrix
+  none,              // gradients only (an analysis's gradient pass): no state, no step
+  sgd,               // no state
+  sgd_momentum,      // one momentum buffer
+  adam,              // exp_avg and exp_avg_sq
+  adamw,             // as adam (decoupled weight decay needs no state)
+  adam_8bit,         // bitsandbytes: two uint8 states + an fp32 absmax per 256; tensors < 4096 elements stay 32-bit
+  adafactor,         // Hugging Face Adafactor (beta1=None): row and column second moments of each matrix
+  paged_adamw,       // bitsandbytes PagedAdamW: fp32 states, those of tensors of 1e5+ elements in unified memory
+  paged_adamw_8bit,  // bitsandbytes PagedAdamW8bit: adam_8bit's states, paged as paged_adamw's
 };
 std::string to_string(Optimizer optimizer);
 // Throws Error(invalid_input, key "optimizer") listing the accepted names.
@@ -153,6 +155,7 @@ struct TrainingEstimate {
   std::vector<TrainingPhase> phases;
   std::size_t peak = 0;                // index of the largest phase
   std::uint64_t trainable_params = 0;  // adapters under LoRA, else every parameter
+  std::vector<Item> host;              // what may live in host RAM: a paged optimizer's paged states
   std::vector<TensorRun>
       persistent;  // allocations kept across steps (weights, master, states), for the allocator model
 };

@@ -316,6 +316,35 @@ TEST(Training, AutocastKeepsFp32StreamsAndA16BitCopyOfEachWeightAndInput) {
   EXPECT_EQ(bytes_of(phase(autocast, "optimizer_step"), "gradients"), 4 * kLlamaParams);
 }
 
+TEST(Training, PagedOptimizersPageTheStatesOfLargeTensorsOnly) {
+  // bitsandbytes pages the two state buffers of tensors of 100,000 elements or more
+  // (get_state_buffer); the 8-bit absmax blocks and smaller tensors' states stay on the GPU.
+  // QLoRA r = 64 on every projection of Llama-2-7b: per layer 4 x (64 x 4096 + 4096 x 64) +
+  // 2 x (64 x 4096 + 11008 x 64) + (64 x 11008 + 4096 x 64) = 4,997,120 adapter parameters, all
+  // in tensors of 262,144 or 704,512 elements; x 32 = 159,907,840.
+  TrainingOptions o;
+  o.optimizer = Optimizer::paged_adamw_8bit;
+  o.lora.rank = 64;
+  o.lora.targets = {"all"};
+  const TrainingEstimate all = checked(llama2_7b(), shape(1, 512, "nf4"), o);
+  ASSERT_EQ(all.host.size(), 1U);
+  EXPECT_EQ(all.host.front().bytes.count(), 2 * 159907840ULL);  // two uint8 buffers
+  // On the GPU: 2 x 4 B absmax per 256 elements (every tensor a multiple of 256).
+  EXPECT_EQ(bytes_of(phase(all, "optimizer_step"), "optimizer_states"), 159907840ULL / 256 * 8);
+  // r = 8 on q and v: 32 layers x 4 tensors (A and B of q and v) of 32,768 elements, none
+  // paged; 2 x (32,768 + 128 x 4) each.
+  o.lora.rank = 8;
+  o.lora.targets = {"q", "v"};
+  const TrainingEstimate small = checked(llama2_7b(), shape(1, 512, "nf4"), o);
+  EXPECT_TRUE(small.host.empty());
+  EXPECT_EQ(bytes_of(phase(small, "optimizer_step"), "optimizer_states"), 128ULL * 2 * (32768 + 512));
+  // 32-bit paged AdamW: 2 x 4 B per element, all paged for the large tensors.
+  o.optimizer = Optimizer::paged_adamw;
+  o.lora.rank = 64;
+  o.lora.targets = {"all"};
+  EXPECT_EQ(checked(llama2_7b(), shape(1, 512, "nf4"), o).host.front().bytes.count(), 8 * 159907840ULL);
+}
+
 TEST(Training, RejectsWhatCannotBeTrained) {
   TrainingOptions o;
   try {
