@@ -60,7 +60,9 @@ OverheadBytes overhead_bytes(const OverheadOptions& o, const std::vector<TensorR
     allocated = allocated.plus(Bytes(t.bytes).times(t.count, "allocated bytes"), "allocated bytes");
   if (o.host) return {Bytes(0), Bytes(0), Bytes(0), fraction_of(transient, o.fragmentation)};
   const Bytes reserved = allocator_reserved(persistent);
-  return {o.cuda_context, o.cublas_workspace.value_or(default_workspace), Bytes(reserved.count() - allocated.count()),
+  const Bytes context = o.eager_module_loading ? o.cuda_context.plus(Bytes(kEagerModuleLoadingBytes), "CUDA context")
+                                               : o.cuda_context;
+  return {context, o.cublas_workspace.value_or(default_workspace), Bytes(reserved.count() - allocated.count()),
           fraction_of(transient, o.fragmentation)};
 }
 
@@ -79,6 +81,12 @@ Breakdown estimate_overhead(const OverheadOptions& o, const std::vector<TensorRu
   if (!o.cuda_context_source.empty()) context.note = o.cuda_context_source;
   context.low = o.cuda_context_low;
   context.high = o.cuda_context_high;
+  if (o.eager_module_loading) {
+    context.formula += "; + 1,054 MiB for CUDA_MODULE_LOADING=EAGER (every kernel image loaded at start: " +
+                       std::string("measured with PyTorch 2.11 and CUDA 13.0; 362 MiB with PyTorch 1.13)");
+    context.low = context.low->plus(Bytes(kEagerModuleLoadingLowBytes), "CUDA context");
+    context.high = context.high->plus(Bytes(kEagerModuleLoadingBytes), "CUDA context");
+  }
 
   Item workspace{"cublas_workspace",
                  bytes.cublas_workspace,

@@ -12,10 +12,20 @@ namespace memplan {
 
 namespace {
 
-const std::vector<std::string> kGpuKeys = {
-    "name",          "aliases",          "display",           "memory_mib",
-    "memory_source", "cuda_total_bytes", "cuda_total_source", "compute_capability",
-    "tensor_paths",  "bandwidth_gbs",    "dense_tflops",      "source"};
+const std::vector<std::string> kGpuKeys = {"name",
+                                           "aliases",
+                                           "display",
+                                           "memory_mib",
+                                           "memory_source",
+                                           "cuda_total_bytes",
+                                           "cuda_total_source",
+                                           "cuda_context_bytes",
+                                           "cuda_context_source",
+                                           "compute_capability",
+                                           "tensor_paths",
+                                           "bandwidth_gbs",
+                                           "dense_tflops",
+                                           "source"};
 
 // The table spells fp8 tensor paths "fp8"; they are e4m3/e5m2 paths alike.
 Format parse_table_format(std::string_view text) {
@@ -36,6 +46,10 @@ GpuSpec parse_gpu(const YAML::Node& node, const std::string& file) {
   if (map.has("cuda_total_bytes")) {
     g.cuda_memory = Bytes(map.integer("cuda_total_bytes", 1, g.memory.count()));  // never above the driver's total
     g.cuda_memory_source = map.string("cuda_total_source");
+  }
+  if (map.has("cuda_context_bytes")) {
+    g.cuda_context = Bytes(map.integer("cuda_context_bytes", 1, g.memory.count()));
+    g.cuda_context_source = map.string("cuda_context_source");
   }
   g.compute_capability = map.parsed("compute_capability", parse_compute_capability);
   for (const std::string& path : map.string_list("tensor_paths")) {

@@ -51,6 +51,13 @@ Precision float_precision(std::string_view text) {
   return p;
 }
 
+// CUDA_MODULE_LOADING's two values: whether every kernel image loads at start.
+bool parse_module_loading(std::string_view text) {
+  if (text == "lazy") return false;
+  if (text == "eager") return true;
+  throw Error(ErrorKind::invalid_input, "is lazy or eager (CUDA_MODULE_LOADING), not '" + printable(text) + "'");
+}
+
 // "1280x720": the images' width and height, each 1 to 100,000 pixels.
 void set_image_size(PlanSettings& s, std::string_view text) {
   const std::size_t x = text.find_first_of("xX");
@@ -229,6 +236,11 @@ const std::array kOptions = std::to_array<OptionDef>({
   {.key = "include_overhead", .flag = "no_overhead", .kind = OptionKind::flag, .group = kOverhead,
    .help = "Leave out the CUDA context, workspaces and allocator overhead", .negated = true,
    .set = MEMPLAN_SET(s.workload.include_overhead = v.flag)},
+  {.key = "module_loading", .flag = "module_loading", .kind = OptionKind::text, .group = kOverhead,
+   .help = "CUDA_MODULE_LOADING: lazy (the driver's default from CUDA 12.2, PyTorch's from 1.13) or eager (every "
+           "kernel image at start: about 1 GiB more)",
+   .default_text = "lazy",
+   .set = MEMPLAN_SET(s.workload.overhead.eager_module_loading = parse_module_loading(v.text))},
   {.key = "cuda_context", .flag = "cuda_context", .kind = OptionKind::text, .group = kOverhead,
    .help = "CUDA context size, e.g. 500MiB", .default_text = "512 MiB, range 256 MiB-1 GiB",
    .set = MEMPLAN_SET(OverheadOptions& o = s.workload.overhead;

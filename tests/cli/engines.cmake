@@ -17,7 +17,7 @@ gguf_case(engine_llama_cpp_gguf_cpu EXIT 0 ARGS estimate "${gguf}/tiny-llama.ggu
           STDOUT "\"role\": \"cpu\".*\"name\": \"weights\",\n +\"bytes\": 7616,.*\"name\": \"kv_cache\",\n +\"bytes\": 16384,.*\"name\": \"output_buffer\",\n +\"bytes\": 32,.*\"cells\": 256,")
 cli_case(engine_llama_cpp_fit_ngl EXIT 0 ARGS fit llama-2-13b --engine llama.cpp --gpu rtx-3060 --vary ngl -p fp16
          --seq 4096 STDERR_EMPTY
-         STDOUT "largest ngl with -c 4096\nlimit +11\\.00 GiB of 12\\.00 GiB \\(llama.cpp's --fit margin of 1 GiB.*result +ngl [0-9]+ fits.*next +ngl [0-9]+ does not.*binds +weights.*option +--ngl [0-9]+\ngiven +ngl 41: does not fit")
+         STDOUT "largest ngl with -c 4096\nlimit +10\\.75 GiB of 11\\.75 GiB \\(llama.cpp's --fit margin of 1 GiB.*result +ngl [0-9]+ fits.*next +ngl [0-9]+ does not.*binds +weights.*option +--ngl [0-9]+\ngiven +ngl 41: does not fit")
 cli_case(engine_llama_cpp_fit_ctx EXIT 0 ARGS fit llama-2-13b --engine llama.cpp --gpu rtx-3060 --vary ctx -p int4
          --format json STDERR_EMPTY STDOUT "\"vary\": \"seq\",.*\"option\": \"--seq\".*\"limit_rule\": \"llama.cpp's --fit margin")
 cli_case(engine_ngl_needs_llama_cpp EXIT 2 ARGS fit llama-2-7b --vary ngl --gpu rtx-4090 STDOUT_EMPTY

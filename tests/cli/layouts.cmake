@@ -14,7 +14,7 @@ cli_case(layout_offload EXIT 0 ARGS estimate llama-2-7b -w training --dp 4 --zer
          STDOUT "optimizer offloaded.*host RAM")
 # vLLM: weights per rank 34,490,302,464 B = 32.12 GiB; the KV cache fills what 0.9 x 80 GiB leaves.
 cli_case(layout_vllm EXIT 0 ARGS estimate llama-2-70b --engine vllm --tp 4 --gpu a100-80gb STDERR_EMPTY
-         STDOUT "workload +serving.*tensor_parallel_size 4.*weights +32\\.12 GiB.*kv_cache.*KV budget .* = ceil\\(0\\.90 x 80\\.00 GiB\\).*blocks of 16 tokens.*GPU KV cache size: [0-9,]+ tokens.*Maximum concurrency for 4,096 tokens per request: [0-9.]+x")
+         STDOUT "workload +serving.*tensor_parallel_size 4.*weights +32\\.12 GiB.*kv_cache.*KV budget .* = ceil\\(0\\.90 x 79\\.15 GiB\\).*blocks of 16 tokens.*GPU KV cache size: [0-9,]+ tokens.*Maximum concurrency for 4,096 tokens per request: [0-9.]+x")
 cli_case(layout_vllm_no_room EXIT 0 ARGS estimate llama-2-70b --engine vllm --gpu a100-80gb
          STDOUT "fits +NO: .*the KV cache cannot hold one max_model_len sequence.*No available memory for the cache blocks")
 # device_map="auto": accelerate's balanced placement of Llama-2-70b over three A100s (26 / 28 / 26 blocks).

@@ -5,7 +5,7 @@
 # ---- fit --vary chunk: the value fits, value + 1 does not, and estimate agrees.
 cli_case(fit_streaming_chunk EXIT 0 ARGS fit llama-2-7b --gpu rtx-4090 --vary chunk -w streaming_extraction --seq 4096
          STDERR_EMPTY
-         STDOUT "largest streaming_chunk with batch 1, seq_len 4096\nlimit +20\\.39 GiB of 23\\.99 GiB \\(85%\\)\nresult +streaming_chunk ([0-9]+) fits: [^\n]*\nnext +streaming_chunk [0-9]+ does not: [^\n]*\nbinds +activations .*\noption +--streaming-chunk [0-9]+\ngiven +streaming_chunk 512: does not fit\n$")
+         STDOUT "largest streaming_chunk with batch 1, seq_len 4096\nlimit +19\\.99 GiB of 23\\.52 GiB \\(85%\\)\nresult +streaming_chunk ([0-9]+) fits: [^\n]*\nnext +streaming_chunk [0-9]+ does not: [^\n]*\nbinds +[a-z_]+ [^\n]*\noption +--streaming-chunk [0-9]+\ngiven +streaming_chunk 512: does not fit\n$")
 cli_case(fit_attention_chunk_json EXIT 0 ARGS fit llama-2-7b --gpu a10 --vary chunk --attention chunked --seq 4096 --batch 2
          --format json STDOUT "\"vary\": \"attention_chunk\",\n  \"option\": \"--attention-chunk\",.*\"value\": [0-9]+,.*\"next_total_bytes\": [0-9]+")
 cli_case(fit_chunk_at_the_sequence EXIT 0 ARGS fit gpt2 --gpu a100-80gb --vary chunk -w streaming_extraction --seq 1024
@@ -32,20 +32,20 @@ endforeach()
 
 # ---- sweep
 # Weights alone (hand-derived in tests/unit/plan/sweep_test.cpp): bf16 13,476,831,232 B, int4-g128
-# 3,864,010,752 B, against 85% of an RTX 3060: floor(12,884,901,888 x 0.85) = 10,952,166,604.
+# 3,864,010,752 B, against 85% of an RTX 3060's CUDA total: floor(12,621,835,141 x 0.85) = 10,728,559,869.
 cli_case(sweep_csv EXIT 0 ARGS sweep llama-2-7b -w weights -p bf16,int4 --gpu rtx-3060 --format csv STDERR_EMPTY
-         STDOUT "^model,workload,precision,batch,seq,total_bytes,allocated_bytes,largest_component,largest_bytes,limit_bytes,fits,headroom_bytes,over_bytes,smallest_gpu,smallest_gpu_memory_bytes,error\nllama-2-7b,weights,bf16,1,2048,13476831232,13476831232,weights,13476831232,10952166604,false,,2524664628,,,\nllama-2-7b,weights,int4-g128,1,2048,3864010752,3864010752,weights,3864010752,10952166604,true,7088155852,,,,\n$")
-# --smallest-gpu: bf16 weights need floor(memory x 0.85) >= 13,476,831,232: the T4's 16,106,127,360
-# B give 13,690,208,256 (it runs bf16 as fp16, the same bytes); the 12 GiB cards below it do not.
+         STDOUT "^model,workload,precision,batch,seq,total_bytes,allocated_bytes,largest_component,largest_bytes,limit_bytes,fits,headroom_bytes,over_bytes,smallest_gpu,smallest_gpu_memory_bytes,error\nllama-2-7b,weights,bf16,1,2048,13476831232,13476831232,weights,13476831232,10728559869,false,,2748271363,,,\nllama-2-7b,weights,int4-g128,1,2048,3864010752,3864010752,weights,3864010752,10728559869,true,6864549117,,,,\n$")
+# --smallest-gpu: bf16 weights need floor(memory x 0.85) >= 13,476,831,232: the RTX 5080's
+# 17,094,934,528 B give 14,530,694,348; a T4's CUDA total, 15,649,787,084, gives 13,302,319,021.
 cli_case(sweep_smallest_gpu EXIT 0 ARGS sweep llama-2-7b -w weights -p bf16 --smallest-gpu --format csv
-         STDOUT "\nllama-2-7b,weights,bf16,1,2048,13476831232,13476831232,weights,13476831232,,,,,tesla-t4,16106127360,\n$")
+         STDOUT "\nllama-2-7b,weights,bf16,1,2048,13476831232,13476831232,weights,13476831232,,,,,rtx-5080,17094934528,\n$")
 cli_case(sweep_smallest_gpu_table EXIT 0 ARGS sweep llama-2-7b -w weights -p bf16,int4 --smallest-gpu
-         STDOUT "smallest GPU \\(85%\\)\n.*bf16 .* tesla-t4 \\(15\\.00 GiB, in fp16\\)\n.*int4-g128 .* gtx-980-ti \\(6\\.00 GiB\\)\n")
+         STDOUT "smallest GPU \\(85%\\)\n.*bf16 .* rtx-5080 \\(15\\.92 GiB\\)\n.*int4-g128 .* gtx-980-ti \\(6\\.00 GiB\\)\n")
 cli_case(sweep_json EXIT 0 ARGS sweep llama-2-7b -w weights -p int4 --gpu rtx-3060 --format json STDERR_EMPTY
-         STDOUT "\"schema_version\": 1,\n  \"device\": {\n    \"name\": \"rtx-3060\",\n    \"memory_bytes\": 12884901888\n  },\n  \"threshold\": 0\\.85,\n  \"limit_bytes\": 10952166604,.*\"precision\": \"int4-g128\",.*\"total_bytes\": 3864010752,.*\"fits\": true,\n +\"headroom_bytes\": 7088155852")
+         STDOUT "\"schema_version\": 1,\n  \"device\": {\n    \"name\": \"rtx-3060\",\n    \"memory_bytes\": 12621835141\n  },\n  \"threshold\": 0\\.85,\n  \"limit_bytes\": 10728559869,.*\"precision\": \"int4-g128\",.*\"total_bytes\": 3864010752,.*\"fits\": true,\n +\"headroom_bytes\": 6864549117")
 cli_case(sweep_table EXIT 0 ARGS sweep llama-2-7b mistral-7b-v0.1 --batch 1,2,4,8 --seq 512,2048 -p fp16,int4 --gpu rtx-4090
          STDERR_EMPTY
-         STDOUT "^sweep +2 models x 1 workload x 2 precisions x 4 batch sizes x 2 sequence lengths = 32 plans\ndevice +rtx-4090 [^\n]*limit 20\\.39 GiB = 85% of 23\\.99 GiB\n\nmodel +workload +precision +batch +seq +total +allocated +largest part +fits\nllama-2-7b +inference +fp16 +1 +512 +[0-9.]+ GiB +[0-9.]+ GiB +weights 12\\.55 GiB +yes, [0-9.]+ GiB left\n.*mistral-7b-v0\\.1 +inference +int4-g128 +8 +2048 ")
+         STDOUT "^sweep +2 models x 1 workload x 2 precisions x 4 batch sizes x 2 sequence lengths = 32 plans\ndevice +rtx-4090 [^\n]*limit 19\\.99 GiB = 85% of 23\\.52 GiB\n\nmodel +workload +precision +batch +seq +total +allocated +largest part +fits\nllama-2-7b +inference +fp16 +1 +512 +[0-9.]+ GiB +[0-9.]+ GiB +weights 12\\.55 GiB +yes, [0-9.]+ GiB left\n.*mistral-7b-v0\\.1 +inference +int4-g128 +8 +2048 ")
 cli_case(sweep_training_rows EXIT 0 ARGS sweep gpt2 -w inference,training --seq 256,512 -p fp32
          STDOUT "gpt2 +inference +fp32 +1 +256 .*gpt2 +training +fp32 +1 +512 +[0-9.]+ [MG]iB +[0-9.]+ [MG]iB +[a-z_]+ ")
 cli_case(sweep_point_that_cannot_run EXIT 0 ARGS sweep gpt2 --seq 512,2048
@@ -70,13 +70,13 @@ set_tests_properties(cli.sweep_svg PROPERTIES LABELS cli)
 cli_case(recommend_does_not_fit EXIT 0 ARGS recommend llama-2-13b --gpu rtx-4090 -w generation --seq 4096 STDERR_EMPTY
          STDOUT "DOES NOT FIT, [0-9.]+ GiB over\n\nchanges that save memory, most first [^\n]*\n +# +total +saved +fits +change\n +1 +[0-9.]+ GiB +[0-9.]+ GiB +yes, [0-9.]+ GiB left +weights in int4-g128 instead of bf16\n.*how, and what each costs:\n +1 +memplan estimate llama-2-13b --gpu rtx-4090 --workload generation --seq 4096 --precision int4-g128\n.*more GPUs +at least 2 x rtx-4090.*smallest GPUs that fit the plan as given \\(85% of their memory\\):\n +a100-sxm4-40gb ")
 cli_case(recommend_fits EXIT 0 ARGS recommend llama-2-7b --gpu rtx-4090 STDERR_EMPTY
-         STDOUT "memory +[0-9.]+ GiB against a limit of 20\\.39 GiB \\(85% of 23\\.99 GiB\\): fits, [0-9.]+ GiB left\n\nnothing to change: the plan fits as given")
+         STDOUT "memory +[0-9.]+ GiB against a limit of 19\\.99 GiB \\(85% of 23\\.52 GiB\\): fits, [0-9.]+ GiB left\n\nnothing to change: the plan fits as given")
 cli_case(recommend_extraction EXIT 0 ARGS recommend llama-2-7b --gpu a10 -w extraction --seq 2048
          STDOUT "keep the hook cache in host RAM.*cache only the residual stream after each block.*streaming extraction, [0-9]+ tokens per chunk \\(the largest chunk that fits\\).*--filter 'blocks\\.\\*\\.hook_resid_post'")
 cli_case(recommend_training_combines EXIT 0 ARGS recommend llama-2-7b --gpu a100-80gb -w training --batch 8
          STDOUT "QLoRA.*gradient checkpointing.*8-bit Adam.*no single change fits; together: .*: fits, .*--lora-rank 16 --precision nf4 .*none in the table")
 cli_case(recommend_json EXIT 0 ARGS recommend llama-2-7b --gpu rtx-3060 --format json
-         STDOUT "\"schema_version\": 1,.*\"limit_bytes\": 10952166604,.*\"fits\": false,\n  \"over_bytes\": [0-9]+,\n  \"mitigations\": \\[.*\"kind\": \"precision\",.*\"command\": \\[\n +\"memplan\",\n +\"estimate\",\n +\"llama-2-7b\",.*\"min_devices\": 2,.*\"gpus_that_fit\": \\[\n +\"a10\"")
+         STDOUT "\"schema_version\": 1,.*\"limit_bytes\": 10728559869,.*\"fits\": false,\n  \"over_bytes\": [0-9]+,\n  \"mitigations\": \\[.*\"kind\": \"precision\",.*\"command\": \\[\n +\"memplan\",\n +\"estimate\",\n +\"llama-2-7b\",.*\"min_devices\": 2,.*\"gpus_that_fit\": \\[\n +\"a10\"")
 cli_case(recommend_needs_gpu EXIT 2 ARGS recommend llama-2-7b STDERR "--gpu is required")
 cli_case(recommend_unknown_gpu EXIT 2 ARGS recommend llama-2-7b --gpu rtx-9090 STDOUT_EMPTY STDERR "rtx-9090")
 cli_case(recommend_bad_threshold EXIT 2 ARGS recommend llama-2-7b --gpu a10 --threshold 1.5 STDERR "--threshold must be a fraction in \\(0, 1\\]")

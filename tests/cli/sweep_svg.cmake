@@ -20,7 +20,7 @@ string(REGEX MATCHALL "<polyline " lines "${svg}")
 list(LENGTH lines n_lines)
 # 2 models x 2 precisions x 2 batches = 8 lines over 4 sequence lengths.
 if(NOT n_lines EQUAL 8 OR NOT svg MATCHES "^<svg xmlns=\"http://www.w3.org/2000/svg\" "
-   OR NOT svg MATCHES "limit 20\\.39 GiB \\(85%\\)" OR NOT svg MATCHES "rtx-4090 23\\.99 GiB"
+   OR NOT svg MATCHES "limit 19\\.99 GiB \\(85%\\)" OR NOT svg MATCHES "rtx-4090 23\\.52 GiB"
    OR NOT svg MATCHES "llama-2-7b inference int4-g128 batch=4" OR NOT svg MATCHES "</svg>\n$"
    OR svg MATCHES "<script" OR svg MATCHES "href=")
   message(FATAL_ERROR "unexpected chart (${n_lines} lines):\n${svg}")

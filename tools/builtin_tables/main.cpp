@@ -176,6 +176,8 @@ void write_gpu(std::ostream& out, const GpuSpec& g) {
       << "    g.memory_source = " << literal(g.memory_source) << ";\n"
       << "    g.cuda_memory = Bytes(" << u64(g.cuda_memory.count()) << ");\n"
       << "    g.cuda_memory_source = " << literal(g.cuda_memory_source) << ";\n"
+      << "    g.cuda_context = Bytes(" << u64(g.cuda_context.count()) << ");\n"
+      << "    g.cuda_context_source = " << literal(g.cuda_context_source) << ";\n"
       << "  }\n";
 }
 

@@ -38,6 +38,11 @@ struct GpuSpec {
   // driver's total less what it reserves for itself; 0 where no run has measured it.
   Bytes cuda_memory;
   std::string cuda_memory_source;  // the run that measured it
+  // A bare CUDA context on this card with lazy module loading (CUDA 12.2+ drivers, PyTorch
+  // 1.13+), as a run measured it: the context's share grows with the card's SMs. 0 where none
+  // has; plans then assume OverheadOptions' default.
+  Bytes cuda_context;
+  std::string cuda_context_source;  // the run that measured it
   bool operator==(const GpuSpec&) const = default;
 };
 

@@ -37,8 +37,15 @@ struct OverheadOptions {
   double fragmentation = 0.10;            // margin on transient tensors (the forward pass's working set)
   double fragmentation_low = 0.0;
   double fragmentation_high = 0.25;
-  bool host = false;  // a job on the CPU: no CUDA context, cuBLAS workspace or caching allocator
+  bool host = false;                  // a job on the CPU: no CUDA context, cuBLAS workspace or caching allocator
+  bool eager_module_loading = false;  // CUDA_MODULE_LOADING=EAGER: every kernel image loaded at start
 };
+
+// What CUDA_MODULE_LOADING=EAGER adds to a PyTorch process's context: 640 MiB at its creation
+// and 414 MiB more when cuBLAS loads (PyTorch 2.11, CUDA 13.0, H200; docs/accuracy.md), against
+// lazy loading; PyTorch 1.13's build added 362 MiB (pytorch/pytorch#86509), the low end.
+inline constexpr std::uint64_t kEagerModuleLoadingBytes = 1105199104;
+inline constexpr std::uint64_t kEagerModuleLoadingLowBytes = 379584512;
 
 // The overhead's four rows as bytes, without the breakdown's text.
 struct OverheadBytes {

@@ -101,7 +101,7 @@ TEST(PlanFile, BudgetsAreGpusSizesOrProbe) {
   EXPECT_EQ(gpu.kind, BudgetKind::gpu);
   ASSERT_TRUE(gpu.gpu.has_value());
   EXPECT_EQ(gpu.gpu->name, "a100-sxm4-80gb");
-  EXPECT_EQ(gpu.bytes.count(), 81920ULL << 20);           // memory_mib 81920
+  EXPECT_EQ(gpu.bytes.count(), 81050ULL << 20);           // CUDA's total, 81050 MiB (configs/gpus.yaml)
   EXPECT_EQ(parse_budget("3060").kind, BudgetKind::gpu);  // an alias that looks like a number
   EXPECT_EQ(parse_budget("80GB").bytes.count(), 80'000'000'000ULL);
   EXPECT_EQ(parse_budget("probe").kind, BudgetKind::probe);

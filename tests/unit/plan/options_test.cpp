@@ -5,6 +5,7 @@
 #include <set>
 
 #include "memplan/core/error.hpp"
+#include "memplan/plan/calibration.hpp"
 #include "memplan/plan/plan.hpp"
 #include "reference_models.hpp"
 
@@ -228,6 +229,35 @@ TEST(Bind, MixedPrecisionIsOneNamedRecipe) {
   cpu.cpu = true;
   EXPECT_NE(bind_error(with({{"workload", {"training"}}, {"mixed_precision", {"amp"}}}), cpu).find("compute: "),
             std::string::npos);  // auto on a CPU is fp32: autocast's dtype must be named
+}
+
+TEST(Bind, TheContextIsTheCardsMeasuredOneUnlessCalibratedOrGiven) {
+  DeviceChoice card;
+  card.gpu = GpuSpec{};
+  card.gpu->name = "card";
+  card.gpu->compute_capability = {8, 6};
+  card.gpu->memory = Bytes{24ULL << 30};
+  card.gpu->cuda_context = Bytes{256ULL << 20};
+  card.gpu->cuda_context_source = "a run";
+  EXPECT_EQ(bind(llama2_7b(), PlanSettings{}, card).workload.overhead.cuda_context, Bytes{256ULL << 20});
+  // A size given wins, and so does this machine's calibration.
+  EXPECT_EQ(bind(llama2_7b(), with({{"cuda_context", {"300MiB"}}}), card).workload.overhead.cuda_context,
+            Bytes{300ULL << 20});
+  DeviceChoice calibrated = card;
+  calibrated.calibration = Calibration{"card", "13.0", {{"cuda_context", 400ULL << 20, true, "measured here"}}};
+  EXPECT_EQ(bind(llama2_7b(), PlanSettings{}, calibrated).workload.overhead.cuda_context, Bytes{400ULL << 20});
+  // Without a figure for the card: the assumption, 512 MiB.
+  card.gpu->cuda_context = Bytes{0};
+  EXPECT_EQ(bind(llama2_7b(), PlanSettings{}, card).workload.overhead.cuda_context, Bytes{512ULL << 20});
+  // CUDA_MODULE_LOADING=EAGER loads every kernel image at start: measured on an H200 with
+  // PyTorch 2.11, 1,286,406,144 - 615,317,504 = 671,088,640 B for the context and 536,870,912
+  // - 102,760,448 = 434,110,464 for cuBLAS: 1,105,199,104 B more than lazy loading.
+  Workload eager = bind(llama2_7b(), with({{"module_loading", {"eager"}}}), card).workload;
+  eager.include_overhead = true;
+  const Item* overhead = estimate_workload(llama2_7b(), eager).find("overhead");
+  ASSERT_NE(overhead, nullptr);
+  EXPECT_EQ(overhead->detail.front().bytes.count(), (512ULL << 20) + 671088640ULL + 434110464ULL);
+  EXPECT_NE(error_of({{"module_loading", {"eagre"}}}).find("lazy or eager"), std::string::npos);
 }
 
 TEST(Verdict, ThreeStatesAroundTheThresholdAndTheBudget) {
