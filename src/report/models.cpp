@@ -23,14 +23,17 @@ std::string inputs(const ModelSpec& m) {
 }
 
 void table(const ModelsReport& r, std::ostream& out) {
-  std::size_t name_width = 4;
-  for (const ModelEntry& e : r.models) name_width = std::max(name_width, e.spec.name.size());
-  out << fmt::format("{:<{}}  {:<9}  {:>16}  {:>6}  {:>6}  {:>9}  {:>7}  {:>7}  {}\n", "name", name_width, "family",
-                     "parameters", "layers", "d_model", "heads/kv", "vocab", "context", "inputs");
+  std::size_t name_width = 4, family_width = 6;
+  for (const ModelEntry& e : r.models) {
+    name_width = std::max(name_width, e.spec.name.size());
+    family_width = std::max(family_width, to_string(e.spec.family).size());
+  }
+  out << fmt::format("{:<{}}  {:<{}}  {:>17}  {:>6}  {:>7}  {:>9}  {:>7}  {:>7}  {}\n", "name", name_width, "family",
+                     family_width, "parameters", "layers", "d_model", "heads/kv", "vocab", "context", "inputs");
   for (const ModelEntry& e : r.models) {
     const ModelSpec& m = e.spec;
-    out << fmt::format("{:<{}}  {:<9}  {:>16}  {:>6}  {:>7}  {:>9}  {:>7}  {:>7}  {}\n", m.name, name_width,
-                       to_string(m.family), group_digits(count_parameters(m)), m.n_layers, m.d_model,
+    out << fmt::format("{:<{}}  {:<{}}  {:>17}  {:>6}  {:>7}  {:>9}  {:>7}  {:>7}  {}\n", m.name, name_width,
+                       to_string(m.family), family_width, group_digits(count_parameters(m)), m.n_layers, m.d_model,
                        attention_layers(m) == 0 ? std::string("ssm") : fmt::format("{}/{}", m.n_heads, m.n_kv_heads),
                        m.vocab_size, m.max_seq_len, inputs(m));
   }

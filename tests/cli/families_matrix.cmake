@@ -12,7 +12,8 @@ set(models qwen3-8b qwen3-30b-a3b gemma-2-9b gemma-3-1b-it gpt-oss-20b deepseek-
            olmo-2-1124-7b olmoe-1b-7b-0924 bloom-560m stablelm-3b-4e1t granite-3.3-8b-instruct gpt-neo-125m
            gpt-j-6b starcoder2-15b aya-expanse-8b phi-3.5-moe-instruct mamba-130m-hf mamba-codestral-7b
            t5-small flan-t5-base bart-large whisper-tiny qwen2-vl-2b-instruct qwen2.5-vl-3b-instruct
-           gemma-3-4b-it paligemma-3b-pt-224 llava-v1.6-mistral-7b-hf)
+           gemma-3-4b-it paligemma-3b-pt-224 llava-v1.6-mistral-7b-hf wizardcoder-15b-v1.0
+           granite-3.1-1b-a400m-instruct llama-4-maverick-17b-128e-instruct c4ai-command-r7b-12-2024)
 set(vision_language qwen2-vl-2b-instruct qwen2.5-vl-3b-instruct gemma-3-4b-it paligemma-3b-pt-224
                     llava-v1.6-mistral-7b-hf)
 set(state_space mamba-130m-hf mamba-codestral-7b)

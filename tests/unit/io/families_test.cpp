@@ -90,6 +90,22 @@ TEST(Families, Llama4ScoutTextModel) {
   EXPECT_EQ(kv.total().count(), 2'013'265'920U);
 }
 
+// meta-llama/Llama-4-Maverick-17B-128E-Instruct, its text_config: Scout's layers, but the MoE
+// (128 routed experts of 8192 and a shared expert) only on every 2nd layer (moe_layers 1, 3,
+// ..., 47), dense MLPs of 16384 on the others. 400,711,848,960 is the count a public adapter
+// reconciled to the Hub's total gives its decoder (configs/models/llama-4-maverick-17b-128e-instruct.yaml).
+TEST(Families, Llama4MaverickInterleavesExpertsWithDenseLayers) {
+  const std::uint64_t attention = 2ULL * 5120 * 5120 + 2ULL * 5120 * 1024 + 2 * 5120;  // q, o; k, v; norms
+  const std::uint64_t moe = 128ULL * 3 * 5120 * 8192 + 3ULL * 5120 * 8192 + 5120ULL * 128;
+  const std::uint64_t dense = 3ULL * 5120 * 16384;
+  const ModelSpec s = hf_fixture("llama-4-maverick-17b-128e-instruct");
+  EXPECT_EQ(count_parameters(s), 48 * attention + 24 * moe + 24 * dense + 2 * 202048ULL * 5120 + 5120);
+  EXPECT_EQ(count_parameters(s), 400'711'848'960U);
+  EXPECT_EQ(layers_in(s, LayerSet::moe_mlp, 0, 48), 24U);
+  EXPECT_TRUE(layer_holds(s, LayerSet::moe_mlp, 1));
+  EXPECT_FALSE(layer_holds(s, LayerSet::moe_mlp, 0));
+}
+
 // microsoft/Phi-3.5-MoE-instruct: d 4096, 32 layers, 32 heads / 8 KV heads of 128 with
 // biases, 16 experts of 6400 (router without bias), LayerNorms, untied head with a bias.
 // 41,873,153,344 is also the total quoted in a public digest of its release.
