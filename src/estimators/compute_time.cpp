@@ -83,7 +83,7 @@ TimeEstimate estimate_time(const std::vector<Work>& parts, const GpuSpec& gpu, s
     if (w.bytes_moved > 0) {
       p.assumption += std::string(p.assumption.empty() ? "" : "; at least ") + flops_text(w.bytes_moved) + " B / " +
                       number_text(gpu.bandwidth_gbs, 5, false) + " GB/s" +
-                      (memory > compute ? " (memory-bound: this binds)" : "");
+                      (w.flops > 0 && memory > compute ? " (memory-bound: this binds)" : "");
     }
     if (w.host_bytes > 0 && w.host_bytes_per_second > 0) {
       p.assumption += std::string(p.assumption.empty() ? "" : " + ") + flops_text(w.host_bytes) + " B on the host at " +

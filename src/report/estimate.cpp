@@ -247,7 +247,12 @@ void table(const EstimateReport& r, const PrintOptions& options, std::ostream& o
     if (options.explain) out << fmt::format("{:<{}}    = {}\n", "", name_width, item.formula);
   }
   out << std::string(header.size(), '-') << '\n';
-  out << fmt::format("{:<{}}  {:>15}  {:>11}  {:>6}", "total", name_width, group_digits(h.params),
+  // The parameters the rows hold (LoRA's adapters beside the model's), else the model's.
+  std::optional<std::uint64_t> held;
+  for (const Item& c : b.components) {
+    if (c.params) held = held.value_or(0) + *c.params;
+  }
+  out << fmt::format("{:<{}}  {:>15}  {:>11}  {:>6}", "total", name_width, group_digits(held.value_or(h.params)),
                      format_bytes(total, u), "100%");
   const Bytes low = b.total_low(), high = b.total_high();
   if (low != total || high != total) out << fmt::format("  ({} - {})", format_bytes(low, u), format_bytes(high, u));

@@ -51,6 +51,8 @@ std::string format_bytes(Bytes bytes, Units units) {
 
 std::string format_duration(double seconds) {
   if (!(seconds >= 0) || std::isinf(seconds)) return "-";
+  if (seconds == 0) return "0 ms";
+  if (seconds < 0.01) return fmt::format("{:.2g} ms", seconds * 1e3);  // 0.23 ms, 4.5 ms: not "0 ms"
   if (seconds < 1) return fmt::format("{:.0f} ms", seconds * 1e3);
   if (seconds < 60) return fmt::format("{:.2g} s", seconds);
   if (seconds < 3600) return fmt::format("{:.2g} min", seconds / 60);
