@@ -73,6 +73,7 @@ std::vector<std::string> estimate_command(const std::string& model, const Device
   for (const OptionSetting& c : change) {
     const OptionDef* def = find_option(c.key);
     if (def == nullptr) throw Error(ErrorKind::internal, "a recommendation sets '" + c.key + "', which is no option");
+    if (def->kind != OptionKind::flag && c.value.empty()) continue;  // the change drops the option given
     out.push_back(flag_of(*def));
     if (!c.value.empty()) out.push_back(c.value);
   }

@@ -30,7 +30,9 @@ std::vector<std::uint64_t> axis_counts(const std::vector<std::string>& values, s
 std::vector<std::string> flags_of(const std::vector<OptionSetting>& settings) {
   std::vector<std::string> out;
   for (const OptionSetting& c : settings) {
-    out.push_back(flag_of(*find_option(c.key)));
+    const OptionDef& def = *find_option(c.key);
+    if (def.kind != OptionKind::flag && c.value.empty()) continue;  // the change drops it
+    out.push_back(flag_of(def));
     if (!c.value.empty()) out.push_back(c.value);
   }
   return out;

@@ -74,15 +74,26 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
     const bool ok = runs(r, name, p) || (name == "bf16" && runs(r, "fp16", p));  // fp16 where bf16 does not run
     if (!ok || !(bits_per_weight(p) < bits)) continue;
     const bool quantised = is_quantized(p);
-    add({"precision",
-         "precision",
-         "weights in " + to_string(p) + " instead of " + to_string(w.weights.precision),
-         {{"precision", to_string(p)}},
+    // A training step's recipe follows: 16-bit weights train with an fp32 master copy; a
+    // quantised base (LoRA) has none.
+    std::vector<OptionSetting> settings{{"precision", to_string(p)}};
+    std::optional<MixedPrecision> recipe;
+    if (w.mixed_precision) {
+      if (!quantised) recipe = MixedPrecision::master;
+      settings.push_back({"mixed_precision", recipe ? to_string(*recipe) : ""});
+    }
+    add({"precision", "precision", "weights in " + to_string(p) + " instead of " + to_string(w.weights.precision),
+         settings,
          quantised
              ? "quantised linear layers: some loss of accuracy (GPTQ/AWQ/bitsandbytes); embeddings and norms stay " +
                    to_string(w.weights.unquantized)
              : "16-bit weights and activations: usually no loss for inference; training keeps fp32 master weights",
-         [p](Workload& x) { x.weights.precision = p; }});
+         [p, recipe](Workload& x) {
+           x.weights.precision = p;
+           if (!x.mixed_precision) return;
+           x.mixed_precision = recipe;
+           if (recipe) x.analysis.training.master_weights = true;
+         }});
   }
 
   // KV cache: quantised for generation; none at all for a single forward pass.
@@ -221,14 +232,13 @@ std::vector<Candidate> candidates(const ModelSpec& spec, const RecommendRequest&
            [rank](Workload& x) { x.analysis.training.lora.rank = rank; }});
       Precision nf4;
       if (runs(r, "nf4", nf4)) {
-        add({"qlora",
-             "lora",
-             "QLoRA: LoRA of rank " + std::to_string(rank) + " on an nf4 base",
-             {{"lora_rank", std::to_string(rank)}, {"precision", to_string(nf4)}},
-             "a different fine-tune on a 4-bit base: only the adapters train",
-             [rank, nf4](Workload& x) {
+        std::vector<OptionSetting> settings{{"lora_rank", std::to_string(rank)}, {"precision", to_string(nf4)}};
+        if (w.mixed_precision) settings.push_back({"mixed_precision", ""});  // a quantised base has no recipe
+        add({"qlora", "lora", "QLoRA: LoRA of rank " + std::to_string(rank) + " on an nf4 base", settings,
+             "a different fine-tune on a 4-bit base: only the adapters train", [rank, nf4](Workload& x) {
                x.analysis.training.lora.rank = rank;
                x.weights.precision = nf4;
+               x.mixed_precision.reset();
              }});
       }
     }

@@ -86,7 +86,8 @@ foreach(case IN ITEMS
         "generation@@llama-2-13b@@--gpu@@rtx-4090@@-w@@generation@@--seq@@4096"
         "extraction@@llama-2-7b@@--gpu@@a10@@-w@@extraction@@--filter@@blocks.*.hook_pattern"
         "training@@llama-2-7b@@--gpu@@a100-80gb@@-w@@training@@--batch@@8"
-        "batch@@mistral-7b-v0.1@@--gpu@@rtx-4090@@-p@@int4@@--batch@@64@@--seq@@4096")
+        "batch@@mistral-7b-v0.1@@--gpu@@rtx-4090@@-p@@int4@@--batch@@64@@--seq@@4096"
+        "amp@@llama-2-7b@@--gpu@@a100-80gb@@-w@@training@@--mixed-precision@@amp")
   string(FIND "${case}" "@@" at)
   string(SUBSTRING "${case}" 0 ${at} name)
   math(EXPR at "${at} + 2")

@@ -70,7 +70,8 @@ enum class OptionKind {
 };
 
 // One option set to one value: how recommend says what a change is ({"precision",
-// "int4-g128"}; a flag has an empty value), for a front-end to write as it writes options.
+// "int4-g128"}; a flag has an empty value; a valued option with an empty value is left out,
+// the given one dropped), for a front-end to write as it writes options.
 struct OptionSetting {
   std::string key;
   std::string value;
