@@ -58,7 +58,10 @@ void json(const GpusReport& r, std::ostream& out) {
                     {"dense_tflops", tflops},
                     {"source", g.source},
                     {"memory_source", g.memory_source},
-                    {"cuda_memory_source", g.cuda_memory_source}});
+                    {"cuda_memory_source", g.cuda_memory_source},
+                    {"cuda_context_bytes",
+                     g.cuda_context.count() != 0 ? ordered_json(g.cuda_context.count()) : ordered_json(nullptr)},
+                    {"cuda_context_source", g.cuda_context_source}});
   }
   detail::emit({{"schema_version", json_schema_version}, {"gpus", list}}, out);
 }
