@@ -254,7 +254,8 @@ TEST(Bind, TheContextIsTheCardsMeasuredOneUnlessCalibratedOrGiven) {
   // - 102,760,448 = 434,110,464 for cuBLAS: 1,105,199,104 B more than lazy loading.
   Workload eager = bind(llama2_7b(), with({{"module_loading", {"eager"}}}), card).workload;
   eager.include_overhead = true;
-  const Item* overhead = estimate_workload(llama2_7b(), eager).find("overhead");
+  const Breakdown b = estimate_workload(llama2_7b(), eager);
+  const Item* overhead = b.find("overhead");
   ASSERT_NE(overhead, nullptr);
   EXPECT_EQ(overhead->detail.front().bytes.count(), (512ULL << 20) + 671088640ULL + 434110464ULL);
   EXPECT_NE(error_of({{"module_loading", {"eagre"}}}).find("lazy or eager"), std::string::npos);
