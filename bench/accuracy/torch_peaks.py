@@ -70,10 +70,12 @@ CASES = [
     ("gemma-2-9b-bf16-generation", "gemma-2-9b", "generation", "bf16", 1, 8192, ["--new-tokens", "32"],
      {"new_tokens": 32}),
     # Issue 17: state-space, hybrid, encoder-decoder and vision-language models.
-    ("mamba-130m-fp32-generation", "mamba-130m-hf", "generation", "fp32", 4, 2048, ["--new-tokens", "128"],
+    # The lent machines have no mamba_ssm: transformers' PyTorch path, --ssm-kernels torch.
+    ("mamba-130m-fp32-generation", "mamba-130m-hf", "generation", "fp32", 4, 2048,
+     ["--new-tokens", "128", "--ssm-kernels", "torch"],
      {"new_tokens": 128}),
     ("mamba-130m-fp32-training", "mamba-130m-hf", "training", "fp32", 4, 1024, [], {}),
-    ("bamba-9b-bf16-inference", "bamba-9b", "inference", "bf16", 1, 4096, [], {}),
+    ("bamba-9b-bf16-inference", "bamba-9b", "inference", "bf16", 1, 4096, ["--ssm-kernels", "torch"], {}),
     # T5's config trains with dropout (dropout_rate = 0.1), as GPT-2's does.
     ("flan-t5-base-fp32-training", "flan-t5-base", "training", "fp32", 8, 512, ["--target-len", "128", "--dropout"],
      {"loader": "seq2seq", "target": 128}),

@@ -87,8 +87,43 @@ class WorkspaceBytes {
 // transformers' cuda_kernels_forward: in_proj's output, the convolution's, Mamba's x_proj
 // and step sizes, the scan's output and its gated product (Mamba-2: the chunked scan's fp32
 // chunk states, C·B scores and cumulative decays when S > 1, and the gated norm's output).
+// The same mixer over S > 1 tokens on transformers' pure-PyTorch path, in fp32 whatever the
+// model's dtype. Mamba's slow_forward holds its input's projections, then exp(A x dt), dt x B
+// and dt x B x u, each batch x d_inner x S x d_state, while its loop collects S outputs and
+// stacks them. Mamba-2's torch_forward pads S to whole chunks (S'), casts x (times dt), B and C
+// (repeated to every head) to fp32 beside D's residual, builds the chunks' decay matrices
+// (exp of segment sums, heads x S' x chunk) and then C x B for every pair of positions in a
+// chunk before summing over the state: batch x S' x chunk x heads x d_state.
 template <typename Sink>
-void ssm_tensors(const ModelSpec& s, std::uint64_t B, std::uint64_t S, const Precision& c, Sink& t) {
+void ssm_torch_tensors(const ModelSpec& s, std::uint64_t B, std::uint64_t S, const Precision& c, Sink& t) {
+  const SsmSizes& m = s.ssm;
+  const Precision& f = precisions::fp32;
+  if (m.version == 1) {
+    t.add(kSsm, "in_proj_out", {{"B", B}, {"S", S}, {"2 d_inner", 2 * m.d_inner}}, c);
+    t.add(kSsm, "conv_out", {{"B", B}, {"S", S}, {"d_inner", m.d_inner}}, c);
+    t.add(kSsm, "x_proj_out", {{"B", B}, {"S", S}, {"dt_rank + 2 d_state", m.dt_rank + 2 * m.d_state}}, c);
+    t.add(kSsm, "dt", {{"B", B}, {"S", S}, {"d_inner", m.d_inner}}, c);
+    if (element_bits(c.format) != 32) t.add(kSsm, "u_fp32", {{"B", B}, {"d_inner", m.d_inner}, {"S", S}}, f);
+    for (const char* name : {"discrete_A", "discrete_B", "deltaB_u"})
+      t.add(kSsm, name, {{"B", B}, {"d_inner", m.d_inner}, {"S", S}, {"d_state", m.d_state}}, f);
+    t.add(kSsm, "scan_outputs", {{"2", 2}, {"B", B}, {"d_inner", m.d_inner}, {"S", S}}, c);
+    return;
+  }
+  const std::uint64_t padded = checked_mul(ceil_div(S, m.chunk), m.chunk, "padded tokens");
+  t.add(kSsm, "in_proj_out",
+        {{"B", B}, {"S", S}, {"d_inner + conv + heads", m.d_inner + ssm_conv_channels(m) + m.heads}}, c);
+  t.add(kSsm, "conv_out", {{"B", B}, {"S", S}, {"conv", ssm_conv_channels(m)}}, c);
+  t.add(kSsm, "x_dt_and_d_residual", {{"2", 2}, {"B", B}, {"S'", padded}, {"d_inner", m.d_inner}}, f);
+  t.add(kSsm, "b_c_per_head", {{"2", 2}, {"B", B}, {"S'", padded}, {"heads", m.heads}, {"d_state", m.d_state}}, f);
+  t.add(kSsm, "chunk_decays", {{"B", B}, {"heads", m.heads}, {"S'", padded}, {"chunk", m.chunk}}, f);
+  t.add(kSsm, "c_times_b", {{"B", B}, {"S'", padded}, {"chunk", m.chunk}, {"heads", m.heads}, {"d_state", m.d_state}},
+        f);
+  t.add(kSsm, "c_times_b_summed", {{"B", B}, {"S'", padded}, {"chunk", m.chunk}, {"heads", m.heads}}, f);
+}
+
+template <typename Sink>
+void ssm_tensors(const ModelSpec& s, const Workload& w, std::uint64_t B, std::uint64_t S, const Precision& c, Sink& t) {
+  if (w.ssm_kernels == SsmKernels::torch && S > 1) return ssm_torch_tensors(s, B, S, c, t);
   const SsmSizes& m = s.ssm;
   const std::uint64_t conv = ssm_conv_channels(m);
   if (m.version == 1) {
@@ -240,7 +275,7 @@ bool forward_tensors(const ModelSpec& s, const Workload& w, std::uint64_t querie
       t.add(kInput, "cross_position_bias", {{"B", B}, {"H", s.n_heads}, {"S", S}, {"source", source}}, c);
     cross_tensors(s, w, B, S, source, c, t);
   }
-  if (ssm_layers(s) > 0) ssm_tensors(s, B, S, c, t);
+  if (ssm_layers(s) > 0) ssm_tensors(s, w, B, S, c, t);
   if (attention_layers(s) > 0) attention_tensors(s, w, B, S, keys, c, core_batch == 0 ? B : core_batch, t);
   mlp_tensors(s, w, B, S, c, t);
 

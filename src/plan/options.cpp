@@ -51,6 +51,12 @@ Precision float_precision(std::string_view text) {
   return p;
 }
 
+SsmKernels parse_ssm_kernels(std::string_view text) {
+  if (text == "fused") return SsmKernels::fused;
+  if (text == "torch") return SsmKernels::torch;
+  throw Error(ErrorKind::invalid_input, "is fused or torch, not '" + printable(text) + "'");
+}
+
 // CUDA_MODULE_LOADING's two values: whether every kernel image loads at start.
 bool parse_module_loading(std::string_view text) {
   if (text == "lazy") return false;
@@ -174,6 +180,12 @@ const std::array kOptions = std::to_array<OptionDef>({
   {.key = "kv_page_tokens", .flag = "kv_page", .kind = OptionKind::count, .group = kKv,
    .help = "Paged KV cache: tokens per block (vLLM: 16); 0 = contiguous", .default_text = "0", .applies = kForward,
    .set = MEMPLAN_SET(s.workload.kv_page_tokens = v.count)},
+  {.key = "ssm_kernels", .flag = "ssm_kernels", .kind = OptionKind::text, .group = kKv,
+   .help = "State-space layers (Mamba, Mamba-2, hybrids): fused (mamba_ssm and causal-conv1d installed) or torch "
+           "(transformers' pure-PyTorch path without them: the discretised scan materialised in fp32, several "
+           "times the memory)",
+   .default_text = "fused", .applies = bits({K::inference, K::generation}),
+   .set = MEMPLAN_SET(s.workload.ssm_kernels = parse_ssm_kernels(v.text))},
   {.key = "mla_cache", .flag = "mla_cache", .kind = OptionKind::text, .group = kKv,
    .help = "Latent-attention (DeepSeek) cache: the latent (transformers 5, vLLM, SGLang) or decompressed keys and "
            "values (transformers before huggingface/transformers#47761)",

@@ -288,6 +288,10 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
                         "`mla_cache` applies to models with multi-head latent attention (DeepSeek-V2 and V3); " +
                             model.name + " has none");
   }
+  if (s.was_given("ssm_kernels") && ssm_layers(model) == 0) {
+    throw_invalid_input("ssm_kernels", "`ssm_kernels` applies to state-space layers (Mamba, Mamba-2, hybrids); " +
+                                           model.name + " has none");
+  }
   if (model.mla.kv_lora_rank != 0 && !s.was_given("lora_targets")) {
     // Latent attention has no v projection: the default's query and value projections are
     // q (q_b when the query is compressed) and kv_b, which expands keys and values.

@@ -50,6 +50,12 @@ WorkloadKind parse_workload_kind(std::string_view text);
 // Returns every workload's name, in the order of WorkloadKind.
 std::vector<std::string> workload_names();
 
+// Whose kernels run a state-space layer: mamba_ssm's and causal-conv1d's fused ones
+// (transformers' cuda_kernels_forward), or transformers' pure-PyTorch path (Mamba's
+// slow_forward, Mamba-2's torch_forward), which it takes where those packages are missing and
+// which materialises the discretised scan in fp32.
+enum class SsmKernels { fused, torch };
+
 struct Workload {
   WorkloadKind kind = WorkloadKind::inference;
   std::uint64_t batch = 1;                        // sequences per forward pass
@@ -70,7 +76,8 @@ struct Workload {
   bool kv_cache = true;                           // inference and extraction keep keys and values (HF use_cache=True)
   std::optional<Precision> kv_precision;          // unset: the compute dtype
   std::uint64_t kv_page_tokens = 0;               // paged KV cache blocks (vLLM: 16); 0 = contiguous
-  MlaCache mla_cache = MlaCache::latent;  // what latent-attention layers keep (transformers 5, vLLM: the latent)
+  MlaCache mla_cache = MlaCache::latent;       // what latent-attention layers keep (transformers 5, vLLM: the latent)
+  SsmKernels ssm_kernels = SsmKernels::fused;  // state-space layers: fused kernels or transformers' PyTorch path
   AttentionVariant attention = AttentionVariant::sdpa;
   std::uint64_t attention_chunk = 512;  // for the chunked variants
   bool logits_fp32 = false;             // inference logits upcast to fp32 (transformers < 4.45 did;

@@ -14,6 +14,7 @@
 #include "memplan/estimators/megatron.hpp"
 #include "memplan/estimators/training.hpp"
 #include "memplan/io/hf_config.hpp"
+#include "memplan/plan/workload.hpp"
 
 namespace memplan {
 namespace state_space_test {
@@ -179,6 +180,35 @@ TEST(StateSpace, MambaTrainingKeepsTheFusedKernelsTensors) {
   // fp32 states of 2 x d_state per channel, one per 2048-token chunk.
   EXPECT_EQ(detail_row(layer, "scan_states"), 2ULL * 1536 * 2 * 32 * 4);
   for (const Item& r : layer.detail) EXPECT_NE(r.name, "q") << "a Mamba block has no attention";
+}
+
+// Without mamba_ssm, transformers runs its pure-PyTorch path (measured: Mamba-130m generation
+// and Bamba-9B inference, docs/accuracy.md); the SSM phase is then its fp32 scan.
+TEST(StateSpace, ThePyTorchPathMaterialisesTheScan) {
+  const auto workspace = [](const char* model, const char* precision, std::uint64_t batch, std::uint64_t seq) {
+    Workload w;
+    w.batch = batch;
+    w.seq_len = seq;
+    w.weights.precision = parse_precision(precision);
+    w.include_overhead = false;
+    w.ssm_kernels = SsmKernels::torch;
+    const Breakdown b = estimate_workload(hf_fixture(model), w);
+    return b.find("forward_workspace")->bytes.count();
+  };
+  // Mamba-130m, 4 x 2048 tokens, fp32: in_proj 4 x 2048 x 3072 x 4 = 100,663,296; the
+  // convolution's output and dt, 50,331,648 each; x_proj 4 x 2048 x 80 x 4 = 2,621,440;
+  // exp(A dt), dt B and dt B u, 3 x 4 x 1536 x 2048 x 16 x 4 = 2,415,919,104; the loop's outputs
+  // and their stack, 2 x 50,331,648; the block's input and its norm, 2 x 4 x 2048 x 768 x 4.
+  EXPECT_EQ(workspace("mamba-130m-hf", "fp32", 4, 2048),
+            100663296ULL + 2 * 50331648 + 2621440 + 2415919104ULL + 2 * 50331648 + 2 * 25165824);
+  // Bamba-9B, 1 x 4096 bf16 tokens (16 chunks of 256): in_proj 4096 x (8192 + 8448 + 128) x 2 =
+  // 137,363,456; the convolution 4096 x 8448 x 2 = 69,206,016; x dt and D's residual in fp32,
+  // 2 x 4096 x 8192 x 4 = 268,435,456; B and C for each of 128 heads, 2 x 4096 x 128 x 128 x 4 =
+  // 536,870,912; the decays 128 x 4096 x 256 x 4 = 536,870,912; C x B for every pair in a chunk,
+  // 4096 x 256 x 128 x 128 x 4 = 68,719,476,736, and its sum over the state, 536,870,912; the
+  // block's input and its norm 2 x 4096 x 4096 x 2.
+  EXPECT_EQ(workspace("bamba-9b", "bf16", 1, 4096),
+            137363456ULL + 69206016 + 268435456 + 536870912 + 536870912 + 68719476736ULL + 536870912 + 2 * 33554432ULL);
 }
 
 // Only Bamba's 3 attention layers attend: 3 x 4096 positions for a query after 4096 tokens.
