@@ -101,6 +101,10 @@ TEST(Families, Llama4MaverickInterleavesExpertsWithDenseLayers) {
   const ModelSpec s = hf_fixture("llama-4-maverick-17b-128e-instruct");
   EXPECT_EQ(count_parameters(s), 48 * attention + 24 * moe + 24 * dense + 2 * 202048ULL * 5120 + 5120);
   EXPECT_EQ(count_parameters(s), 400'711'848'960U);
+  // Both checkpoints carry the same vision tower and projector: Fireworks' Maverick total and
+  // the Hub's Scout total exceed memplan's language-model counts by the same 871,932,416.
+  EXPECT_EQ(401'583'781'376U - count_parameters(s),
+            108'641'793'536U - count_parameters(hf_fixture("llama-4-scout-17b-16e")));
   EXPECT_EQ(layers_in(s, LayerSet::moe_mlp, 0, 48), 24U);
   EXPECT_TRUE(layer_holds(s, LayerSet::moe_mlp, 1));
   EXPECT_FALSE(layer_holds(s, LayerSet::moe_mlp, 0));
