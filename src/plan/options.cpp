@@ -254,7 +254,9 @@ const std::array kOptions = std::to_array<OptionDef>({
    .default_text = "lazy",
    .set = MEMPLAN_SET(s.workload.overhead.eager_module_loading = parse_module_loading(v.text))},
   {.key = "cuda_context", .flag = "cuda_context", .kind = OptionKind::text, .group = kOverhead,
-   .help = "CUDA context size, e.g. 500MiB", .default_text = "512 MiB, range 256 MiB-1 GiB",
+   .help = "CUDA context size, e.g. 500MiB",
+   .default_text = "this machine's calibration, else the GPU table's measurement for the card (memplan gpus --format "
+                   "json), else 512 MiB, range 256 MiB-1 GiB",
    .set = MEMPLAN_SET(OverheadOptions& o = s.workload.overhead;
                       o.cuda_context = o.cuda_context_low = o.cuda_context_high = parse_size(v.text))},
   {.key = "fragmentation", .flag = "fragmentation", .kind = OptionKind::number, .group = kOverhead,
