@@ -82,8 +82,9 @@ Breakdown estimate_overhead(const OverheadOptions& o, const std::vector<TensorRu
   context.low = o.cuda_context_low;
   context.high = o.cuda_context_high;
   if (o.eager_module_loading) {
-    context.formula += "; + 1,054 MiB for CUDA_MODULE_LOADING=EAGER (every kernel image loaded at start: " +
-                       std::string("measured with PyTorch 2.11 and CUDA 13.0; 362 MiB with PyTorch 1.13)");
+    context.formula +=
+        "; + 1,054 MiB for CUDA_MODULE_LOADING=EAGER (every kernel image loaded at start: measured with PyTorch 2.11 "
+        "and CUDA 13.0; 362 MiB with PyTorch 1.13)";
     context.low = context.low->plus(Bytes(kEagerModuleLoadingLowBytes), "CUDA context");
     context.high = context.high->plus(Bytes(kEagerModuleLoadingBytes), "CUDA context");
   }

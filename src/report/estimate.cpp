@@ -250,7 +250,7 @@ void table(const EstimateReport& r, const PrintOptions& options, std::ostream& o
   // The parameters the rows hold (LoRA's adapters beside the model's), else the model's.
   std::optional<std::uint64_t> held;
   for (const Item& c : b.components) {
-    if (c.params) held = held.value_or(0) + *c.params;
+    if (c.params) held = checked_add(held.value_or(0), *c.params, "parameters");
   }
   out << fmt::format("{:<{}}  {:>15}  {:>11}  {:>6}", "total", name_width, group_digits(held.value_or(h.params)),
                      format_bytes(total, u), "100%");

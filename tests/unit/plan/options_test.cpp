@@ -150,12 +150,18 @@ TEST(Bind, DefaultsFollowTheModelAndTheWorkload) {
             0U);  // given, even as 0: kept
 }
 
+// A plan's device: one GPU of `memory` bytes and compute capability `cc`.
+DeviceChoice one_gpu(const char* name, ComputeCapability cc, Bytes memory) {
+  DeviceChoice d;
+  d.gpu = GpuSpec{};
+  d.gpu->name = name;
+  d.gpu->compute_capability = cc;
+  d.gpu->memory = memory;
+  return d;
+}
+
 TEST(Bind, ResolvesThePrecisionForTheDeviceAndSetsItsBudget) {
-  DeviceChoice v100;
-  v100.gpu = GpuSpec{};
-  v100.gpu->name = "v100";
-  v100.gpu->compute_capability = {7, 0};
-  v100.gpu->memory = Bytes{32ULL << 30};
+  const DeviceChoice v100 = one_gpu("v100", {7, 0}, Bytes{32ULL << 30});
   const Plan plan = bind(llama2_7b(), PlanSettings{}, v100);
   EXPECT_EQ(plan.workload.weights.precision, precisions::fp16);  // auto: no bf16 before compute capability 8.0
   EXPECT_FALSE(plan.workload.overhead.hopper_or_newer);
@@ -232,11 +238,7 @@ TEST(Bind, MixedPrecisionIsOneNamedRecipe) {
 }
 
 TEST(Bind, TheContextIsTheCardsMeasuredOneUnlessCalibratedOrGiven) {
-  DeviceChoice card;
-  card.gpu = GpuSpec{};
-  card.gpu->name = "card";
-  card.gpu->compute_capability = {8, 6};
-  card.gpu->memory = Bytes{24ULL << 30};
+  DeviceChoice card = one_gpu("card", {8, 6}, Bytes{24ULL << 30});
   card.gpu->cuda_context = Bytes{256ULL << 20};
   card.gpu->cuda_context_source = "a run";
   EXPECT_EQ(bind(llama2_7b(), PlanSettings{}, card).workload.overhead.cuda_context, Bytes{256ULL << 20});
