@@ -332,8 +332,8 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
   // The context a run measured on this card, unless calibrated here or given.
   if (!d.calibration && !s.was_given("cuda_context") && d.gpu && d.gpu->cuda_context.count() != 0) {
     w.overhead.cuda_context = w.overhead.cuda_context_low = w.overhead.cuda_context_high = d.gpu->cuda_context;
-    w.overhead.cuda_context_source = "measured on " + d.gpu->name + " (the GPU table: " + d.gpu->cuda_context_source +
-                                     ")";
+    w.overhead.cuda_context_source = "measured on " + d.gpu->name +
+                                     ", the GPU table's figure (memplan gpus --format json gives its source)";
   }
 
   if (d.cpu) {
