@@ -763,6 +763,17 @@ void validate(const ModelSpec& s) {
   }
   check_experts(s);
   check_attention(s);
+  if (s.rotary_dim != 0) {
+    if (s.positional != Positional::rotary) {
+      throw_invalid_input("rotary_dim",
+                          "rotary_dim is the rotated width of a rotary model's heads, but positional is '" +
+                              to_string(s.positional) + "'");
+    }
+    if (s.rotary_dim % 2 != 0 || s.rotary_dim > s.d_head) {
+      throw_invalid_input("rotary_dim", "rotary_dim " + std::to_string(s.rotary_dim) +
+                                            " must be even and at most d_head (" + std::to_string(s.d_head) + ")");
+    }
+  }
   if (s.n_positions != 0 && s.positional != Positional::learned) {
     throw_invalid_input("n_positions", "n_positions sizes a learned position table, but positional is '" +
                                            to_string(s.positional) + "'");

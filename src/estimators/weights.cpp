@@ -131,17 +131,91 @@ std::uint64_t weight_tensor_bytes(const TensorGroup& group, const WeightsOptions
   return tensor_bytes(group, options);
 }
 
+namespace {
+
+// The width each head rotates: rotary_dim, MLA's rotary part, or the whole head.
+std::uint64_t rotary_width(const ModelSpec& s) {
+  if (s.rotary_dim != 0) return s.rotary_dim;
+  if (s.mla.qk_rope_head_dim != 0) return s.mla.qk_rope_head_dim;
+  return s.d_head;
+}
+
+std::uint64_t buffer_bytes(const ModelBuffer& b) {
+  return checked_mul(b.elements, b.element_bytes, "bytes of buffer", b.name);
+}
+
+}  // namespace
+
+std::vector<ModelBuffer> model_buffers(const ModelSpec& spec, const WeightsOptions& options) {
+  std::vector<ModelBuffer> out;
+  // Buffers are made in the model's dtype: a quantised model's is the unquantised one.
+  const Precision& dtype = is_quantized(options.precision) ? options.unquantized : options.precision;
+  const std::uint64_t dtype_bytes = element_bits(dtype.format) / 8;
+  const bool rotary = spec.positional == Positional::rotary && attention_layers(spec) > 0;
+  // Gemma 3 rotates its sliding and its full layers with different bases: two tables.
+  const std::uint64_t settings = spec.family == Family::gemma3 ? 2 : 1;
+  switch (options.buffers) {
+    case BufferRuntime::transformers: {
+      // inv_freq = 1 / base^(arange(0, dim, 2) / dim), kept with a copy for dynamic rope
+      // types (original_inv_freq), in fp32, once per model.
+      if (rotary) {
+        const std::uint64_t half = ceil_div(rotary_width(spec), 2);
+        out.push_back({"rotary_emb.inv_freq", half, 4, settings});
+        out.push_back({"rotary_emb.original_inv_freq", half, 4, settings});
+      }
+      if (keeps_image_size(spec.vision) && spec.vision.n_heads != 0) {
+        // Qwen2-VL's tower: VisionRotaryEmbedding(head_dim / 2), the same pair.
+        const std::uint64_t half = ceil_div(spec.vision.d_model / spec.vision.n_heads / 2, 2);
+        out.push_back({"visual.rotary_pos_emb.inv_freq", half, 4, 1});
+        out.push_back({"visual.rotary_pos_emb.original_inv_freq", half, 4, 1});
+      }
+      // Gemma 2 and 3 scale the embeddings by sqrt(d_model), a scalar buffer in the model dtype.
+      if (spec.family == Family::gemma2 || spec.family == Family::gemma3) {
+        out.push_back({"embed_tokens.embed_scale", 1, dtype_bytes, 1});
+      }
+      break;
+    }
+    case BufferRuntime::vllm:
+      // RotaryEmbedding's cos_sin_cache: cos and sin for every position up to
+      // max_position_embeddings, rotary width wide, cast to the model dtype; get_rope shares
+      // one per setting across layers.
+      if (rotary) {
+        out.push_back({"rotary_emb.cos_sin_cache",
+                       checked_mul(spec.max_seq_len, rotary_width(spec), "cos_sin_cache elements"), dtype_bytes,
+                       settings});
+      }
+      break;
+    case BufferRuntime::none: break;
+  }
+  return out;
+}
+
 std::vector<TensorRun> weight_allocations(const ModelSpec& spec, const WeightsOptions& options) {
   std::vector<TensorRun> out;
   if (!spec.stored_weights.empty()) {
     for (const StoredTensors& t : spec.stored_weights) out.push_back({t.bytes, t.copies});
-    return out;
+  } else {
+    for (const TensorGroup& g : model_tensors(spec)) out.push_back({tensor_bytes(g, options), g.copies});
   }
-  for (const TensorGroup& g : model_tensors(spec)) out.push_back({tensor_bytes(g, options), g.copies});
+  for (const ModelBuffer& b : model_buffers(spec, options)) out.push_back({buffer_bytes(b), b.copies});
   return out;
 }
 
 namespace {
+
+// The model's buffers as a weights row of their own, without parameters.
+void add_buffers(const ModelSpec& spec, const WeightsOptions& options, Item& weights) {
+  const std::vector<ModelBuffer> buffers = model_buffers(spec, options);
+  if (buffers.empty()) return;
+  Item row{"buffers", Bytes(0), "", std::nullopt, "", {}};  // no parameters
+  for (const ModelBuffer& b : buffers) {
+    row.bytes = row.bytes.plus(Bytes(buffer_bytes(b)).times(b.copies, "bytes of buffer", b.name), "buffers");
+    row.formula += (row.formula.empty() ? "" : " + ") + (b.copies == 1 ? "" : group_digits(b.copies) + " x ") + b.name +
+                   " " + group_digits(b.elements) + " x " + std::to_string(b.element_bytes) + " B";
+  }
+  weights.bytes = weights.bytes.plus(row.bytes, "weights bytes");
+  weights.detail.push_back(std::move(row));
+}
 
 // The multi-token-prediction layers, counted apart and said so.
 void note_mtp(const ModelSpec& spec, Item& weights) {
@@ -161,6 +235,7 @@ void note_mtp(const ModelSpec& spec, Item& weights) {
 Breakdown estimate_weights(const ModelSpec& spec, const WeightsOptions& options) {
   if (!spec.stored_weights.empty()) {
     Breakdown stored = estimate_stored_weights(spec);
+    add_buffers(spec, options, stored.components.front());
     note_mtp(spec, stored.components.front());
     return stored;
   }
@@ -207,6 +282,7 @@ Breakdown estimate_weights(const ModelSpec& spec, const WeightsOptions& options)
   } else {
     weights.formula = group_digits(*weights.params) + " params at " + describe(options.precision);
   }
+  add_buffers(spec, options, weights);
   note_mtp(spec, weights);
   return Breakdown{{weights}};
 }

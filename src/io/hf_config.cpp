@@ -275,6 +275,20 @@ void read_ssm_sizes(const detail::JsonMap& map, Fields& f, ModelSpec& s, std::ui
   }
 }
 
+// Rotary embeddings on part of each head: int(d_head x fraction) rotated dimensions, as
+// transformers and vLLM size their rotary tables; `fallback` is the class default.
+void read_rotary_fraction(const detail::JsonMap& map, Fields& f, ModelSpec& s, const std::string& key,
+                          double fallback) {
+  const double fraction = map.has(key) ? map.number(key, 0, 1) : fallback;
+  s.rotary_dim = static_cast<std::uint64_t>(static_cast<double>(s.d_head) * fraction);
+  if (s.rotary_dim == s.d_head) s.rotary_dim = 0;  // the whole head
+  if (map.has(key)) {
+    f.from("rotary_dim", key);
+  } else {
+    f.note(key + " is not set: " + nlohmann::json(fallback).dump() + ", the class default");
+  }
+}
+
 // The families whose layers differ, or whose blocks add norms, experts or latent attention.
 void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, const std::string& type) {
   const auto window = [&](std::uint64_t fallback) {
@@ -418,9 +432,8 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
       if (!map.boolean_or("scale_attn_weights", true)) f.note("scale_attn_weights false: no memory");
       break;
     case Family::gptj:
-      if (map.has("rotary_dim")) {
-        f.note("rotary_dim " + std::to_string(map.integer("rotary_dim", 1, detail::kMaxConfigSize)) +
-               ": rotary embeddings on part of each head, no parameters");
+      if (std::optional<std::uint64_t> rotary = f.optional("rotary_dim", {"rotary_dim"})) {
+        s.rotary_dim = *rotary == s.d_head ? 0 : *rotary;
       }
       break;
     case Family::gpt_neo: {
@@ -498,10 +511,7 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
       s.parallel_block = map.boolean_or("use_parallel_residual", false);
       if (s.parallel_block) s.norms_per_layer = 1;
       if (map.boolean_or("qk_layernorm", false)) s.qk_norm = QkNorm::width;  // one LayerNorm per head
-      if (map.has("partial_rotary_factor")) {
-        f.note("partial_rotary_factor " + map.value("partial_rotary_factor").dump() +
-               ": rotary embeddings on part of each head, no parameters");
-      }
+      read_rotary_fraction(map, f, s, "partial_rotary_factor", 0.25);        // StableLmConfig
       break;
     default: break;
   }
@@ -649,11 +659,7 @@ void read_transformer(const detail::JsonMap& map, Fields& f, ModelSpec& s, const
     case Family::gpt_neox:
       s.attn_qkv_bias = s.attn_out_bias = map.boolean_or("attention_bias", true);
       s.parallel_block = map.boolean_or("use_parallel_residual", true);
-      if (map.has("rotary_pct")) {
-        map.number("rotary_pct", 0, 1);
-        f.note("rotary_pct " + map.value("rotary_pct").dump() +
-               ": rotary embeddings on part of each head, no parameters");
-      }
+      read_rotary_fraction(map, f, s, "rotary_pct", 0.25);  // GPTNeoXConfig
       break;
     case Family::phi:
       if (map.boolean_or("qk_layernorm", false)) {
@@ -661,11 +667,7 @@ void read_transformer(const detail::JsonMap& map, Fields& f, ModelSpec& s, const
                  "qk_layernorm adds LayerNorms on the per-head queries and keys, which memplan's "
                  "model spec cannot describe");
       }
-      if (map.has("partial_rotary_factor")) {
-        map.number("partial_rotary_factor", 0, 1);
-        f.note("partial_rotary_factor " + map.value("partial_rotary_factor").dump() +
-               ": rotary embeddings on part of each head, no parameters");
-      }
+      read_rotary_fraction(map, f, s, "partial_rotary_factor", 0.5);  // PhiConfig
       break;
     case Family::opt: {
       s.attn_qkv_bias = s.attn_out_bias = s.mlp_bias = map.boolean_or("enable_bias", true);
@@ -1260,7 +1262,8 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
                                                          {"encoder_layers", s.encoder.n_layers},
                                                          {"encoder_positions", s.encoder.n_positions},
                                                          {"encoder_mel_bins", s.encoder.mel_bins},
-                                                         {"relative_buckets", s.relative_buckets}};
+                                                         {"relative_buckets", s.relative_buckets},
+                                                         {"rotary_dim", s.rotary_dim}};
   for (const auto& [key, value] : sizes) {
     if (value != 0) out << key << ": " << value << '\n';
   }

@@ -82,6 +82,7 @@ const std::vector<std::string> kModelKeys = {"family",
                                              "encoder_positions",
                                              "encoder_mel_bins",
                                              "relative_buckets",
+                                             "rotary_dim",
                                              "attn_k_bias",
                                              "source",
                                              "published_params",
@@ -170,6 +171,7 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   if (map.has("positional")) s.positional = map.parsed("positional", parse_positional);
   read_count(map, "n_positions", s.n_positions, 1);
   read_count(map, "relative_buckets", s.relative_buckets, 0);
+  read_count(map, "rotary_dim", s.rotary_dim, 0);
   if (map.has("norm")) s.norm = map.parsed("norm", parse_norm_kind);
   read_count(map, "norms_per_layer", s.norms_per_layer, 0);
   read_flag(map, "parallel_block", s.parallel_block);

@@ -161,10 +161,12 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
                         "vLLM's KV cache is fp16, bf16, fp32 or fp8 (kv_cache_dtype), not " + to_string(kv_dtype));
   }
 
-  Item weights = std::move(estimate_weights(ss, w.weights).components.front());
+  WeightsOptions loaded = w.weights;
+  loaded.buffers = BufferRuntime::vllm;
+  Item weights = std::move(estimate_weights(ss, loaded).components.front());
   if (ep > 1) {
     // The router keeps every expert's column: take its row from the shard before the split.
-    const Item full = std::move(estimate_weights(shard.spec, w.weights).components.front());
+    const Item full = std::move(estimate_weights(shard.spec, loaded).components.front());
     for (Item& r : weights.detail) {
       if (r.name != "router") continue;
       for (const Item& f : full.detail) {

@@ -304,6 +304,9 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
   check_options_apply(s, kinds != 0 ? kinds : workload_bit(w.kind));
   check_combinations(s, w);
   check_engine_options(s);
+  // PyTorch jobs load the model with transformers, which adds its buffers; the engines' layouts
+  // choose their own.
+  if (parse_engine(s.layout.engine) == Engine::pytorch) w.weights.buffers = BufferRuntime::transformers;
   if (w.kind == WorkloadKind::hessian || w.kind == WorkloadKind::full_fisher) w.analysis.largest_device = d.largest;
 
   // The device: the one named or probed; with only a device_map list, the weakest of it

@@ -82,7 +82,7 @@ cli_case(ep_with_zero EXIT 0 ARGS estimate qwen3-30b-a3b -w training --dp 8 --ep
 cli_case(ep_divides_shard_group EXIT 2 ARGS estimate qwen3-30b-a3b -w training --dp 8 --ep 4 --fsdp hybrid
          --shard-group 2 STDERR "--ep must divide the sharding group")
 cli_case(check_plan_model_as EXIT 0 ARGS check "${PROJECT_SOURCE_DIR}/tests/cli/data/plans/unknown-model-type-as-llama.yaml" --format json
-         STDOUT "\"total_bytes\": 6150197248,.*\"notes\": \\[[^]]*read as 'llama' \\('model_as'\\)")
+         STDOUT "\"total_bytes\": 6150197760,.*\"notes\": \\[[^]]*read as 'llama' \\('model_as'\\)")
 cli_case(check_plan_model_as_unknown EXIT 2 ARGS check "${PROJECT_SOURCE_DIR}/tests/cli/data/plans/model-as-unknown.yaml"
          STDERR "model-as-unknown\\.yaml:3:11: 'model_as' lama is not a model_type memplan imports")
 

@@ -18,13 +18,15 @@ function(gguf_case name)
 endfunction()
 
 # 39 tensors, 35 types (tests/unit/io/gguf_test.cpp derives each tensor's bytes by hand):
-# 262,144 + 512 + 36,864 + ... = 2,695,948 bytes for 1,968,384 elements.
+# 262,144 + 512 + 36,864 + ... = 2,695,948 bytes for 1,968,384 elements, and transformers' two
+# fp32 rotary buffers of 64 / 2 elements (a PyTorch plan): 2,696,204.
 gguf_case(gguf_every_type_weights_json EXIT 0 ARGS estimate "${gguf}/every-type.gguf" -w weights --format json
-          STDOUT "\"name\": \"every-type\",.*\"params\": 1968384.*\"name\": \"weights\",\n +\"bytes\": 2695948,.*\"total_bytes\": 2695948,\n.*\"largest_unit\": \\{\n +\"name\": \"weights\",\n +\"bytes\": 2695948\n" STDERR_EMPTY)
+          STDOUT "\"name\": \"every-type\",.*\"params\": 1968384.*\"name\": \"weights\",\n +\"bytes\": 2696204,.*\"total_bytes\": 2696204,\n.*\"largest_unit\": \\{\n +\"name\": \"weights\",\n +\"bytes\": 2696204\n" STDERR_EMPTY)
 gguf_case(gguf_every_type_weights_table EXIT 0 ARGS estimate "${gguf}/every-type.gguf" -w weights
           STDOUT "every-type \\(llama, 1,968,384 parameters.*total +1,968,384 +2\\.57 MiB.*note: weights: priced from the checkpoint's stored types" STDERR_EMPTY)
+# Its 7,616 B as stored and, in a PyTorch plan, two fp32 rotary buffers of 16 / 2 elements.
 gguf_case(gguf_tiny_llama_inference EXIT 0 ARGS estimate "${gguf}/tiny-llama.gguf" --seq 64 --format json
-          STDOUT "\"name\": \"weights\",\n +\"bytes\": 7616," STDERR_EMPTY)
+          STDOUT "\"name\": \"weights\",\n +\"bytes\": 7680," STDERR_EMPTY)
 
 gguf_case(bad_gguf_huge_tensor_count EXIT 2 ARGS estimate "${gguf}/bad-huge-tensor-count.gguf" STDOUT_EMPTY
           STDERR "^memplan: error: [^\n]*bad-huge-tensor-count\\.gguf: at byte 8: tensor_count is 1,152,921,504,606,846,976: more than the 1,048,576 tensors memplan reads\n$")

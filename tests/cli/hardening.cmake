@@ -18,9 +18,10 @@ cli_case(bad_layer_at_top_of_uint64 EXIT 2 ARGS estimate gpt2 -w extraction --la
 cli_case(bad_filter_explosion EXIT 2 ARGS estimate gpt2 -w extraction --filter "blocks.{0,1}{0,1}{0,1}{0,1}{0,1}{0,1}{0,1}{0,1}{0,1}{0,1}{0,1}{0,1}{0,1}{0,1}.hook_z" STDOUT_EMPTY
          STDERR "expands to more than 1,000 names")
 
-# Arithmetic at the edges: exact, or a clear overflow.
+# Arithmetic at the edges: exact, or a clear overflow. 10,054,540,001,280 params x 2 B and two
+# fp32 rotary buffers of 128 / 2 elements.
 cli_case(edge_ten_trillion_weights EXIT 0 ARGS estimate "${data}/ten-trillion.yaml" -w weights -p bf16 --format json
-         STDOUT "\"params\": 10054540001280,.*\"total_bytes\": 20109080002560")
+         STDOUT "\"params\": 10054540001280,.*\"total_bytes\": 20109080003072")
 # 2 x 164 layers x 65,536 x 1,048,576 tokens x 64 KV heads x 128 x 2 B.
 cli_case(edge_million_token_kv_cache EXIT 0 ARGS estimate "${data}/ten-trillion.yaml" --seq 1048576 -b 65536 -p fp16
          --no-overhead --format json STDOUT "\"name\": \"kv_cache\",\n +\"bytes\": 369295169444380672")

@@ -31,18 +31,19 @@ foreach(case IN ITEMS
 endforeach()
 
 # ---- sweep
-# Weights alone (hand-derived in tests/unit/plan/sweep_test.cpp): bf16 13,476,831,232 B, int4-g128
-# 3,864,010,752 B, against 85% of an RTX 3060's CUDA total: floor(12,621,835,141 x 0.85) = 10,728,559,869.
+# Weights alone (hand-derived in tests/unit/plan/sweep_test.cpp) and transformers' 512 B of rotary
+# buffers (2 x 64 x 4): bf16 13,476,831,744 B, int4-g128 3,864,011,264 B, against 85% of an RTX
+# 3060's CUDA total: floor(12,621,835,141 x 0.85) = 10,728,559,869.
 cli_case(sweep_csv EXIT 0 ARGS sweep llama-2-7b -w weights -p bf16,int4 --gpu rtx-3060 --format csv STDERR_EMPTY
-         STDOUT "^model,workload,precision,batch,seq,total_bytes,allocated_bytes,largest_component,largest_bytes,limit_bytes,fits,headroom_bytes,over_bytes,smallest_gpu,smallest_gpu_memory_bytes,error\nllama-2-7b,weights,bf16,1,2048,13476831232,13476831232,weights,13476831232,10728559869,false,,2748271363,,,\nllama-2-7b,weights,int4-g128,1,2048,3864010752,3864010752,weights,3864010752,10728559869,true,6864549117,,,,\n$")
-# --smallest-gpu: bf16 weights need floor(memory x 0.85) >= 13,476,831,232: the RTX 5080's
+         STDOUT "^model,workload,precision,batch,seq,total_bytes,allocated_bytes,largest_component,largest_bytes,limit_bytes,fits,headroom_bytes,over_bytes,smallest_gpu,smallest_gpu_memory_bytes,error\nllama-2-7b,weights,bf16,1,2048,13476831744,13476831744,weights,13476831744,10728559869,false,,2748271875,,,\nllama-2-7b,weights,int4-g128,1,2048,3864011264,3864011264,weights,3864011264,10728559869,true,6864548605,,,,\n$")
+# --smallest-gpu: bf16 weights need floor(memory x 0.85) >= 13,476,831,744: the RTX 5080's
 # 17,094,934,528 B give 14,530,694,348; a T4's CUDA total, 15,649,787,084, gives 13,302,319,021.
 cli_case(sweep_smallest_gpu EXIT 0 ARGS sweep llama-2-7b -w weights -p bf16 --smallest-gpu --format csv
-         STDOUT "\nllama-2-7b,weights,bf16,1,2048,13476831232,13476831232,weights,13476831232,,,,,rtx-5080,17094934528,\n$")
+         STDOUT "\nllama-2-7b,weights,bf16,1,2048,13476831744,13476831744,weights,13476831744,,,,,rtx-5080,17094934528,\n$")
 cli_case(sweep_smallest_gpu_table EXIT 0 ARGS sweep llama-2-7b -w weights -p bf16,int4 --smallest-gpu
          STDOUT "smallest GPU \\(85%\\)\n.*bf16 .* rtx-5080 \\(15\\.92 GiB\\)\n.*int4-g128 .* gtx-980-ti \\(6\\.00 GiB\\)\n")
 cli_case(sweep_json EXIT 0 ARGS sweep llama-2-7b -w weights -p int4 --gpu rtx-3060 --format json STDERR_EMPTY
-         STDOUT "\"schema_version\": 1,\n  \"device\": {\n    \"name\": \"rtx-3060\",\n    \"memory_bytes\": 12621835141\n  },\n  \"threshold\": 0\\.85,\n  \"limit_bytes\": 10728559869,.*\"precision\": \"int4-g128\",.*\"total_bytes\": 3864010752,.*\"fits\": true,\n +\"headroom_bytes\": 6864549117")
+         STDOUT "\"schema_version\": 1,\n  \"device\": {\n    \"name\": \"rtx-3060\",\n    \"memory_bytes\": 12621835141\n  },\n  \"threshold\": 0\\.85,\n  \"limit_bytes\": 10728559869,.*\"precision\": \"int4-g128\",.*\"total_bytes\": 3864011264,.*\"fits\": true,\n +\"headroom_bytes\": 6864548605")
 cli_case(sweep_table EXIT 0 ARGS sweep llama-2-7b mistral-7b-v0.1 --batch 1,2,4,8 --seq 512,2048 -p fp16,int4 --gpu rtx-4090
          STDERR_EMPTY
          STDOUT "^sweep +2 models x 1 workload x 2 precisions x 4 batch sizes x 2 sequence lengths = 32 plans\ndevice +rtx-4090 [^\n]*limit 19\\.99 GiB = 85% of 23\\.52 GiB\n\nmodel +workload +precision +batch +seq +total +allocated +largest part +fits\nllama-2-7b +inference +fp16 +1 +512 +[0-9.]+ GiB +[0-9.]+ GiB +weights 12\\.55 GiB +yes, [0-9.]+ GiB left\n.*mistral-7b-v0\\.1 +inference +int4-g128 +8 +2048 ")

@@ -11,7 +11,7 @@ cli_case(quantized_awq_estimate EXIT 0 ARGS estimate "${quantized}/qwen2.5-14b-i
          STDOUT "total +[0-9,]+ +9\\.29 GiB.*note: weights: priced as the checkpoint stores them: AWQ 4-bit, groups of 128"
          STDERR_EMPTY)
 cli_case(quantized_awq_estimate_json EXIT 0 ARGS estimate "${quantized}/qwen2.5-14b-instruct-awq/config.json" -w weights --format json
-         STDOUT "\"name\": \"weights\",\n +\"bytes\": 9980028928,.*\"total_bytes\": 9980028928,\n" STDERR_EMPTY)
+         STDOUT "\"name\": \"weights\",\n +\"bytes\": 9980029440,.*\"total_bytes\": 9980029440,\n" STDERR_EMPTY)
 cli_case(quantized_awq_fits_24gb EXIT 0 ARGS estimate "${quantized}/qwen2.5-14b-instruct-awq/config.json" --seq 2048 --gpu rtx-4090
          STDOUT "fits" STDERR_EMPTY)
 cli_case(quantized_precision_overrides EXIT 0 ARGS estimate "${quantized}/qwen2.5-14b-instruct-awq/config.json" -w weights -p bf16

@@ -96,6 +96,7 @@ void write_model(std::ostream& out, const ModelEntry& e, std::size_t index) {
       << "  s.positional = " << enumerator("Positional", s.positional) << ";\n"
       << "  s.n_positions = " << u64(s.n_positions) << ";\n"
       << "  s.relative_buckets = " << u64(s.relative_buckets) << ";\n"
+      << "  s.rotary_dim = " << u64(s.rotary_dim) << ";\n"
       << "  s.norm = " << enumerator("NormKind", s.norm) << ";\n"
       << "  s.norms_per_layer = " << u64(s.norms_per_layer) << ";\n"
       << "  s.parallel_block = " << boolean(s.parallel_block) << ";\n"

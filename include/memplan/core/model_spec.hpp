@@ -249,6 +249,8 @@ struct ModelSpec {
   Positional positional = Positional::rotary;
   std::uint64_t n_positions = 0;       // rows of a learned position table; 0 = max_seq_len
   std::uint64_t relative_buckets = 0;  // Positional::relative: the buckets of its bias tables (T5: 32)
+  std::uint64_t rotary_dim = 0;        // Positional::rotary: the rotated width of each head; 0 = all of it
+                                       // (MLA: qk_rope_head_dim). GPT-J's rotary_dim, Pythia's rotary_pct x d_head
   NormKind norm = NormKind::rmsnorm;
   std::uint64_t norms_per_layer = 2;  // 1 for parallel blocks sharing an input norm
   bool parallel_block = false;        // attention and MLP both read the block input (GPT-NeoX, Falcon, Phi)

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "hf_fixtures.hpp"
 #include "reference_models.hpp"
 
 #include "breakdown_check.hpp"
@@ -93,6 +94,61 @@ TEST(Weights, MoreLayersNeverCostLess) {
     EXPECT_GT(now, previous);
     previous = now;
   }
+}
+
+// What transformers 4.57 held as model.named_buffers() on the H200 (bench/accuracy/results/
+// h200-2026-11-27-hf-internals.jsonl, `buffers_bytes`), against the buffers row.
+std::uint64_t transformers_buffers(const ModelSpec& s) {
+  WeightsOptions o;
+  o.buffers = BufferRuntime::transformers;
+  const Breakdown b = estimate_weights(s, o);
+  testing::expect_consistent(b);
+  return testing::row_bytes(b.components.front().detail, "buffers");
+}
+
+TEST(Weights, BuffersAreWhatTransformersHoldsBesideTheParameters) {
+  // Llama-2-7b: inv_freq and original_inv_freq, 128 / 2 fp32 each: 2 x 64 x 4 = 512 B, and
+  // no parameters: the total is the 6,738,415,616 params x 2 B plus those 512.
+  WeightsOptions bf16;
+  bf16.buffers = BufferRuntime::transformers;
+  const Breakdown llama = estimate_weights(llama2_7b(), bf16);
+  EXPECT_EQ(testing::row_bytes(llama.components.front().detail, "buffers"), 512U);
+  EXPECT_EQ(llama.total().count(), 13476831232ULL + 512);
+  EXPECT_EQ(*llama.components.front().params, 6738415616ULL);
+  // Measured: DeepSeek-V2-Lite 256 (its 64-wide rotary part: 2 x 32 x 4), Gemma-2-9b 1,026
+  // (2 x 128 x 4 and a bf16 embed_scale), Gemma-3-1b 2,050 (sliding and full tables:
+  // 4 x 128 x 4 + 2), Qwen2-VL-2B 672 (2 x 64 x 4 for the language model, 2 x 20 x 4 for the
+  // tower's 80-wide heads rotated in halves).
+  EXPECT_EQ(transformers_buffers(testing::hf_fixture("deepseek-v2-lite")), 256U);
+  EXPECT_EQ(transformers_buffers(testing::hf_fixture("gemma-2-9b")), 1026U);
+  EXPECT_EQ(transformers_buffers(testing::hf_fixture("gemma-3-1b-it")), 2050U);
+  EXPECT_EQ(transformers_buffers(testing::hf_fixture("qwen2-vl-2b-instruct")), 672U);
+  // Pythia rotates a quarter of each 64-wide head: 2 x 8 x 4 = 64 B. GPT-2 (learned
+  // positions) and Mamba (no attention) hold none.
+  EXPECT_EQ(transformers_buffers(testing::hf_fixture("pythia-160m")), 64U);
+  WeightsOptions o;
+  o.buffers = BufferRuntime::transformers;
+  for (const char* none : {"gpt2", "mamba-130m-hf"}) {
+    EXPECT_EQ(testing::find_row(estimate_weights(testing::hf_fixture(none), o).components.front().detail, "buffers"),
+              nullptr)
+        << none;
+  }
+}
+
+TEST(Weights, VllmKeepsOneCosSinTablePerRotarySetting) {
+  // Llama-3.1-8B: 131,072 positions x 128 x 2 B (bf16) = 33,554,432 B; with the 8,030,261,248
+  // params x 2 B that is 16,094,076,928 B = 14.99 GiB, the figure vLLM logs as "Model loading
+  // took 14.99 GiB" (the parameters alone would be 14.96).
+  WeightsOptions vllm;
+  vllm.buffers = BufferRuntime::vllm;
+  const Breakdown b = estimate_weights(testing::hf_fixture("llama-3.1-8b"), vllm);
+  EXPECT_EQ(testing::row_bytes(b.components.front().detail, "buffers"), 33554432ULL);
+  EXPECT_EQ(b.total().count(), 16094076928ULL);
+  // Gemma-3-1b: local and global tables, 32,768 x 256 x 2 B each.
+  const Breakdown gemma = estimate_weights(testing::hf_fixture("gemma-3-1b-it"), vllm);
+  EXPECT_EQ(testing::row_bytes(gemma.components.front().detail, "buffers"), 2ULL * 32768 * 256 * 2);
+  // llama.cpp keeps none, nor does a caller that names no runtime.
+  EXPECT_EQ(testing::find_row(estimate_weights(llama2_7b()).components.front().detail, "buffers"), nullptr);
 }
 
 TEST(Weights, OverflowIsAnErrorNotAWrappedNumber) {

@@ -199,7 +199,7 @@ TEST_F(Gguf, EveryPricedTypeWeighsTheSumOfItsTensors) {
     }
     EXPECT_EQ(types.size(), std::size(kHand)) << "every priced type appears";
     EXPECT_EQ(f.bytes, sum);
-    EXPECT_EQ(f.bytes, 2'695'948U);  // as tests/cli/gguf.cmake asserts through the CLI
+    EXPECT_EQ(f.bytes, 2'695'948U);  // tests/cli/gguf.cmake: the same and 256 B of rotary buffers
     EXPECT_EQ(f.elements, 1'968'384U);
     EXPECT_EQ(f.version, 3U);
     EXPECT_EQ(f.alignment, 32U);
@@ -584,7 +584,8 @@ TEST_F(Gguf, APlanOnAGgufPricesItsWeightsAsStored) {
   const PlanEstimate result = estimate(plan);
   testing::expect_consistent(result.breakdown);
   ASSERT_NE(result.breakdown.find("weights"), nullptr);
-  EXPECT_EQ(result.breakdown.find("weights")->bytes.count(), 2'695'948U);
+  // The stored tensors' 2,695,948 B and transformers' two fp32 rotary buffers of 64 / 2 elements.
+  EXPECT_EQ(result.breakdown.find("weights")->bytes.count(), 2'695'948U + 2 * 32 * 4);
   EXPECT_EQ(estimate_totals(plan).bytes.total, result.total);  // the fast path agrees
 
   // A tensor-parallel shard is priced from the architecture: stored tensors are not split.

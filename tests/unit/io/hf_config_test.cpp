@@ -70,6 +70,7 @@ void expect_same_architecture(const ModelSpec& got, const ModelSpec& want) {
   EXPECT_EQ(got.vision, want.vision);
   EXPECT_EQ(got.encoder, want.encoder);
   EXPECT_EQ(got.relative_buckets, want.relative_buckets);
+  EXPECT_EQ(got.rotary_dim, want.rotary_dim);
   EXPECT_EQ(got.attn_k_bias, want.attn_k_bias);
 }
 
@@ -158,7 +159,17 @@ TEST(HfConfig, NamesAndNotes) {
   const HfImport qwen = load_hf_config((kHf / "qwen2.5-0.5b" / "config.json").string());
   EXPECT_TRUE(has_note(qwen, "sliding_window is ignored: use_sliding_window is false"));
   EXPECT_TRUE(has_note(load_hf_config((kHf / "opt-125m" / "config.json").string()), "+ 2 = 2050 rows"));
-  EXPECT_TRUE(has_note(load_hf_config((kHf / "phi-2" / "config.json").string()), "partial_rotary_factor 0.4"));
+  // partial_rotary_factor 0.4 of 80-wide heads.
+  EXPECT_EQ(load_hf_config((kHf / "phi-2" / "config.json").string()).entry.spec.rotary_dim, 32U);
+  // Pythia's rotary_pct 0.25 of 64-wide heads; GPTNeoXConfig's default of 0.25 when a config
+  // leaves it out, said so.
+  EXPECT_EQ(load_hf_config((kHf / "pythia-160m" / "config.json").string()).entry.spec.rotary_dim, 16U);
+  const HfImport neox = parse_hf_config(
+      R"({"model_type": "gpt_neox", "hidden_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4,
+          "intermediate_size": 2048, "vocab_size": 1000, "max_position_embeddings": 2048})",
+      "neox.json", "neox");
+  EXPECT_EQ(neox.entry.spec.rotary_dim, 32U);  // 0.25 x 128
+  EXPECT_TRUE(has_note(neox, "rotary_pct is not set: 0.25"));
   EXPECT_TRUE(has_note(load_hf_config((kHf / "bert-base-uncased" / "config.json").string()), "BertForMaskedLM"));
   EXPECT_TRUE(has_note(llama, "weights saved as float16"));
 }

@@ -329,9 +329,10 @@ TEST(HfQuantization, PrecisionGivenOverridesTheCheckpoint) {
   bool said = false;
   for (const std::string& w : plan.warnings) said = said || w.find("`precision` bf16 overrides") != std::string::npos;
   EXPECT_TRUE(said);
-  // 2 layers x (4 x 256 x 256 + 3 x 512 x 256) + 5 norms x 256 + 2 x 1000 x 256, at 2 bytes.
+  // 2 layers x (4 x 256 x 256 + 3 x 512 x 256) + 5 norms x 256 + 2 x 1000 x 256, at 2 bytes,
+  // and transformers' two fp32 rotary buffers of 64 / 2 elements.
   EXPECT_EQ(estimate_weights(plan.model, plan.workload.weights).total().count(),
-            (2 * (4 * 65536ULL + 3 * 131072) + 5 * 256 + 2 * 256000) * 2);
+            (2 * (4 * 65536ULL + 3 * 131072) + 5 * 256 + 2 * 256000) * 2 + 2 * 32 * 4);
 }
 
 TEST(HfQuantization, SweepNamedPrecisionOverridesPerRow) {

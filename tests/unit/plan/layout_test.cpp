@@ -94,13 +94,15 @@ TEST(Layout, VllmFillsWhatUtilizationLeavesWithKvBlocks) {
   // x 80; 161 norms of 8192; token table and LM head 8000x8192; bf16.
   const std::uint64_t params = 80ULL * (2 * 8192 * 2048 + 2 * 8192 * 256 + 3 * 8192 * 7168) + 161 * 8192 +
                                2 * 8000 * 8192;
-  EXPECT_EQ(bytes_of(b, "weights"), 2 * params);
+  // vLLM's rotary table on every rank: 4,096 positions x 128 x 2 B of cos and sin.
+  const std::uint64_t cos_sin = 4096ULL * 128 * 2;
+  EXPECT_EQ(bytes_of(b, "weights"), 2 * params + cos_sin);
   EXPECT_EQ(2 * params, 34490302464ULL);
   // One block: 16 tokens x keys and values x 80 layers x 2 KV heads x 128 x 2 B.
   EXPECT_EQ(c.block_bytes.count(), 16ULL * 2 * 80 * 2 * 128 * 2);
   // vLLM: non-KV = weights + the profile's activation peak + the cuBLAS workspace (8.125 MiB on an A100).
   const std::uint64_t cublas = (8ULL << 20) + (128ULL << 10);
-  EXPECT_EQ(c.non_kv.count(), 2 * params + bytes_of(b, "activation_peak") + cublas);
+  EXPECT_EQ(c.non_kv.count(), 2 * params + cos_sin + bytes_of(b, "activation_peak") + cublas);
   EXPECT_EQ(c.requested.count(), 77309411328ULL);  // ceil(0.9 x 85,899,345,920)
   EXPECT_EQ(c.blocks, (77309411328ULL - c.non_kv.count()) / c.block_bytes.count());
   EXPECT_EQ(bytes_of(b, "kv_cache"), c.blocks * c.block_bytes.count());
