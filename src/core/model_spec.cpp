@@ -18,7 +18,7 @@ namespace {
 template <typename Enum, std::size_t N>
 using Names = std::array<std::pair<Enum, std::string_view>, N>;
 
-constexpr Names<Family, 38> kFamilies{{{Family::gpt2, "gpt2"},
+constexpr Names<Family, 39> kFamilies{{{Family::gpt2, "gpt2"},
                                        {Family::gpt_neox, "gpt-neox"},
                                        {Family::llama, "llama"},
                                        {Family::mistral, "mistral"},
@@ -53,6 +53,7 @@ constexpr Names<Family, 38> kFamilies{{{Family::gpt2, "gpt2"},
                                        {Family::mamba2, "mamba2"},
                                        {Family::bamba, "bamba"},
                                        {Family::jamba, "jamba"},
+                                       {Family::nemotron_h, "nemotron_h"},
                                        {Family::t5, "t5"},
                                        {Family::bart, "bart"},
                                        {Family::whisper, "whisper"}}};
@@ -64,12 +65,13 @@ constexpr Names<Positional, 5> kPositionals{{{Positional::learned, "learned"},
                                              {Positional::relative, "relative"}}};
 constexpr Names<NormKind, 2> kNormKinds{{{NormKind::layernorm, "layernorm"}, {NormKind::rmsnorm, "rmsnorm"}}};
 constexpr Names<LmHead, 3> kLmHeads{{{LmHead::tied, "tied"}, {LmHead::untied, "untied"}, {LmHead::none, "none"}}};
-constexpr Names<AttentionKind, 6> kAttentionKinds{{{AttentionKind::full, "full"},
+constexpr Names<AttentionKind, 7> kAttentionKinds{{{AttentionKind::full, "full"},
                                                    {AttentionKind::sliding, "sliding"},
                                                    {AttentionKind::chunked, "chunked"},
                                                    {AttentionKind::nope, "nope"},
                                                    {AttentionKind::mla, "mla"},
-                                                   {AttentionKind::mamba, "mamba"}}};
+                                                   {AttentionKind::mamba, "mamba"},
+                                                   {AttentionKind::mlp, "mlp"}}};
 constexpr Names<QkNorm, 3> kQkNorms{{{QkNorm::none, "none"}, {QkNorm::head, "head"}, {QkNorm::width, "width"}}};
 constexpr Names<VisionKind, 6> kVisionKinds{{{VisionKind::clip, "clip"},
                                              {VisionKind::qwen2_vl, "qwen2_vl"},
@@ -295,6 +297,13 @@ void check_attention(const ModelSpec& s) {
           throw_invalid_input("layer_types", "layer_types has 'mamba' layers but ssm_version is 0");
         continue;
       }
+      if (k == AttentionKind::mlp) {
+        if (s.mlp == MlpKind::none || s.experts != 0)
+          throw_invalid_input("layer_types",
+                              "layer_types has 'mlp' layers (an MLP alone), which need a dense MLP: "
+                              "mlp plain or gated and no experts");
+        continue;
+      }
       if ((k == AttentionKind::mla) != mla)
         throw_invalid_input("layer_types", mla ? "a latent-attention model's layers are all 'mla'"
                                                : "layer_types has 'mla' layers but kv_lora_rank is 0");
@@ -355,7 +364,9 @@ std::vector<std::pair<AttentionKind, std::uint64_t>> attention_layer_counts(cons
     }
   };
   if (!s.layer_types.empty()) {
-    for (const AttentionKind kind : s.layer_types) add(kind, 1);
+    for (const AttentionKind kind : s.layer_types) {
+      if (kind != AttentionKind::mlp) add(kind, 1);  // an MLP alone has no mixer to count
+    }
     return out;
   }
   const std::uint64_t global = s.mla.kv_lora_rank == 0 ? multiples_below(s.n_layers, s.global_every) : 0;
@@ -368,6 +379,10 @@ std::vector<std::pair<AttentionKind, std::uint64_t>> attention_layer_counts(cons
 std::uint64_t ssm_conv_channels(const SsmSizes& m) {
   if (m.version != 2) return m.d_inner;
   return checked_add(m.d_inner, checked_mul(2 * m.groups, m.d_state, "2 groups x d_state"), "conv channels");
+}
+
+std::uint64_t mlp_only_layers(const ModelSpec& s) {
+  return static_cast<std::uint64_t>(std::count(s.layer_types.begin(), s.layer_types.end(), AttentionKind::mlp));
 }
 
 std::uint64_t ssm_layers(const ModelSpec& s) {
@@ -495,9 +510,10 @@ bool layer_holds(const ModelSpec& s, LayerSet set, std::uint64_t layer) {
   switch (set) {
     case LayerSet::none: return false;
     case LayerSet::all: return true;
-    case LayerSet::dense_mlp: return !is_moe_layer(s, layer);
+    case LayerSet::dense_mlp:
+      return mlp_only_layers(s) > 0 ? attention_kind(s, layer) == AttentionKind::mlp : !is_moe_layer(s, layer);
     case LayerSet::moe_mlp: return is_moe_layer(s, layer);
-    case LayerSet::attention: return attention_kind(s, layer) != AttentionKind::mamba;
+    case LayerSet::attention: return attends(attention_kind(s, layer));
     case LayerSet::ssm: return attention_kind(s, layer) == AttentionKind::mamba;
   }
   return false;
@@ -509,12 +525,15 @@ std::uint64_t layers_in(const ModelSpec& s, LayerSet set, std::uint64_t first, s
   const std::uint64_t in_range = end - begin;
   if (set == LayerSet::none) return 0;
   if (set == LayerSet::all) return in_range;
-  if (set == LayerSet::attention || set == LayerSet::ssm) {
-    std::uint64_t ssm = 0;
+  if (set == LayerSet::attention || set == LayerSet::ssm || (set == LayerSet::dense_mlp && mlp_only_layers(s) > 0)) {
+    std::uint64_t ssm = 0, mlp = 0;
     if (s.ssm.version != 0 && s.layer_types.empty()) ssm = in_range;
-    for (std::uint64_t i = begin; i < end && !s.layer_types.empty(); ++i)
+    for (std::uint64_t i = begin; i < end && !s.layer_types.empty(); ++i) {
       ssm += s.layer_types[i] == AttentionKind::mamba ? 1 : 0;
-    return set == LayerSet::ssm ? ssm : in_range - ssm;
+      mlp += s.layer_types[i] == AttentionKind::mlp ? 1 : 0;
+    }
+    if (set == LayerSet::dense_mlp) return mlp;  // the model's MLPs are layers of their own
+    return set == LayerSet::ssm ? ssm : in_range - ssm - mlp;
   }
   // MoE layers: from max(begin, first_dense_layers), those whose number (from 1) is a multiple of moe_every.
   std::uint64_t moe = 0;
@@ -673,6 +692,12 @@ ModelSpec family_defaults(Family family) {
       break;
     case Family::jamba:  // Llama's block without rotary: Mamba mixers and attention, dense MLPs and experts
       s.positional = Positional::none;
+      break;
+    case Family::nemotron_h:  // one norm and one mixer per layer (Mamba-2, attention or a ReLU² MLP), no rotary
+      s.mlp = MlpKind::plain;
+      s.activation = "relu2";
+      s.positional = Positional::none;
+      s.norms_per_layer = 1;
       break;
     case Family::t5:  // T5 v1.0: ReLU MLP, no biases, weight-only RMS norms, relative buckets, tied head
       s.mlp = MlpKind::plain;

@@ -257,7 +257,7 @@ std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
   add_ssm(out, s);
 
   const std::uint64_t moe_layers = layers_in(s, LayerSet::moe_mlp, 0, layers);
-  const std::uint64_t dense_layers = s.mlp == MlpKind::none ? 0 : layers - moe_layers;
+  const std::uint64_t dense_layers = s.mlp == MlpKind::none ? 0 : layers_in(s, LayerSet::dense_mlp, 0, layers);
   add_mlp(out, s, "mlp", "", s.d_mlp, dense_layers, LayerSet::dense_mlp);
   if (moe_layers > 0) {
     add_mlp(out, s, "mlp", "shared", s.d_shared_expert, s.d_shared_expert != 0 ? moe_layers : 0, LayerSet::moe_mlp);

@@ -121,7 +121,8 @@ LayerTerms layer_terms(const ModelSpec& ss, const TrainingShape& shape, const Tr
   const Precision& e = shape.compute;
   LayerTerms out;
   out.seq_per_rank = par.sequence_parallel ? shape.seq / par.tensor : shape.seq;
-  const bool ssm = ssm_layers(ss) > 0;  // a state-space model (tensor_parallel_shard refuses hybrids)
+  // A state-space model (tensor_parallel_shard refuses hybrids).
+  const BlockMixer ssm = ssm_layers(ss) > 0 ? BlockMixer::ssm : BlockMixer::attention;
   out.full = layer_activations(ss, shape, false, ssm);
   TrainingShape sp_shape = shape;
   sp_shape.seq = out.seq_per_rank;

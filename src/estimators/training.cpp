@@ -397,7 +397,9 @@ void mlp_activations(const ModelSpec& s, const TrainingShape& shape, bool moe, s
 
 }  // namespace
 
-Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dense_block, bool ssm_block) {
+Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dense_block, BlockMixer mixer) {
+  const bool ssm_block = mixer == BlockMixer::ssm;
+  const bool has_mlp = s.mlp != MlpKind::none && (mlp_only_layers(s) == 0 || mixer == BlockMixer::none);
   const std::uint64_t b = shape.batch, seq = shape.seq, h = s.d_model;
   const bool moe = s.experts > 0 && !dense_block;
   if (shape.expert_capacity_factor > 0 && s.experts == 0) {
@@ -429,15 +431,18 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dens
   }
   if (ssm_block) {
     ssm_activations(s, shape, rows);
-  } else {
+  } else if (mixer == BlockMixer::attention) {
     attention_activations(s, shape, rows);
   }
-  if (shape.dropout) rows.push_back(mask("attention_residual_dropout_mask", sbh));
-  if (s.mlp != MlpKind::none) mlp_activations(s, shape, moe, rows);
+  if (shape.dropout && mixer != BlockMixer::none) rows.push_back(mask("attention_residual_dropout_mask", sbh));
+  if (has_mlp) mlp_activations(s, shape, moe, rows);
   const bool mixed = dense_and_moe_blocks(s);
-  const bool hybrid = ssm_layers(s) > 0 && attention_layers(s) > 0;
-  const std::string mixer = !hybrid ? "" : ssm_block ? "ssm_" : "attention_";
-  return group_row(mixer +
+  const bool hybrid = (ssm_layers(s) > 0 && attention_layers(s) > 0) || mlp_only_layers(s) > 0;
+  const std::string prefix = !hybrid                     ? ""
+                             : mixer == BlockMixer::ssm  ? "ssm_"
+                             : mixer == BlockMixer::none ? "mlp_"
+                                                         : "attention_";
+  return group_row(prefix +
                        (!mixed ? ""
                         : moe  ? "moe_"
                                : "dense_") +
@@ -583,15 +588,20 @@ TrainingEstimate training_phases(const ModelSpec& s, const TrainingShape& shape,
   std::vector<BlockKind> kinds;
   for (const LayerSet mixer : {LayerSet::attention, LayerSet::ssm}) {
     if ((mixer == LayerSet::attention ? attention_layers(s) : ssm_layers(s)) == 0) continue;
-    const bool ssm = mixer == LayerSet::ssm;
-    const std::string what = !hybrid ? "" : ssm ? "state-space " : "attention ";
-    const LayerSet kind_mixer = hybrid ? mixer : LayerSet::all;
+    const BlockMixer block = mixer == LayerSet::ssm ? BlockMixer::ssm : BlockMixer::attention;
+    const std::string what = !hybrid ? "" : block == BlockMixer::ssm ? "state-space " : "attention ";
+    const LayerSet kind_mixer = hybrid || mlp_only_layers(s) > 0 ? mixer : LayerSet::all;
     if (dense_and_moe_blocks(s)) {
-      kinds.push_back({kind_mixer, LayerSet::dense_mlp, layer_activations(s, shape, true, ssm), what + "dense layers"});
-      kinds.push_back({kind_mixer, LayerSet::moe_mlp, layer_activations(s, shape, false, ssm), what + "MoE layers"});
+      kinds.push_back(
+          {kind_mixer, LayerSet::dense_mlp, layer_activations(s, shape, true, block), what + "dense layers"});
+      kinds.push_back({kind_mixer, LayerSet::moe_mlp, layer_activations(s, shape, false, block), what + "MoE layers"});
     } else {
-      kinds.push_back({kind_mixer, LayerSet::all, layer_activations(s, shape, !moe_only, ssm), what + "layers"});
+      kinds.push_back({kind_mixer, LayerSet::all, layer_activations(s, shape, !moe_only, block), what + "layers"});
     }
+  }
+  if (mlp_only_layers(s) > 0) {  // Nemotron-H: the MLPs are layers of their own
+    kinds.push_back(
+        {LayerSet::all, LayerSet::dense_mlp, layer_activations(s, shape, true, BlockMixer::none), "MLP layers"});
   }
   // An encoder-decoder's decoder layers keep their cross-attention's tensors too.
   const bool encoder_decoder = is_encoder_decoder(s) && shape.source != 0;
@@ -847,7 +857,7 @@ TrainingEstimate training_phases(const ModelSpec& s, const TrainingShape& shape,
     TrainingShape source_shape = shape;
     source_shape.seq = shape.source;
     const ModelSpec encoder = encoder_as_model(s);
-    const Item layer = layer_activations(encoder, source_shape, true, false);
+    const Item layer = layer_activations(encoder, source_shape, true, BlockMixer::attention);
     const std::uint64_t src = shape.source, encoder_layers = s.encoder.n_layers;
     if (o.recompute == Recompute::full) {
       before_layers.push_back(times(tensor_row("encoder_layer_input", {{"s", src}, {"b", b}, {"h", h}}, e),

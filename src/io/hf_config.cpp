@@ -63,6 +63,7 @@ constexpr FamilyInfo kFamilies[] = {
     {"mamba2", Family::mamba2, false, 1ULL << 20, false, false},
     {"mistral", Family::mistral, false, 4096ULL * 32, true, true},
     {"mixtral", Family::mixtral, false, 4096ULL * 32, true, true},
+    {"nemotron_h", Family::nemotron_h, false, 4096, true, true},
     {"olmo2", Family::olmo2, false, 2048, false, true},
     {"olmoe", Family::olmoe, false, 4096, false, true},
     {"opt", Family::opt, true, 2048, false, false},
@@ -473,6 +474,53 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
       }
       s.attn_qkv_bias = s.attn_out_bias = map.boolean_or("attention_bias", false);
       s.mlp_bias = map.boolean_or("mlp_bias", false);
+      break;
+    }
+    case Family::nemotron_h: {
+      // NemotronHConfig: hybrid_override_pattern has a letter per layer, each layer one RMSNorm
+      // and one of: M a Mamba-2 mixer of mamba_num_heads x mamba_head_dim, * attention (no
+      // rotary), - a ReLU² MLP. The checkpoints' remote code names the head attention_head_dim.
+      if (std::optional<std::uint64_t> head = f.optional("d_head", {"attention_head_dim"})) s.d_head = *head;
+      const auto size = [&](const char* field, const char* key, std::uint64_t fallback) {
+        if (std::optional<std::uint64_t> v = f.optional(field, {key})) return *v;
+        f.note(std::string(key) + " is not set: " + std::to_string(fallback) + ", the class default");
+        return fallback;
+      };
+      SsmSizes& m = s.ssm;
+      m.version = 2;
+      m.heads = size("ssm_heads", "mamba_num_heads", 128);
+      m.d_inner = checked_mul(m.heads, size("ssm_d_inner", "mamba_head_dim", 64), "mamba_num_heads x mamba_head_dim");
+      m.d_state = size("ssm_d_state", "ssm_state_size", 128);
+      m.d_conv = size("ssm_d_conv", "conv_kernel", 4);
+      m.groups = size("ssm_groups", "n_groups", 8);
+      m.chunk = size("ssm_chunk", "chunk_size", 128);
+      m.conv_bias = map.boolean_or("use_conv_bias", true);
+      m.proj_bias = map.boolean_or("use_bias", false);
+      if (m.heads % m.groups != 0) map.fail("n_groups", "n_groups must divide mamba_num_heads");
+      const std::string pattern = map.has("hybrid_override_pattern") ? map.string("hybrid_override_pattern") : "";
+      if (pattern.size() != s.n_layers) {
+        map.fail(map.has("hybrid_override_pattern") ? "hybrid_override_pattern" : "num_hidden_layers",
+                 "hybrid_override_pattern has a letter per layer (M, * or -): " + std::to_string(pattern.size()) +
+                     " letters for " + std::to_string(s.n_layers) + " layers");
+      }
+      s.layer_types.clear();
+      for (const char c : pattern) {
+        if (c == 'M') {
+          s.layer_types.push_back(AttentionKind::mamba);
+        } else if (c == '*') {
+          s.layer_types.push_back(AttentionKind::full);
+        } else if (c == '-') {
+          s.layer_types.push_back(AttentionKind::mlp);
+        } else {
+          map.fail("hybrid_override_pattern",
+                   std::string("hybrid_override_pattern letter '") + printable(std::string(1, c)) +
+                       (c == 'E' ? "' is a layer of experts (Nemotron 3), which memplan does not price yet"
+                                 : "' is not M (Mamba-2), * (attention) or - (MLP)"));
+        }
+      }
+      s.attn_qkv_bias = s.attn_out_bias = map.boolean_or("attention_bias", false);
+      s.mlp_bias = map.boolean_or("mlp_bias", false);
+      if (map.has("mlp_hidden_act")) s.activation = map.string("mlp_hidden_act");
       break;
     }
     case Family::jamba: {

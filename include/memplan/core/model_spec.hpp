@@ -43,13 +43,14 @@ enum class Family {
   gpt_neo,
   bloom,
   stablelm,
-  mamba,    // Mamba: selective state-space layers, no attention, no MLP
-  mamba2,   // Mamba-2: state-space duality layers with heads, no attention, no MLP
-  bamba,    // Bamba: Mamba-2 layers with a few attention layers, an MLP in every layer
-  jamba,    // Jamba: Mamba layers with an attention layer in eight, experts on every second layer
-  t5,       // T5, T5 v1.1, Flan-T5: an encoder and a decoder, relative-position buckets, RMS norms
-  bart,     // BART: an encoder and a decoder, learned positions, post-LN LayerNorms, biases
-  whisper,  // Whisper: an audio encoder (two convolutions over mel bins) and a text decoder
+  mamba,       // Mamba: selective state-space layers, no attention, no MLP
+  mamba2,      // Mamba-2: state-space duality layers with heads, no attention, no MLP
+  bamba,       // Bamba: Mamba-2 layers with a few attention layers, an MLP in every layer
+  jamba,       // Jamba: Mamba layers with an attention layer in eight, experts on every second layer
+  nemotron_h,  // Nemotron-H: each layer one of a Mamba-2 mixer, attention or an MLP, no rotary
+  t5,          // T5, T5 v1.1, Flan-T5: an encoder and a decoder, relative-position buckets, RMS norms
+  bart,        // BART: an encoder and a decoder, learned positions, post-LN LayerNorms, biases
+  whisper,     // Whisper: an audio encoder (two convolutions over mel bins) and a text decoder
 };
 enum class MlpKind { plain, gated, none };  // plain: up, down; gated: gate, up, down; none: no MLP (Mamba)
 // relative: T5's learned bias per relative-position bucket and head, a table in the first
@@ -67,6 +68,8 @@ enum class AttentionKind {
   nope,     // every earlier token, without rotary embeddings (Llama 4's global layers)
   mla,      // multi-head latent attention: keys and values from a compressed latent (DeepSeek-V2/V3)
   mamba,    // no attention: a Mamba (or Mamba-2) state-space layer of the model's ssm sizes
+  mlp,      // no mixer: the layer is an MLP alone (Nemotron-H); a model with such layers has its
+            // MLPs only there, and its attention and Mamba layers have none
 };
 // Norms on the queries and keys before attention: none; head, one weight of d_head shared by
 // the heads (Qwen3, Gemma 3); width, one weight over all heads' width (OLMo 2, OLMoE).
@@ -320,8 +323,9 @@ struct ModelSpec {
 // (see ModelSpec). Assumes a validated spec and layer < n_layers.
 AttentionKind attention_kind(const ModelSpec& spec, std::uint64_t layer);
 
-// Returns how many layers have each attention kind, kinds in the order they first appear,
-// in closed form (n_layers may be far too many to list). Assumes a validated spec.
+// Returns how many layers have each attention kind (mamba included, an MLP alone not), kinds
+// in the order they first appear, in closed form (n_layers may be far too many to list).
+// Assumes a validated spec.
 std::vector<std::pair<AttentionKind, std::uint64_t>> attention_layer_counts(const ModelSpec& spec);
 
 // Returns whether layer `layer` has experts: experts > 0, at or after first_dense_layers,
@@ -339,8 +343,13 @@ inline std::uint64_t expert_width(const ModelSpec& s) { return s.d_expert != 0 ?
 
 // Returns how many layers are state-space layers (attention_kind mamba).
 std::uint64_t ssm_layers(const ModelSpec& spec);
-// Returns how many layers have attention (every layer that is not a state-space layer).
-inline std::uint64_t attention_layers(const ModelSpec& s) { return s.n_layers - ssm_layers(s); }
+// Returns how many layers are an MLP alone (attention_kind mlp).
+std::uint64_t mlp_only_layers(const ModelSpec& spec);
+// Returns how many layers have attention (every layer that is neither a state-space layer nor
+// an MLP alone).
+inline std::uint64_t attention_layers(const ModelSpec& s) { return s.n_layers - ssm_layers(s) - mlp_only_layers(s); }
+// Returns whether the layer kind attends (keeps keys and values).
+inline bool attends(AttentionKind k) { return k != AttentionKind::mamba && k != AttentionKind::mlp; }
 
 // Returns whether `spec` has an encoder before its decoder (T5, BART, Whisper).
 inline bool is_encoder_decoder(const ModelSpec& s) { return s.encoder.n_layers != 0; }

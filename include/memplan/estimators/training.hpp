@@ -134,11 +134,13 @@ struct TrainingOptions {
 // output, dropout masks, MLP intermediates, ...). For a GPT-3 layer (LayerNorm, 4h
 // GeLU MLP, dropout, eager 16-bit softmax) the rows sum to Korthikanti et al.'s
 // s*b*h*(34 + 5*a*s/h) bytes. A model with experts gets its MoE block unless `dense_block`
-// asks for one of its dense blocks (DeepSeek's first_k_dense_replace layers); `ssm_block`
-// asks for a state-space layer's block, its mixer's tensors in place of the attention's.
-// Throws Error(invalid_input), Error(overflow).
+// asks for one of its dense blocks (DeepSeek's first_k_dense_replace layers); `mixer` asks
+// for a state-space layer's block (its mixer's tensors in place of the attention's) or an
+// MLP alone. A model with layers that are an MLP alone (Nemotron-H) has no MLP in its
+// attention and state-space blocks. Throws Error(invalid_input), Error(overflow).
+enum class BlockMixer { attention, ssm, none };
 Item layer_activations(const ModelSpec& spec, const TrainingShape& shape, bool dense_block = false,
-                       bool ssm_block = false);
+                       BlockMixer mixer = BlockMixer::attention);
 
 // One candidate peak: the components alive at that moment.
 struct TrainingPhase {

@@ -139,6 +139,36 @@ TEST(HfConfig, PublishedFiguresForTheMainFamilies) {
   EXPECT_EQ(params("falcon-7b"), count_parameters(load_builtin_model("falcon-7b").spec));
 }
 
+// Nemotron-H's pattern has a letter per layer: M, * or -; E (Nemotron 3's experts) and a
+// pattern of the wrong length are refused at the key.
+TEST(HfConfig, NemotronHPatternIsCheckedLetterByLetter) {
+  const auto import = [](const std::string& pattern) {
+    return parse_hf_config(R"({"model_type": "nemotron_h", "hidden_size": 256, "num_hidden_layers": 3,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 512, "vocab_size": 1000,
+        "mamba_num_heads": 8, "mamba_head_dim": 32, "n_groups": 2, "ssm_state_size": 16,
+        "hybrid_override_pattern": ")" +
+                               pattern + "\"}",
+                           "n.json", "n");
+  };
+  const ModelSpec s = import("M*-").entry.spec;
+  // 256 x 256 embeddings and head; a Mamba-2 layer of 8 x 32 = 256 wide, conv over 256 + 2 x 2 x 16
+  // = 320 channels; attention 2 x 256 x 256 + 2 x 256 x 128; an MLP 2 x 256 x 512; 3 + 1 norms.
+  const std::uint64_t mamba = 256ULL * (256 + 320 + 8) + 320 * 4 + 320 + 3 * 8 + 256 + 256ULL * 256;
+  EXPECT_EQ(count_parameters(s), 2 * 1000ULL * 256 + mamba + (2 * 256 * 256 + 2 * 256 * 128) + 2 * 256 * 512 + 4 * 256);
+  for (const std::string bad : {"M*E", "M*"}) {
+    SCOPED_TRACE(bad);
+    try {
+      import(bad);
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.key(), "hybrid_override_pattern");
+      EXPECT_NE(std::string(e.what()).find(bad == "M*E" ? "experts (Nemotron 3)" : "2 letters for 3 layers"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(HfConfig, NamesAndNotes) {
   HfImport llama = load_hf_config((kHf / "llama-2-7b" / "config.json").string());
   EXPECT_EQ(llama.entry.spec.name, "Llama-2-7b-hf");  // _name_or_path
@@ -236,7 +266,7 @@ TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {
           "'gemma2', 'gemma3', 'gemma3_text', 'gpt2', 'gpt_bigcode', 'gpt_neo', 'gpt_neox', 'gpt_oss', 'gptj', "
           "'granite', 'granitemoe', 'jamba', 'llama', 'llama4', 'llama4_text', 'llava', 'llava_next', 'mamba', "
           "'mamba2', 'mistral', "
-          "'mixtral', "
+          "'mixtral', 'nemotron_h', "
           "'olmo2', "
           "'olmoe', 'opt', 'paligemma', 'phi', 'phi3', 'phimoe', 'qwen2', 'qwen2_5_vl', 'qwen2_vl', 'qwen3', "
           "'qwen3_moe', "

@@ -87,6 +87,56 @@ TEST(StateSpace, BambaHybridCountsItsTensors) {
   EXPECT_EQ(count_parameters(s), 9'780'235'392U);
 }
 
+// nvidia/Nemotron-H-8B-Base-8K: 52 layers, each one RMSNorm and one mixer as
+// hybrid_override_pattern spells it: 24 Mamba-2 (128 heads of 64, 8 groups, state 128, conv
+// 4), 4 attention (32 heads, 8 KV heads of 128, no biases, no rotary), 24 ReLU² MLPs of 21504;
+// vocab 131072, untied. named_parameters() gives 8,100,852,736 (configs/models/
+// nemotron-h-8b-base-8k.yaml cites it).
+TEST(StateSpace, NemotronHLayersAreOneMixerOrAnMlp) {
+  const ModelSpec s = hf_fixture("nemotron-h-8b-base-8k");
+  EXPECT_EQ(ssm_layers(s), 24U);
+  EXPECT_EQ(attention_layers(s), 4U);
+  EXPECT_EQ(mlp_only_layers(s), 24U);
+  EXPECT_EQ(attention_kind(s, 0), AttentionKind::mamba);  // "M-M-M-M*-..."
+  EXPECT_EQ(attention_kind(s, 1), AttentionKind::mlp);
+  EXPECT_EQ(attention_kind(s, 7), AttentionKind::full);
+  const std::uint64_t conv = 8192 + 2 * 8 * 128;             // x, B and C
+  const std::uint64_t mamba = 4096ULL * (8192 + conv + 128)  // in_proj: z, x, B, C and dt
+                              + conv * 4 + conv              // conv1d and its bias
+                              + 3 * 128 + 8192               // dt_bias, A_log, D; the gated norm
+                              + 8192ULL * 4096;              // out_proj
+  const std::uint64_t attention = 2 * 4096ULL * 4096 + 2 * 4096ULL * 1024;
+  const std::uint64_t mlp = 2 * 4096ULL * 21504;
+  EXPECT_EQ(count_parameters(s), 2 * 131072ULL * 4096 + 24 * mamba + 4 * attention + 24 * mlp + 52 * 4096 + 4096);
+  EXPECT_EQ(count_parameters(s), 8'100'852'736U);
+
+  // Generation: 24 Mamba states, fixed; 4 attention layers' keys and values, growing.
+  const std::uint64_t state = 24ULL * (conv * 4 + 128ULL * 64 * 128) * 2;
+  for (const std::uint64_t tokens : {4096ULL, 8192ULL}) {
+    SCOPED_TRACE(tokens);
+    const Item kv = estimate_kv_cache(s, bf16_tokens(tokens)).components.front();
+    EXPECT_EQ(detail_row(kv, "ssm_state"), state);
+    EXPECT_EQ(kv.bytes.count(), state + 4 * 2 * 8 * 128 * tokens * 2);
+  }
+
+  // Training: each kind of layer keeps its own tensors, the MLPs only in their 24 layers (8 x
+  // 8192 tokens, so that the forward pass binds).
+  TrainingShape shape;
+  shape.batch = 8;
+  shape.seq = 8192;
+  shape.compute = precisions::bf16;
+  const Breakdown b = estimate_training(s, shape, TrainingOptions{});
+  const Item* activations = nullptr;
+  for (const Item& c : b.components) {
+    if (c.name == "activations") activations = &c;
+  }
+  ASSERT_NE(activations, nullptr);
+  EXPECT_EQ(detail_row(*activations, "q"), 4ULL * 8 * 8192 * 4096 * 2);
+  EXPECT_EQ(detail_row(*activations, "ssm_input"), 24ULL * 8 * 8192 * 4096 * 2);
+  EXPECT_EQ(detail_row(*activations, "mlp_input"), 24ULL * 8 * 8192 * 4096 * 2);
+  EXPECT_EQ(detail_row(*activations, "norm_inputs"), 52ULL * 8 * 8192 * 4096 * 2);  // one norm a layer
+}
+
 // ai21labs/Jamba-v0.1: 32 layers, attention where i % 8 == 4 (32 heads, 8 KV heads of 128, no
 // rotary), Mamba mixers elsewhere (d_inner 8192, state 16, conv 4, dt_rank 256, RMSNorms on dt,
 // B and C), 16 experts of 14336 (top 2) where i % 2 == 1, a dense MLP of 14336 elsewhere, vocab
@@ -173,7 +223,7 @@ TEST(StateSpace, MambaTrainingKeepsTheFusedKernelsTensors) {
   shape.batch = 2;
   shape.seq = 4096;
   shape.compute = precisions::bf16;
-  const Item layer = layer_activations(s, shape, false, true);
+  const Item layer = layer_activations(s, shape, false, BlockMixer::ssm);
   EXPECT_EQ(detail_row(layer, "xz"), 4096ULL * 2 * 3072 * 2);
   EXPECT_EQ(detail_row(layer, "x_dbl"), 4096ULL * 2 * 80 * 2);
   EXPECT_EQ(detail_row(layer, "scan_output"), 4096ULL * 2 * 1536 * 2);
