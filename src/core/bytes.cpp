@@ -48,7 +48,7 @@ constexpr std::array<Unit, 12> kUnits{{
 
 }  // namespace
 
-Bytes parse_size(std::string_view text) {
+Bytes parse_size(std::string_view text, SizeRounding rounding) {
   std::size_t i = 0;
   auto skip_spaces = [&] {
     while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
@@ -106,7 +106,7 @@ Bytes parse_size(std::string_view text) {
   Wide scale = 1;
   for (unsigned d = 0; d < decimals; ++d) scale *= 10;
   const Wide numerator = mantissa * found->multiplier;
-  if (numerator % scale != 0) bad_size(text, "that is not a whole number of bytes");
+  if (numerator % scale != 0 && rounding == SizeRounding::exact) bad_size(text, "that is not a whole number of bytes");
   const Wide bytes = numerator / scale;
   if (bytes > UINT64_MAX) {
     throw Error(ErrorKind::overflow, "invalid size '" + std::string(text) + "': exceeds 2^64 - 1 bytes");

@@ -499,10 +499,19 @@ TensorShard tensor_parallel_shard(const ModelSpec& spec, const TensorShardOption
   out.spec.d_shared_expert = spec.d_shared_expert / t;
   out.spec.experts = spec.experts / std::max<std::uint64_t>(e, 1);
   out.spec.vocab_size = out.padded_vocab / t;
-  // A checkpoint's stored tensors (a .gguf) are not split per rank: a shard is priced from
-  // its architecture at the requested precision, as every multi-GPU layout is.
-  out.spec.stored_weights.clear();
-  out.spec.stored_layers.reset();
+  // A checkpoint's stored tensors (a quantised checkpoint, a .gguf) split as the architecture
+  // does: a tensor of a split component keeps 1/t of its bytes (rounded up: block scales split
+  // with their blocks), experts spread over `ep` by count; norms, the router and the rest whole.
+  for (StoredTensors& st : out.spec.stored_weights) {
+    const bool split = st.component == "embeddings" || st.component == "attention" || st.component == "mlp" ||
+                       st.component == "experts" || st.component == "lm_head";
+    if (split) {
+      st.bytes = ceil_div(st.bytes, t);
+      st.elements = ceil_div(st.elements, t);
+    }
+    if (st.component == "experts" && e > 1) st.copies = ceil_div(st.copies, e);
+  }
+  out.spec.stored_layers.reset();  // llama.cpp's layers: it runs on one GPU
   return out;
 }
 

@@ -65,7 +65,7 @@ void choose_from_table(DeviceChoice& d, const DeviceArgs& args, const PlanSettin
                       "GiB or " + text + "GB)",
                   "gpu");
     } else {
-      d.budget = parse_size(text);
+      d.budget = parse_size(text, SizeRounding::down);  // "23.53GiB" as PyTorch and vLLM print a total
     }
   }
   if (!settings.layout.gpus.empty()) d.gpus = gpu_list(settings.layout.gpus, table());

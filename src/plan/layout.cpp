@@ -150,9 +150,14 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   }
   const TensorShard shard = tensor_parallel_shard(spec, {t, kVocabMultiple, true});
   ModelSpec ss = shard.spec;
-  if (ep > 1) {
+  if (ep > 1) {  // whole experts, spread over the GPUs
     ss.experts = spec.experts / ep;
     ss.d_expert = spec.d_expert;
+    for (std::size_t i = 0; i < ss.stored_weights.size(); ++i) {
+      if (ss.stored_weights[i].component != "experts") continue;
+      ss.stored_weights[i] = spec.stored_weights[i];
+      ss.stored_weights[i].copies = ceil_div(spec.stored_weights[i].copies, ep);
+    }
   }
   const Precision compute = compute_precision(w);
   const Precision kv_dtype = w.kv_precision.value_or(compute);
@@ -202,7 +207,7 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   block.name = "forward";
   block.formula = s(profile.batch) + " x " + s(seq) + " tokens (max_num_batched_tokens " + group_digits(T) +
                   "): " + block.formula;
-  const std::uint64_t rows = so.max_num_seqs;
+  const std::uint64_t rows = std::min(so.max_num_seqs, T);  // _dummy_sampler_run: a request per token at most
   std::vector<Item> sampler_rows;
   const auto logits_row = [&](const std::string& name, const Precision& p) {
     return row(name,
@@ -210,11 +215,28 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
                    checked_mul(checked_mul(rows, shard.padded_vocab, "logits"), element_bits(p.format), "logits"), 8)),
                "max_num_seqs=" + s(rows) + " x V=" + group_digits(shard.padded_vocab) + " at " + to_string(p));
   };
+  // The dummy sampler run (vLLM 0.8-0.11, _dummy_sampler_run with top-k and top-p set) peaks in
+  // apply_top_k_top_p's logits.sort(): beside the logits and the sampler's fp32 copy, the sorted
+  // fp32 values and int64 indices, the index input PyTorch's segmented sort fills, and cub's
+  // alternate keys and values. 38 B an element at bf16; a start-up log's own breakdown measured
+  // 38.65 (docs/accuracy.md).
   sampler_rows.push_back(logits_row("logits", compute));
   if (element_bits(compute.format) != 32) sampler_rows.push_back(logits_row("logits_fp32", precisions::fp32));
+  sampler_rows.push_back(logits_row("sorted_logits", precisions::fp32));
+  Item indices = logits_row("sorted_indices", precisions::fp32);
+  indices.bytes = indices.bytes.times(2, "int64 indices");
+  indices.formula = "max_num_seqs=" + s(rows) + " x V=" + group_digits(shard.padded_vocab) + " x 8 B (int64)";
+  sampler_rows.push_back(indices);
+  indices.name = "sort_input_indices";
+  sampler_rows.push_back(indices);
+  Item alternate = logits_row("sort_alternate_buffers", precisions::fp32);
+  alternate.bytes = alternate.bytes.times(3, "keys and values");
+  alternate.formula = "max_num_seqs=" + s(rows) + " x V=" + group_digits(shard.padded_vocab) +
+                      " x (4 + 8) B: the radix sort's second copy of keys and values";
+  sampler_rows.push_back(alternate);
   Item sampler = row("sampler", Bytes(0),
-                     "the LM head's output for one token of each of max_num_seqs sequences, gathered to the "
-                     "whole vocabulary, and the sampler's fp32 copy");
+                     "the dummy sampler run's peak, in its top-k/top-p sort over max_num_seqs sequences x the "
+                     "whole vocabulary: the logits, their fp32 copy, the sort's outputs, index input and buffers");
   for (const Item& r : sampler_rows) sampler.bytes = sampler.bytes.plus(r.bytes, "sampler");
   sampler.detail = sampler_rows;
   const bool forward_binds = block.bytes >= sampler.bytes;
@@ -222,7 +244,7 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
                   "max(forward " + group_digits(block.bytes.count()) + " B, sampler " +
                       group_digits(sampler.bytes.count()) +
                       " B): the peak of vLLM's profile_run, which vLLM measures at start-up",
-                  forward_binds ? "the forward over max_num_batched_tokens binds" : "the sampler's logits bind");
+                  forward_binds ? "the forward over max_num_batched_tokens binds" : "the sampler's sort binds");
   peak.detail.push_back(forward_binds ? block : sampler);
 
   const Breakdown runtime = estimate_overhead(w.overhead, {}, Bytes(0));
@@ -295,7 +317,8 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   out.description = "vLLM, tensor_parallel_size " + s(t) + (dp > 1 ? ", data_parallel_size " + s(dp) : std::string()) +
                     (ep > 1 ? ", enable_expert_parallel (EP " + s(ep) + ")" : std::string()) + " on " + s(world) +
                     " x " + gpu.name + ", gpu_memory_utilization " + shortest_text(so.gpu_memory_utilization) +
-                    ", max_model_len " + group_digits(max_len) + ", max_num_seqs " + group_digits(so.max_num_seqs);
+                    ", max_model_len " + group_digits(max_len) + ", max_num_seqs " + group_digits(so.max_num_seqs) +
+                    ", max_num_batched_tokens " + group_digits(so.max_num_batched_tokens);
   out.devices.push_back(std::move(d));
   out.serving = cap;
   shard_notes(spec, shard, kVocabMultiple, out.notes);
@@ -315,7 +338,7 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   }
   out.notes.push_back(
       "vLLM measures the activation peak at start-up (profile_run); memplan estimates it as the larger of "
-      "one forward over max_num_batched_tokens tokens and the sampler's logits for max_num_seqs sequences");
+      "one forward over max_num_batched_tokens tokens and the sampler's top-k/top-p sort over max_num_seqs sequences");
   out.notes.push_back(
       "not counted: CUDA graphs (captured after the KV cache is allocated; vLLM's enforce_eager skips them) and, "
       "with t > 1, NCCL's buffers");

@@ -31,7 +31,9 @@ void check_engine_options(const PlanSettings& s) {
     }
   };
   if (engine != Engine::vllm) {
-    refuse({"gpu_memory_utilization", "max_model_len", "max_num_seqs", "max_num_batched_tokens", "block_size"}, "vLLM");
+    refuse({"gpu_memory_utilization", "max_model_len", "vllm_entrypoint", "max_num_seqs", "max_num_batched_tokens",
+            "block_size"},
+           "vLLM");
   }
   if (engine != Engine::llama_cpp) refuse({"ngl", "ubatch", "cache_type_k", "cache_type_v", "flash_attn"}, "llama.cpp");
 }
@@ -101,8 +103,14 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
 
   const Engine engine = parse_engine(a.engine);
   if (engine == Engine::vllm) {
-    o.vllm = ServingOptions{a.gpu_memory_utilization, a.max_model_len, a.max_num_seqs, a.max_num_batched_tokens,
-                            a.block_size};
+    // vLLM 0.9-0.11's batch defaults (EngineArgs.get_batch_defaults): larger on a GPU of 70 GiB
+    // or more that is not an A100 (PR #17885), and larger for the LLM class than for vllm serve.
+    const std::optional<GpuSpec>& g = d.gpu ? d.gpu : (d.gpus.empty() ? std::nullopt : std::optional(d.gpus.front()));
+    const bool large = g && g->memory.count() >= (70ULL << 30) && g->name.find("a100") == std::string::npos;
+    const bool llm = a.vllm_entrypoint == "llm";
+    const std::uint64_t tokens = large ? (llm ? 16384 : 8192) : (llm ? 8192 : 2048);
+    o.vllm = ServingOptions{a.gpu_memory_utilization, a.max_model_len, a.max_num_seqs.value_or(large ? 1024 : 256),
+                            a.max_num_batched_tokens.value_or(tokens), a.block_size};
   }
   if (engine == Engine::llama_cpp) {
     LlamaCppOptions l;
@@ -143,6 +151,16 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
     if (!a.max_memory.empty() || a.cpu_memory)
       throw_invalid_input("max_memory", "`max_memory` and `cpu_memory` apply to `device_map`");
     if (d.gpu) o.gpus.push_back(*d.gpu);
+    if (!d.gpu && d.budget && engine == Engine::vllm) {
+      // A bare capacity is the total vLLM takes gpu_memory_utilization of; its precisions
+      // resolve as with no device (compute capability 8.0+ assumed, and said).
+      GpuSpec g;
+      g.name = fixed_text(static_cast<double>(d.budget->count()) / (1ULL << 30), 2) + "GiB GPU";
+      g.display = g.name;
+      g.memory = *d.budget;
+      g.compute_capability = {8, 0};
+      o.gpus.push_back(g);
+    }
   }
   return o;
 }

@@ -63,6 +63,23 @@ cli_case(engine_plan_file EXIT 0 ARGS check "${PROJECT_SOURCE_DIR}/tests/cli/dat
 cli_case(engine_plan_file_bad_ngl EXIT 2 ARGS check "${PROJECT_SOURCE_DIR}/tests/cli/data/plans/llama-cpp-bad-ngl.yaml"
          STDOUT_EMPTY STDERR "llama-cpp-bad-ngl\\.yaml:5:8: 'ngl' must be a whole number, got 'twenty'")
 
+# vLLM 0.9-0.11's batch defaults (EngineArgs.get_batch_defaults): vllm serve on a GPU of 70 GiB
+# or more that is not an A100 takes 1,024 sequences and 8,192 tokens, the LLM class 16,384;
+# an A100 (PR #17885) and smaller cards 256 and 2,048. A flag given wins.
+cli_case(engine_vllm_defaults_h100 EXIT 0 ARGS estimate qwen3-8b --engine vllm --gpu h100
+         STDOUT "layout +vLLM, [^\n]*max_num_seqs 1,024, max_num_batched_tokens 8,192 \\[vllm\\]")
+cli_case(engine_vllm_defaults_llm_class EXIT 0 ARGS estimate qwen3-8b --engine vllm --gpu h100 --vllm-entrypoint llm
+         STDOUT "max_num_seqs 1,024, max_num_batched_tokens 16,384 ")
+cli_case(engine_vllm_defaults_a100 EXIT 0 ARGS estimate qwen3-8b --engine vllm --gpu a100-sxm4-80gb
+         STDOUT "max_num_seqs 256, max_num_batched_tokens 2,048 ")
+cli_case(engine_vllm_defaults_given EXIT 0 ARGS estimate qwen3-8b --engine vllm --gpu rtx-4090 --max-num-seqs 64
+         STDOUT "max_num_seqs 64, max_num_batched_tokens 2,048 ")
+cli_case(engine_vllm_entrypoint_bad EXIT 2 ARGS estimate qwen3-8b --engine vllm --gpu h100 --vllm-entrypoint server
+         STDOUT_EMPTY STDERR "--vllm-entrypoint is serve or llm, not 'server'")
+# A card by the total vLLM prints for it: 23.53 GiB is 25,265,145,118.72 B, the whole bytes below.
+cli_case(engine_vllm_bare_capacity EXIT 0 ARGS estimate qwen3-8b --engine vllm --gpu 23.53GiB --max-model-len 1024
+         --format json STDOUT "\"memory_bytes\": 25265145118")
+
 # vLLM with data_parallel_size 8 and enable_expert_parallel: Qwen3-30B-A3B holds 16 of its 128
 # experts whole on each GPU, everything else whole, the router all 128 columns:
 # 48 x (18,874,368 + 4,352 + 2048 x 128 + 16 x 3 x 2048 x 768) + 2 x 151,936 x 2048 + 2048.

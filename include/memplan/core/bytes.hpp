@@ -68,8 +68,10 @@ inline constexpr std::uint64_t TiB = 1024ULL * GiB;
 // Parses a size a person types: "24GiB", "80 GB", "81559MiB", "1.5TiB", "4096", "512B".
 // KiB/MiB/GiB/TiB/PiB are powers of 1024, KB/MB/GB/TB/PB powers of 1000 (units are
 // case-insensitive). A bare K/M/G/T/P is ambiguous and rejected with both readings as a
-// suggestion; so are negative, fractional-byte and overflowing sizes.
-// Returns the exact byte count; throws Error(invalid_input) or Error(overflow).
-Bytes parse_size(std::string_view text);
+// suggestion; so are negative and overflowing sizes, and fractional-byte ones unless
+// `rounding` is down (a capacity as a tool prints it, "23.53GiB": the whole bytes below it).
+// Returns the byte count; throws Error(invalid_input) or Error(overflow).
+enum class SizeRounding { exact, down };
+Bytes parse_size(std::string_view text, SizeRounding rounding = SizeRounding::exact);
 
 }  // namespace memplan

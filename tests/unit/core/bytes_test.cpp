@@ -70,5 +70,13 @@ TEST(ParseSize, RejectsWhatIsNotASize) {
   EXPECT_EQ(kind_of([] { parse_size("20000PiB"); }), ErrorKind::overflow);  // 2.25e19 > 2^64
 }
 
+// A capacity as PyTorch and vLLM print it: 23.53 x 1,073,741,824 = 25,265,145,118.72 B, the
+// whole bytes below it when asked to round; exact parsing still refuses the fraction.
+TEST(ParseSize, RoundsACapacityDownWhenAsked) {
+  EXPECT_EQ(parse_size("23.53GiB", SizeRounding::down).count(), 25265145118ULL);
+  EXPECT_EQ(parse_size("24GiB", SizeRounding::down).count(), 24ULL << 30);
+  EXPECT_EQ(kind_of([] { parse_size("23.53GiB"); }), ErrorKind::invalid_input);
+}
+
 }  // namespace bytes_test
 }  // namespace memplan

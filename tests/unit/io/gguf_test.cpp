@@ -588,10 +588,27 @@ TEST_F(Gguf, APlanOnAGgufPricesItsWeightsAsStored) {
   EXPECT_EQ(result.breakdown.find("weights")->bytes.count(), 2'695'948U + 2 * 32 * 4);
   EXPECT_EQ(estimate_totals(plan).bytes.total, result.total);  // the fast path agrees
 
-  // A tensor-parallel shard is priced from the architecture: stored tensors are not split.
+  // A tensor-parallel shard splits the stored tensors as it splits the architecture: the F32
+  // token embedding's 256 x 256 x 4 = 262,144 B in halves, the norms whole.
   const TensorShard shard = tensor_parallel_shard(entry.spec, {2, 1, false});
-  EXPECT_TRUE(shard.spec.stored_weights.empty());
-  EXPECT_FALSE(entry.spec.stored_weights.empty());
+  ASSERT_EQ(shard.spec.stored_weights.size(), entry.spec.stored_weights.size());
+  std::size_t embeddings = 0, norms = 0;
+  for (std::size_t i = 0; i < shard.spec.stored_weights.size(); ++i) {
+    const StoredTensors& whole = entry.spec.stored_weights[i];
+    const StoredTensors& half = shard.spec.stored_weights[i];
+    if (whole.component == "embeddings") {
+      EXPECT_EQ(whole.bytes, 262'144U);
+      EXPECT_EQ(half.bytes, 131'072U);
+      ++embeddings;
+    }
+    if (whole.component == "norms") {
+      EXPECT_EQ(half.bytes, whole.bytes);
+      ++norms;
+    }
+  }
+  EXPECT_EQ(embeddings, 1U);
+  EXPECT_GT(norms, 0U);
+  EXPECT_FALSE(shard.spec.stored_layers.has_value());
 }
 
 }  // namespace gguf_test

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "breakdown_check.hpp"
+#include "hf_fixtures.hpp"
 #include "memplan/core/error.hpp"
 #include "reference_models.hpp"
 
@@ -77,6 +78,49 @@ TEST(Layout, TensorParallelInferenceRunsEachRanksShard) {
   // The KV cache of 8 of the 32 heads: a quarter of Llama-2-7b's 1 GiB at 2048 tokens.
   EXPECT_EQ(bytes_of(b, "kv_cache"), (1ULL << 30) / 4);
   EXPECT_FALSE(l.fits().has_value());  // no GPU named
+}
+
+// The dummy sampler run peaks in its top-k/top-p sort: 256 sequences x Qwen3-8B's 151,936
+// logits x (2 B bf16 + 4 fp32 copy + 4 sorted values + 8 indices + 8 the sort's index input +
+// 12 the radix sort's second keys and values) = 38 B an element; a 0.10 start-up's own
+// breakdown measured 1.40 GiB (38.65 B) at these sizes (docs/accuracy.md).
+TEST(Layout, VllmProfilesTheSamplersSort) {
+  Workload w = bf16(WorkloadKind::inference);
+  LayoutOptions o;
+  o.vllm = ServingOptions{};
+  o.vllm->max_num_batched_tokens = 1024;
+  o.vllm->max_model_len = 1024;
+  o.gpus = {a100_80gb()};
+  const LayoutEstimate l = estimate_layout(testing::hf_fixture("qwen3-8b"), w, o);
+  const Item* peak = l.devices[0].breakdown.find("activation_peak");
+  ASSERT_NE(peak, nullptr);
+  ASSERT_EQ(peak->detail.size(), 1U);
+  EXPECT_EQ(peak->detail[0].name, "sampler");
+  EXPECT_EQ(peak->bytes.count(), 256ULL * 151936 * (2 + 4 + 4 + 8 + 8 + 12));
+}
+
+// A quantised checkpoint keeps its stored types on every rank: Qwen3-30B-A3B-FP8, whose
+// per-layer tensors HfQuantization.Qwen3MoeFp8RoutersKept writes out. Tensor parallelism
+// halves every split tensor (fp8 weights and their bf16 128 x 128 block scales alike) and
+// keeps the norms and the bf16 router whole; vLLM's rotary table, 40,960 x 128 x 2 B, on each.
+TEST(Layout, VllmShardsAQuantisedCheckpointAsStored) {
+  const std::uint64_t q = 4096ULL * 2048 + 32 * 16 * 2, kv = 512ULL * 2048 + 4 * 16 * 2;
+  const std::uint64_t o_proj = 2048ULL * 4096 + 16 * 32 * 2;
+  const std::uint64_t expert = 3 * (768ULL * 2048 + 6 * 16 * 2);
+  const std::uint64_t router = 128ULL * 2048 * 2, norms = 2 * 2048 * 2 + 2 * 128 * 2;
+  const std::uint64_t split = q + 2 * kv + o_proj + 128 * expert, table = 151936ULL * 2048 * 2;
+  const std::uint64_t cos_sin = 40960ULL * 128 * 2;
+  const ModelSpec s = testing::hf_fixture("quantized/qwen3-30b-a3b-fp8");
+  for (const std::uint64_t t : {1ULL, 2ULL}) {
+    SCOPED_TRACE(t);
+    LayoutOptions o;
+    o.parallel.tensor = t;
+    o.vllm = ServingOptions{};
+    o.gpus = {a100_80gb()};
+    const LayoutEstimate l = estimate_layout(s, bf16(WorkloadKind::inference), o);
+    EXPECT_EQ(bytes_of(l.devices[0].breakdown, "weights"),
+              48 * (split / t + router + norms) + 2 * table / t + 2048 * 2 + cos_sin);
+  }
 }
 
 TEST(Layout, VllmFillsWhatUtilizationLeavesWithKvBlocks) {
