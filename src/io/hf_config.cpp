@@ -143,6 +143,13 @@ class Fields {
     map_.fail(keys.front(), "missing required key '" + keys.front() + "' in " + map_.what());
   }
 
+  // Returns the value of `key`, or `fallback` (the config class's default) with a note.
+  std::uint64_t or_default(const std::string& field, const std::string& key, std::uint64_t fallback) {
+    if (std::optional<std::uint64_t> v = optional(field, {key})) return *v;
+    note(key + " is not set: " + std::to_string(fallback) + ", the class default");
+    return fallback;
+  }
+
   // Returns the class default of `key` (with a note), if class_defaults gave one.
   std::optional<std::uint64_t> class_default(const std::string& key) {
     const auto d = class_defaults_.find(key);
@@ -232,16 +239,14 @@ void read_experts(Fields& f, ModelSpec& s, const char* experts_key, const char* 
 // out takes the class default, and the import says so.
 void read_ssm_sizes(const detail::JsonMap& map, Fields& f, ModelSpec& s, std::uint64_t version) {
   const bool hybrid = s.family == Family::bamba || s.family == Family::jamba;  // mamba_-prefixed keys
-  const auto size = [&](const char* field, const char* key, std::uint64_t fallback) {
-    if (std::optional<std::uint64_t> v = f.optional(field, {key})) return *v;
-    f.note(std::string(key) + " is not set: " + std::to_string(fallback) + ", the class default");
-    return fallback;
-  };
   SsmSizes& m = s.ssm;
   m.version = version;
-  m.d_state = size("ssm_d_state", hybrid ? "mamba_d_state" : "state_size", version == 1 ? 16 : hybrid ? 256 : 128);
-  m.d_conv = size("ssm_d_conv", hybrid ? "mamba_d_conv" : "conv_kernel", 4);
-  const std::uint64_t expand = size("ssm_d_inner", hybrid ? "mamba_expand" : "expand", 2);
+  m.d_state = f.or_default("ssm_d_state", hybrid ? "mamba_d_state" : "state_size",
+                           version == 1 ? 16
+                           : hybrid     ? 256
+                                        : 128);
+  m.d_conv = f.or_default("ssm_d_conv", hybrid ? "mamba_d_conv" : "conv_kernel", 4);
+  const std::uint64_t expand = f.or_default("ssm_d_inner", hybrid ? "mamba_expand" : "expand", 2);
   m.d_inner = checked_mul(expand, s.d_model, "expand x hidden_size");
   m.conv_bias = map.boolean_or(hybrid ? "mamba_conv_bias" : "use_conv_bias", true);
   m.proj_bias = map.boolean_or(hybrid ? "mamba_proj_bias" : "use_bias", false);
@@ -263,9 +268,9 @@ void read_ssm_sizes(const detail::JsonMap& map, Fields& f, ModelSpec& s, std::ui
     }
     return;
   }
-  m.heads = size("ssm_heads", hybrid ? "mamba_n_heads" : "num_heads", 128);
-  m.groups = size("ssm_groups", hybrid ? "mamba_n_groups" : "n_groups", hybrid ? 1 : 8);
-  m.chunk = size("ssm_chunk", hybrid ? "mamba_chunk_size" : "chunk_size", 256);
+  m.heads = f.or_default("ssm_heads", hybrid ? "mamba_n_heads" : "num_heads", 128);
+  m.groups = f.or_default("ssm_groups", hybrid ? "mamba_n_groups" : "n_groups", hybrid ? 1 : 8);
+  m.chunk = f.or_default("ssm_chunk", hybrid ? "mamba_chunk_size" : "chunk_size", 256);
   const char* head_key = hybrid ? "mamba_d_head" : "head_dim";
   if (map.has(head_key) && !(hybrid && map.value(head_key).is_string() && map.value(head_key) == "auto")) {
     const std::uint64_t head = map.integer(head_key, 1, detail::kMaxConfigSize);
@@ -278,11 +283,12 @@ void read_ssm_sizes(const detail::JsonMap& map, Fields& f, ModelSpec& s, std::ui
 
 // Rotary embeddings on part of each head: int(d_head x fraction) rotated dimensions, as
 // transformers and vLLM size their rotary tables; `fallback` is the class default.
+void set_rotary_dim(ModelSpec& s, std::uint64_t width) { s.rotary_dim = width == s.d_head ? 0 : width; }
+
 void read_rotary_fraction(const detail::JsonMap& map, Fields& f, ModelSpec& s, const std::string& key,
                           double fallback) {
   const double fraction = map.has(key) ? map.number(key, 0, 1) : fallback;
-  s.rotary_dim = static_cast<std::uint64_t>(static_cast<double>(s.d_head) * fraction);
-  if (s.rotary_dim == s.d_head) s.rotary_dim = 0;  // the whole head
+  set_rotary_dim(s, static_cast<std::uint64_t>(static_cast<double>(s.d_head) * fraction));
   if (map.has(key)) {
     f.from("rotary_dim", key);
   } else {
@@ -434,7 +440,7 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
       break;
     case Family::gptj:
       if (std::optional<std::uint64_t> rotary = f.optional("rotary_dim", {"rotary_dim"})) {
-        s.rotary_dim = *rotary == s.d_head ? 0 : *rotary;
+        set_rotary_dim(s, *rotary);
       }
       break;
     case Family::gpt_neo: {
@@ -481,19 +487,15 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
       // and one of: M a Mamba-2 mixer of mamba_num_heads x mamba_head_dim, * attention (no
       // rotary), - a ReLU² MLP. The checkpoints' remote code names the head attention_head_dim.
       if (std::optional<std::uint64_t> head = f.optional("d_head", {"attention_head_dim"})) s.d_head = *head;
-      const auto size = [&](const char* field, const char* key, std::uint64_t fallback) {
-        if (std::optional<std::uint64_t> v = f.optional(field, {key})) return *v;
-        f.note(std::string(key) + " is not set: " + std::to_string(fallback) + ", the class default");
-        return fallback;
-      };
       SsmSizes& m = s.ssm;
       m.version = 2;
-      m.heads = size("ssm_heads", "mamba_num_heads", 128);
-      m.d_inner = checked_mul(m.heads, size("ssm_d_inner", "mamba_head_dim", 64), "mamba_num_heads x mamba_head_dim");
-      m.d_state = size("ssm_d_state", "ssm_state_size", 128);
-      m.d_conv = size("ssm_d_conv", "conv_kernel", 4);
-      m.groups = size("ssm_groups", "n_groups", 8);
-      m.chunk = size("ssm_chunk", "chunk_size", 128);
+      m.heads = f.or_default("ssm_heads", "mamba_num_heads", 128);
+      m.d_inner = checked_mul(m.heads, f.or_default("ssm_d_inner", "mamba_head_dim", 64),
+                              "mamba_num_heads x mamba_head_dim");
+      m.d_state = f.or_default("ssm_d_state", "ssm_state_size", 128);
+      m.d_conv = f.or_default("ssm_d_conv", "conv_kernel", 4);
+      m.groups = f.or_default("ssm_groups", "n_groups", 8);
+      m.chunk = f.or_default("ssm_chunk", "chunk_size", 128);
       m.conv_bias = map.boolean_or("use_conv_bias", true);
       m.proj_bias = map.boolean_or("use_bias", false);
       if (m.heads % m.groups != 0) map.fail("n_groups", "n_groups must divide mamba_num_heads");

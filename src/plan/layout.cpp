@@ -209,31 +209,26 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
                   "): " + block.formula;
   const std::uint64_t rows = std::min(so.max_num_seqs, T);  // _dummy_sampler_run: a request per token at most
   std::vector<Item> sampler_rows;
-  const auto logits_row = [&](const std::string& name, const Precision& p) {
-    return row(name,
-               Bytes(ceil_div(
-                   checked_mul(checked_mul(rows, shard.padded_vocab, "logits"), element_bits(p.format), "logits"), 8)),
-               "max_num_seqs=" + s(rows) + " x V=" + group_digits(shard.padded_vocab) + " at " + to_string(p));
+  // One tensor of the sampler: `bits` per logit of max_num_seqs x the padded vocabulary.
+  const auto logits_row = [&](const std::string& name, std::uint64_t bits, const std::string& what) {
+    return row(name, Bytes(ceil_div(checked_mul(checked_mul(rows, shard.padded_vocab, "logits"), bits, "logits"), 8)),
+               "max_num_seqs=" + s(rows) + " x V=" + group_digits(shard.padded_vocab) + " x " + what);
+  };
+  const auto float_row = [&](const std::string& name, const Precision& p) {
+    return logits_row(name, element_bits(p.format), to_string(p));
   };
   // The dummy sampler run (vLLM 0.8-0.11, _dummy_sampler_run with top-k and top-p set) peaks in
   // apply_top_k_top_p's logits.sort(): beside the logits and the sampler's fp32 copy, the sorted
   // fp32 values and int64 indices, the index input PyTorch's segmented sort fills, and cub's
   // alternate keys and values. 38 B an element at bf16; a start-up log's own breakdown measured
   // 38.65 (docs/accuracy.md).
-  sampler_rows.push_back(logits_row("logits", compute));
-  if (element_bits(compute.format) != 32) sampler_rows.push_back(logits_row("logits_fp32", precisions::fp32));
-  sampler_rows.push_back(logits_row("sorted_logits", precisions::fp32));
-  Item indices = logits_row("sorted_indices", precisions::fp32);
-  indices.bytes = indices.bytes.times(2, "int64 indices");
-  indices.formula = "max_num_seqs=" + s(rows) + " x V=" + group_digits(shard.padded_vocab) + " x 8 B (int64)";
-  sampler_rows.push_back(indices);
-  indices.name = "sort_input_indices";
-  sampler_rows.push_back(indices);
-  Item alternate = logits_row("sort_alternate_buffers", precisions::fp32);
-  alternate.bytes = alternate.bytes.times(3, "keys and values");
-  alternate.formula = "max_num_seqs=" + s(rows) + " x V=" + group_digits(shard.padded_vocab) +
-                      " x (4 + 8) B: the radix sort's second copy of keys and values";
-  sampler_rows.push_back(alternate);
+  sampler_rows.push_back(float_row("logits", compute));
+  if (element_bits(compute.format) != 32) sampler_rows.push_back(float_row("logits_fp32", precisions::fp32));
+  sampler_rows.push_back(float_row("sorted_logits", precisions::fp32));
+  sampler_rows.push_back(logits_row("sorted_indices", 64, "int64"));
+  sampler_rows.push_back(logits_row("sort_input_indices", 64, "int64"));
+  sampler_rows.push_back(
+      logits_row("sort_alternate_buffers", 96, "(4 + 8) B: the radix sort's second keys and values"));
   Item sampler = row("sampler", Bytes(0),
                      "the dummy sampler run's peak, in its top-k/top-p sort over max_num_seqs sequences x the "
                      "whole vocabulary: the logits, their fp32 copy, the sort's outputs, index input and buffers");

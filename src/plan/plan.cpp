@@ -105,7 +105,7 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
   if (engine == Engine::vllm) {
     // vLLM 0.9-0.11's batch defaults (EngineArgs.get_batch_defaults): larger on a GPU of 70 GiB
     // or more that is not an A100 (PR #17885), and larger for the LLM class than for vllm serve.
-    const std::optional<GpuSpec>& g = d.gpu ? d.gpu : (d.gpus.empty() ? std::nullopt : std::optional(d.gpus.front()));
+    const GpuSpec* g = d.gpu ? &*d.gpu : d.gpus.empty() ? nullptr : &d.gpus.front();
     const bool large = g && g->memory.count() >= (70ULL << 30) && g->name.find("a100") == std::string::npos;
     const bool llm = a.vllm_entrypoint == "llm";
     const std::uint64_t tokens = large ? (llm ? 16384 : 8192) : (llm ? 8192 : 2048);
