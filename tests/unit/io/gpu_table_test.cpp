@@ -63,9 +63,11 @@ TEST(GpuTable, PlansUseTheMeasuredCudaTotal) {
   EXPECT_EQ(h200.memory.count(), 143771ULL * 1024 * 1024);
   EXPECT_EQ(usable_memory(h200).count(), 150109880320ULL);
   EXPECT_EQ(usable_memory(find_gpu("h100", gpus)).count(), (81559ULL - 480) * 1024 * 1024);
-  const GpuSpec pcie = find_gpu("h100-pcie-80gb", gpus);
-  EXPECT_EQ(pcie.cuda_memory.count(), 0U);
-  EXPECT_EQ(usable_memory(pcie), pcie.memory);
+  // PyTorch's "total_memory=81008MB" on an H100 PCIe, in whole MiB.
+  EXPECT_EQ(usable_memory(find_gpu("h100-pcie-80gb", gpus)).count(), 81008ULL * 1024 * 1024);
+  const GpuSpec unmeasured = find_gpu("rtx-5080", gpus);  // no Linux CUDA total published
+  EXPECT_EQ(unmeasured.cuda_memory.count(), 0U);
+  EXPECT_EQ(usable_memory(unmeasured), unmeasured.memory);
 }
 
 constexpr const char* kCard =
