@@ -309,7 +309,7 @@ Breakdown phase(const std::vector<detail::StateRow>& states, const Item* activat
     b.components.push_back(std::move(x));
   }
   if (overhead) {
-    b.components.push_back(std::move(estimate_overhead(*overhead, persistent, transient).components.front()));
+    b.components.push_back(std::move(estimate_overhead(*overhead, persistent, {transient, {}}).components.front()));
   }
   return b;
 }

@@ -1,16 +1,14 @@
 #include "memplan/estimators/overhead.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "memplan/core/error.hpp"
+#include "memplan/core/text.hpp"
 
 namespace memplan {
 
 namespace {
-
-std::uint64_t round_up(std::uint64_t value, std::uint64_t multiple) {
-  return checked_mul(ceil_div(value, multiple), multiple, "allocator rounding");
-}
 
 // In whole parts per million, so 10% of 1000 is exactly 100 (a binary 0.1 is a shade more).
 Bytes fraction_of(Bytes base, double fraction) {
@@ -19,27 +17,24 @@ Bytes fraction_of(Bytes base, double fraction) {
   return Bytes(static_cast<std::uint64_t>(static_cast<Product>(base.count()) * ppm / 1000000));
 }
 
-}  // namespace
+// The fragmentation row's bytes and range: replayed where the order is known.
+struct Fragmentation {
+  Bytes bytes, low, high;
+  std::optional<AllocatorReplay> replay;
+};
 
-Bytes allocator_reserved(const std::vector<TensorRun>& tensors) {
-  std::uint64_t small = 0, medium = 0, large = 0;
-  for (const TensorRun& t : tensors) {
-    if (t.bytes == 0 || t.count == 0) continue;
-    const std::uint64_t rounded = round_up(t.bytes, kAllocatorMinBlock);
-    if (rounded <= kAllocatorSmallSize) {
-      small = checked_add(small, checked_mul(rounded, t.count, "small allocations"), "small allocations");
-    } else if (rounded < kAllocatorMinLargeAlloc) {
-      medium = checked_add(medium, checked_mul(rounded, t.count, "medium allocations"), "medium allocations");
-    } else {
-      const std::uint64_t segment = round_up(rounded, kAllocatorRoundLarge);
-      large = checked_add(large, checked_mul(segment, t.count, "large allocations"), "large allocations");
-    }
+Fragmentation fragmentation_of(const OverheadOptions& o, const TransientTensors& t) {
+  if (o.host || o.fragmentation_given || t.steps.empty()) {
+    return {fraction_of(t.bytes, o.fragmentation), fraction_of(t.bytes, o.fragmentation_low),
+            fraction_of(t.bytes, o.fragmentation_high), std::nullopt};
   }
-  std::uint64_t reserved = large;
-  reserved = checked_add(reserved, round_up(small, kAllocatorSmallSegment), "reserved bytes");
-  reserved = checked_add(reserved, round_up(medium, kAllocatorLargeSegment), "reserved bytes");
-  return Bytes(reserved);
+  const AllocatorReplay r = replay_caching_allocator(t.steps);
+  const Bytes point = r.reserved > t.bytes ? Bytes(r.reserved.count() - t.bytes.count()) : Bytes(0);
+  const Bytes rounding(r.peak_blocks.count() - r.peak_allocated.count());
+  return {point, std::min(point, rounding), point.plus(r.largest_segment, "fragmentation high end"), r};
 }
+
+}  // namespace
 
 Bytes OverheadBytes::total() const {
   return context.plus(cublas_workspace, "overhead bytes")
@@ -47,7 +42,8 @@ Bytes OverheadBytes::total() const {
       .plus(fragmentation, "overhead bytes");
 }
 
-OverheadBytes overhead_bytes(const OverheadOptions& o, const std::vector<TensorRun>& persistent, Bytes transient) {
+OverheadBytes overhead_bytes(const OverheadOptions& o, const std::vector<TensorRun>& persistent,
+                             const TransientTensors& transient) {
   for (const double f : {o.fragmentation, o.fragmentation_low, o.fragmentation_high}) {
     if (!(f >= 0.0 && f <= 1.0)) {
       throw Error(ErrorKind::invalid_input, "the fragmentation margin must be a fraction from 0 to 1", "fragmentation");
@@ -58,16 +54,19 @@ OverheadBytes overhead_bytes(const OverheadOptions& o, const std::vector<TensorR
   Bytes allocated;
   for (const TensorRun& t : persistent)
     allocated = allocated.plus(Bytes(t.bytes).times(t.count, "allocated bytes"), "allocated bytes");
-  if (o.host) return {Bytes(0), Bytes(0), Bytes(0), fraction_of(transient, o.fragmentation)};
+  const Bytes fragmentation = fragmentation_of(o, transient).bytes;
+  if (o.host) return {Bytes(0), Bytes(0), Bytes(0), fragmentation};
   const Bytes reserved = allocator_reserved(persistent);
   const Bytes context = o.eager_module_loading ? o.cuda_context.plus(Bytes(kEagerModuleLoadingBytes), "CUDA context")
                                                : o.cuda_context;
   return {context, o.cublas_workspace.value_or(default_workspace), Bytes(reserved.count() - allocated.count()),
-          fraction_of(transient, o.fragmentation)};
+          fragmentation};
 }
 
-Breakdown estimate_overhead(const OverheadOptions& o, const std::vector<TensorRun>& persistent, Bytes transient) {
+Breakdown estimate_overhead(const OverheadOptions& o, const std::vector<TensorRun>& persistent,
+                            const TransientTensors& transient) {
   const OverheadBytes bytes = overhead_bytes(o, persistent, transient);
+  const Fragmentation derived = fragmentation_of(o, transient);
   Item overhead{"overhead", Bytes(0), "", std::nullopt, "", {}};
 
   Item context{"cuda_context",
@@ -106,15 +105,23 @@ Breakdown estimate_overhead(const OverheadOptions& o, const std::vector<TensorRu
       "",
       {}};
 
-  Item fragmentation{"fragmentation",
-                     bytes.fragmentation,
-                     std::to_string(static_cast<int>(std::lround(o.fragmentation * 100))) +
-                         "% of the transient tensors (blocks freed out of order leave gaps the allocator cannot reuse)",
-                     std::nullopt,
-                     "",
-                     {}};
-  fragmentation.low = fraction_of(transient, o.fragmentation_low);
-  fragmentation.high = fraction_of(transient, o.fragmentation_high);
+  Item fragmentation{"fragmentation", bytes.fragmentation, "", std::nullopt, "", {}};
+  if (derived.replay) {
+    const AllocatorReplay& r = *derived.replay;
+    fragmentation.formula =
+        "the caching allocator replayed over the transient tensors in the order the job makes "
+        "them: " +
+        group_digits(r.reserved.count()) + " B of segments for " + group_digits(transient.bytes.count()) +
+        " B alive at the peak (freed blocks too small for a later tensor stay reserved); "
+        "range: the peak's own rounding, to one more segment of the largest size (" +
+        group_digits(r.largest_segment.count()) + " B) for an order other than the one replayed";
+  } else {
+    fragmentation.formula =
+        std::to_string(static_cast<int>(std::lround(o.fragmentation * 100))) + "% of the transient tensors" +
+        (o.fragmentation_given ? " (given)" : " (a margin: the order the job allocates them in is not modelled)");
+  }
+  fragmentation.low = derived.low;
+  fragmentation.high = derived.high;
 
   overhead.detail = {context, workspace, rounding, fragmentation};
   if (o.host) overhead.detail = {fragmentation};

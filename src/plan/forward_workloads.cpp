@@ -50,14 +50,17 @@ class WorkspaceItems {
       shape += (shape.empty() ? "" : " x ") + std::string(label) + "=" + std::to_string(size);
     rows_[g].push_back(
         {name, tensor_bytes(name, dims, dtype), shape + " at " + to_string(dtype), std::nullopt, "", {}});
+    sizes_[g].push_back(rows_[g].back().bytes.count());
   }
   void add_attention(AttentionVariant variant, const AttentionShape& shape, Group g = kAttention) {
     Breakdown tensors = estimate_attention(variant, shape);
     for (Item& r : tensors.components.front().detail) {
       r.name = (g == kCross ? "cross_" : "attn_") + r.name;
+      sizes_[g].push_back(r.bytes.count());
       rows_[g].push_back(std::move(r));
     }
   }
+  const std::vector<std::uint64_t>& sizes(Group g) const { return sizes_[g]; }
   std::vector<Item>& rows(Group g) { return rows_[g]; }
   Bytes sum(Group g) const {
     Bytes sum;
@@ -67,21 +70,54 @@ class WorkspaceItems {
 
  private:
   std::array<std::vector<Item>, kGroups> rows_;
+  std::array<std::vector<std::uint64_t>, kGroups> sizes_;
 };
 
 class WorkspaceBytes {
  public:
   void add(Group g, const char* name, Dims dims, const Precision& dtype) {
-    sums_[g] = sums_[g].plus(tensor_bytes(name, dims, dtype), "forward workspace");
+    const Bytes bytes = tensor_bytes(name, dims, dtype);
+    sums_[g] = sums_[g].plus(bytes, "forward workspace");
+    sizes_[g].push_back(bytes.count());
   }
+  // The tensors one by one, for the allocator's replay (attention_bytes only sums them).
   void add_attention(AttentionVariant variant, const AttentionShape& shape, Group g = kAttention) {
-    sums_[g] = sums_[g].plus(attention_bytes(variant, shape), "forward workspace");
+    for (const Item& r : estimate_attention(variant, shape).components.front().detail) {
+      sums_[g] = sums_[g].plus(r.bytes, "forward workspace");
+      sizes_[g].push_back(r.bytes.count());
+    }
   }
   Bytes sum(Group g) const { return sums_[g]; }
+  const std::vector<std::uint64_t>& sizes(Group g) const { return sizes_[g]; }
 
  private:
   std::array<Bytes, kGroups> sums_{};
+  std::array<std::vector<std::uint64_t>, kGroups> sizes_;
 };
+
+// The order a forward pass makes its transient tensors in, for the caching allocator's
+// replay: two layers (a third finds the cache as the second left it), each allocating its
+// input, then each phase's tensors in turn and freeing them before the next phase, then the
+// logits at the end.
+template <typename Sink>
+std::vector<AllocatorStep> forward_steps(const Sink& t, std::initializer_list<Group> phases) {
+  std::vector<AllocatorStep> steps;
+  const auto allocate = [&](Group g) {
+    const std::size_t first = steps.size();
+    for (const std::uint64_t bytes : t.sizes(g)) steps.push_back({.free = false, .bytes = bytes, .tensor = 0});
+    return std::pair{first, steps.size()};
+  };
+  const auto release = [&](std::pair<std::size_t, std::size_t> range) {
+    for (std::size_t i = range.first; i < range.second; ++i) steps.push_back({.free = true, .bytes = 0, .tensor = i});
+  };
+  for (int layer = 0; layer < 2; ++layer) {
+    const auto input = allocate(kInput);
+    for (const Group g : phases) release(allocate(g));
+    release(input);
+  }
+  release(allocate(kLogits));
+  return steps;
+}
 
 // A state-space layer's mixer over S new tokens, as mamba_ssm's kernels run it in
 // transformers' cuda_kernels_forward: in_proj's output, the convolution's, Mamba's x_proj
@@ -294,9 +330,12 @@ bool forward_tensors(const ModelSpec& s, const Workload& w, std::uint64_t querie
 
 // The largest transient working set of a forward pass, and the phase it falls in.
 struct Workspace {
-  Item item;          // "forward_workspace"
-  std::string phase;  // attention, mlp or logits
+  Item item;                         // "forward_workspace"
+  std::string phase;                 // attention, mlp or logits
+  std::vector<AllocatorStep> steps;  // the pass's transient tensors in order (forward_steps); empty: not modelled
 };
+
+constexpr std::initializer_list<Group> kBlockPhases = {kAttention, kCross, kSsm, kMlp};
 
 // The largest transient working set of a forward pass: one block's attention or MLP phase
 // on top of the block input, or the logits at the end.
@@ -326,7 +365,7 @@ Workspace forward_workspace(const ModelSpec& s, const Workload& w, std::uint64_t
     formula += std::string(p.name) + " phase " + std::to_string(p.bytes.count()) + " B, ";
     if (binding == nullptr || p.bytes > binding->bytes) binding = &p;
   }
-  Workspace out{{"forward_workspace", Bytes(0), "", std::nullopt, "", {}}, ""};
+  Workspace out{{"forward_workspace", Bytes(0), "", std::nullopt, "", {}}, "", forward_steps(t, kBlockPhases)};
   out.item.formula = formula + "logits " + std::to_string(head.count()) + " B); one block at a time, its input kept";
   if (binding == nullptr || head >= binding->bytes) {
     out.item.detail = std::move(t.rows(kLogits));
@@ -344,14 +383,15 @@ Workspace forward_workspace(const ModelSpec& s, const Workload& w, std::uint64_t
   return out;
 }
 
-// forward_workspace(...).item.bytes without its rows.
-Bytes forward_workspace_bytes(const ModelSpec& s, const Workload& w, std::uint64_t queries, std::uint64_t keys,
-                              std::uint64_t logit_positions) {
+// forward_workspace(...)'s bytes and steps without its rows.
+TransientTensors forward_workspace_bytes(const ModelSpec& s, const Workload& w, std::uint64_t queries,
+                                         std::uint64_t keys, std::uint64_t logit_positions) {
   WorkspaceBytes t;
   forward_tensors(s, w, queries, keys, logit_positions, t);
   const Bytes input = t.sum(kInput);
-  return std::max({input.plus(t.sum(kAttention), "attention phase"), input.plus(t.sum(kCross), "cross phase"),
-                   input.plus(t.sum(kSsm), "ssm phase"), input.plus(t.sum(kMlp), "mlp phase"), t.sum(kLogits)});
+  return {std::max({input.plus(t.sum(kAttention), "attention phase"), input.plus(t.sum(kCross), "cross phase"),
+                    input.plus(t.sum(kSsm), "ssm phase"), input.plus(t.sum(kMlp), "mlp phase"), t.sum(kLogits)}),
+          forward_steps(t, kBlockPhases)};
 }
 
 KvCacheOptions kv_options(const ModelSpec& s, const Workload& w, std::uint64_t tokens) {
@@ -395,11 +435,11 @@ class ByteTally {
     persistent_.insert(persistent_.end(), runs.begin(), runs.end());
     allocated_ = allocated_.plus(run_bytes(runs), "allocated bytes");
   }
-  void transient(Bytes bytes) { transient_ = bytes; }
+  void transient(TransientTensors tensors) { transient_ = std::move(tensors); }
   // The weights alone: no overhead.
   WorkloadBytes weights_only() const { return {allocated_, allocated_, allocated_}; }
   WorkloadBytes finish() const {
-    const Bytes allocated = allocated_.plus(transient_, "allocated bytes");
+    const Bytes allocated = allocated_.plus(transient_.bytes, "allocated bytes");
     if (!workload_.include_overhead) return {allocated, allocated, allocated};
     const OverheadBytes overhead = overhead_bytes(workload_.overhead, persistent_, transient_);
     return {
@@ -411,7 +451,7 @@ class ByteTally {
   const Workload& workload_;
   std::vector<TensorRun> persistent_;
   Bytes allocated_;
-  Bytes transient_;
+  TransientTensors transient_;
 };
 
 bool causal(const ModelSpec& s) { return s.lm_head != LmHead::none; }  // encoders keep no cache
@@ -692,12 +732,13 @@ ForwardPass forward_pass(const ModelSpec& s, const Workload& w) {
   Workspace ws = forward_workspace(s, w, w.seq_len, w.seq_len, w.seq_len);
   f.workspace = std::move(ws.item);
   f.phase = std::move(ws.phase);
+  f.steps = std::move(ws.steps);
   return f;
 }
 
 void add_forward(WorkloadComposer& c, ForwardPass f) {
   if (f.kv_cache) c.keep(std::move(*f.kv_cache), f.kv_allocations);
-  c.transient(std::move(f.workspace), std::move(f.phase));
+  c.transient(std::move(f.workspace), std::move(f.phase), f.steps);
 }
 
 void check_positions(const ModelSpec& s, std::uint64_t tokens, const char* key) {
@@ -784,6 +825,14 @@ std::vector<Work> one_forward_work(const ModelSpec& s, const Workload& w) {
 
 // ------------------------------------------------------------------ generation
 
+// A decode step's tensors as the allocator meets them: after the prompt's pass, whose freed
+// segments stay cached.
+TransientTensors after_prefill(const std::vector<AllocatorStep>& prefill, const TransientTensors& decode) {
+  std::vector<AllocatorStep> steps = prefill;
+  append_steps(steps, decode.steps);
+  return {decode.bytes, std::move(steps)};
+}
+
 // Two candidate peaks: right after prefill (the prompt's cache, the prompt's activations,
 // last-position logits) and at the last decode step (the full cache, one token's
 // activations). The larger is the job's peak; the overhead does not take part.
@@ -798,12 +847,13 @@ void compose_generation(const ModelSpec& s, const Workload& w, WorkloadComposer&
   if (compose_vision_pass(s, w, std::max(prefill, decode), c)) return;
   if (prefill > decode) {
     keep_kv(c, s, w, w.seq_len, "peak after prefill: the prompt's " + std::to_string(w.seq_len) + " tokens");
-    c.transient(std::move(prefill_ws.item), "prefill");
+    c.transient(std::move(prefill_ws.item), "prefill", prefill_ws.steps);
   } else {
     keep_kv(c, s, w, total,
             "peak at the last decode step: " + std::to_string(w.seq_len) + " prompt + " + std::to_string(w.new_tokens) +
                 " new tokens");
-    c.transient(std::move(decode_ws.item), "decode");
+    const TransientTensors decode_tensors = after_prefill(prefill_ws.steps, {decode_ws.item.bytes, decode_ws.steps});
+    c.transient(std::move(decode_ws.item), "decode", decode_tensors.steps);
   }
 }
 
@@ -812,13 +862,13 @@ WorkloadBytes generation_bytes(const ModelSpec& s, const Workload& w) {
   const std::uint64_t total = generated_total(w);
   const std::vector<TensorRun> prefill_kv = kv_cache_allocations(s, kv_options(s, w, w.seq_len));
   const std::vector<TensorRun> decode_kv = kv_cache_allocations(s, kv_options(s, w, total));
-  const Bytes prefill_ws = forward_workspace_bytes(s, w, w.seq_len, w.seq_len, 1);
-  const Bytes decode_ws = forward_workspace_bytes(s, w, 1, total, 1);
-  const bool prefill_binds = ByteTally::run_bytes(prefill_kv).plus(prefill_ws, "prefill peak") >
-                             ByteTally::run_bytes(decode_kv).plus(decode_ws, "decode peak");
+  const TransientTensors prefill_ws = forward_workspace_bytes(s, w, w.seq_len, w.seq_len, 1);
+  const TransientTensors decode_ws = forward_workspace_bytes(s, w, 1, total, 1);
+  const bool prefill_binds = ByteTally::run_bytes(prefill_kv).plus(prefill_ws.bytes, "prefill peak") >
+                             ByteTally::run_bytes(decode_kv).plus(decode_ws.bytes, "decode peak");
   ByteTally t(s, w);
   t.keep(prefill_binds ? prefill_kv : decode_kv);
-  t.transient(prefill_binds ? prefill_ws : decode_ws);
+  t.transient(prefill_binds ? prefill_ws : after_prefill(prefill_ws.steps, decode_ws));
   return t.finish();
 }
 
@@ -862,7 +912,7 @@ void compose_extraction(const ModelSpec& s, const Workload& w, WorkloadComposer&
   // Each hook's tensor is allocated once and kept: allocator rounding, not fragmentation.
   c.keep(std::move(activations), activation_cache_allocations(s, cache));
   Workspace ws = forward_workspace(s, w, chunk, w.seq_len, chunk);
-  c.transient(std::move(ws.item), std::move(ws.phase));
+  c.transient(std::move(ws.item), std::move(ws.phase), ws.steps);
 }
 
 }  // namespace memplan::detail

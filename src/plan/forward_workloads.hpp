@@ -25,6 +25,7 @@ struct ForwardPass {
   std::vector<TensorRun> kv_allocations;  // kv_cache's tensors, for the allocator model
   Item workspace;                         // "forward_workspace": the largest transient working set
   std::string phase;                      // where it falls: attention, mlp or logits
+  std::vector<AllocatorStep> steps;       // the pass's transient tensors in the order it makes them
 };
 
 // Returns the forward pass of `workload` on `spec` (its kind is not read). Throws

@@ -242,7 +242,7 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
                   forward_binds ? "the forward over max_num_batched_tokens binds" : "the sampler's sort binds");
   peak.detail.push_back(forward_binds ? block : sampler);
 
-  const Breakdown runtime = estimate_overhead(w.overhead, {}, Bytes(0));
+  const Breakdown runtime = estimate_overhead(w.overhead, {}, {});
   const Item& overhead_rows = runtime.components.front();
   std::vector<Item> kept;
   Bytes cublas;
@@ -569,7 +569,7 @@ LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const
     if (w.include_overhead && w.kind != WorkloadKind::weights) {
       OverheadOptions oo = w.overhead;
       oo.hopper_or_newer = o.gpus[g].compute_capability >= ComputeCapability{9, 0};
-      b.components.push_back(std::move(estimate_overhead(oo, persistent, transient).components.front()));
+      b.components.push_back(std::move(estimate_overhead(oo, persistent, {transient, {}}).components.front()));
     }
     if (g == 0) {
       for (const std::size_t i : offloaded) {

@@ -51,7 +51,7 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
     gpu.holds = layers_text(e, spec.n_layers);
     gpu.breakdown.components = e.gpu.components;
     if (w.include_overhead) {
-      const Breakdown runtime = estimate_overhead(w.overhead, {}, Bytes(0));
+      const Breakdown runtime = estimate_overhead(w.overhead, {}, {});
       for (const Item& r : runtime.components.front().detail) {
         if (r.name == "cuda_context") gpu.breakdown.components.push_back(r);
       }

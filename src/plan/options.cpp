@@ -260,8 +260,10 @@ const std::array kOptions = std::to_array<OptionDef>({
    .set = MEMPLAN_SET(OverheadOptions& o = s.workload.overhead;
                       o.cuda_context = o.cuda_context_low = o.cuda_context_high = parse_size(v.text))},
   {.key = "fragmentation", .flag = "fragmentation", .kind = OptionKind::number, .group = kOverhead,
-   .help = "Fragmentation margin on transient tensors, 0-1", .default_text = "0.1", .low = 0, .high = 1,
+   .help = "Fragmentation as a fraction of the transient tensors, 0-1, in place of replaying the caching allocator",
+   .default_text = "replayed; 0.1 where the order is not modelled", .low = 0, .high = 1,
    .set = MEMPLAN_SET(OverheadOptions& o = s.workload.overhead; o.fragmentation = v.number;
+                      o.fragmentation_given = true;
                       o.fragmentation_low = std::min(OverheadOptions{}.fragmentation_low, v.number);
                       o.fragmentation_high = std::max(OverheadOptions{}.fragmentation_high, v.number))},
   {.key = "efficiency", .flag = "efficiency", .kind = OptionKind::number, .group = kOverhead,

@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "memplan/estimators/overhead.hpp"
 #include "memplan/estimators/weights.hpp"
 
 namespace memplan::detail {
@@ -40,7 +39,9 @@ void WorkloadComposer::keep(Item item, const std::vector<TensorRun>& runs) {
   out_.components.push_back(std::move(item));
 }
 
-void WorkloadComposer::transient(Item item, std::string phase) {
+void WorkloadComposer::transient(Item item, std::string phase, const std::vector<AllocatorStep>& steps) {
+  if (steps.empty() && item.bytes.count() != 0) ordered_ = false;
+  append_steps(steps_, steps);
   transient_ = transient_.plus(item.bytes, "transient bytes");
   out_.peak_phase = std::move(phase);
   out_.components.push_back(std::move(item));
@@ -58,7 +59,8 @@ void WorkloadComposer::choose_peak(std::vector<Peak> peaks) {
   std::vector<Bytes> totals;  // the whole plan at each peak, less what is kept
   std::size_t binds = 0;
   for (std::size_t i = 0; i < peaks.size(); ++i) {
-    totals.push_back(sum_of(peaks[i].components, "phase total").plus(overhead_with(peaks[i].transient), "phase total"));
+    totals.push_back(sum_of(peaks[i].components, "phase total")
+                         .plus(overhead_with({peaks[i].transient, peaks[i].steps}), "phase total"));
     if (totals[i] > totals[binds]) binds = i;
   }
   for (std::size_t i = 0; i < peaks.size(); ++i) {
@@ -82,6 +84,8 @@ void WorkloadComposer::choose_peak(std::vector<Peak> peaks) {
     noted.note = p.note + (noted.note.empty() ? "" : "; " + noted.note);
   }
   for (Item& c : p.components) out_.components.push_back(std::move(c));
+  if (p.steps.empty() && p.transient.count() != 0) ordered_ = false;
+  append_steps(steps_, p.steps);
   transient_ = transient_.plus(p.transient, "transient bytes");
   out_.peak_phase = std::move(p.phase);
 }
@@ -93,15 +97,19 @@ void WorkloadComposer::restart(std::vector<TensorRun> persistent) {
 
 void WorkloadComposer::omit_overhead() { overhead_ = false; }
 
-Bytes WorkloadComposer::overhead_with(Bytes transient) const {
+Bytes WorkloadComposer::overhead_with(const TransientTensors& transient) const {
   if (!overhead_ || !workload_.include_overhead) return Bytes(0);
   return estimate_overhead(workload_.overhead, persistent_, transient).total();
+}
+
+TransientTensors WorkloadComposer::transient_tensors() const {
+  return {transient_, ordered_ ? steps_ : std::vector<AllocatorStep>{}};
 }
 
 Breakdown WorkloadComposer::finish() && {
   if (overhead_ && workload_.include_overhead) {
     out_.components.push_back(
-        std::move(estimate_overhead(workload_.overhead, persistent_, transient_).components.front()));
+        std::move(estimate_overhead(workload_.overhead, persistent_, transient_tensors()).components.front()));
   }
   return std::move(out_);
 }

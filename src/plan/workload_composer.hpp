@@ -7,6 +7,7 @@
 
 #include "memplan/core/breakdown.hpp"
 #include "memplan/core/tensor_run.hpp"
+#include "memplan/estimators/overhead.hpp"
 #include "memplan/plan/workload.hpp"
 
 namespace memplan::detail {
@@ -16,10 +17,11 @@ namespace memplan::detail {
 struct Peak {
   std::string phase;             // forward, optimizer_step, sae_step, ...: Breakdown::peak_phase when it binds
   std::vector<Item> components;  // added to the composition when it binds
-  Bytes transient;               // of their bytes, those freed after the moment (the fragmentation margin's base)
+  Bytes transient;               // of their bytes, those freed after the moment (fragmentation's base)
   std::string note;              // put before the binding row's note: "peak in phase forward: at the loss"
   std::string summary;           // the formula of its alternative when another binds; empty: its rows' names joined
   std::string alternative_note;  // the note of that alternative: "the whole plan at the loss"
+  std::vector<AllocatorStep> steps = {};  // the order the job allocates and frees `transient` in; empty: not modelled
 };
 
 // Gathers the persistent tensors (kept throughout, with their allocations for the
@@ -36,8 +38,9 @@ class WorkloadComposer {
   void keep(Item item);
   void keep(Item item, const std::vector<TensorRun>& runs);
   // Adds a component of the peak's working set, freed after it, at `phase` (the moment the
-  // peak falls in: Breakdown::peak_phase).
-  void transient(Item item, std::string phase);
+  // peak falls in: Breakdown::peak_phase), with the order the job allocates and frees its
+  // tensors in (empty: not modelled, the fragmentation margin applies).
+  void transient(Item item, std::string phase, const std::vector<AllocatorStep>& steps = {});
   // Adds `item` as a what-if in place of the component (or "total") named `replaces`.
   void alternative(std::string replaces, Item item);
   // Adds a row of host (CPU) memory.
@@ -66,12 +69,16 @@ class WorkloadComposer {
  private:
   // Returns the overhead row's bytes with `transient` on top of the kept allocations; 0
   // without overhead.
-  Bytes overhead_with(Bytes transient) const;
+  Bytes overhead_with(const TransientTensors& transient) const;
+  // The peak's transient tensors: their bytes, and their order where every part has one.
+  TransientTensors transient_tensors() const;
 
   const Workload& workload_;
   Breakdown out_;
   std::vector<TensorRun> persistent_;  // every allocation kept throughout
   Bytes transient_;                    // the peak's transient bytes
+  std::vector<AllocatorStep> steps_;   // their allocation order
+  bool ordered_ = true;                // every transient part came with its order
   bool overhead_ = true;
 };
 

@@ -145,9 +145,9 @@ cli_case(sweep_svg_over_a_model_refused EXIT 2 ARGS sweep "${data}/tiny-gpt2.yam
 # `model: ./gpt2` is the file beside the plan, never the built-in gpt2, from any folder.
 add_test(NAME cli.plan_dot_slash_is_a_path COMMAND memplan check dot-slash-builtin-name.yaml
          WORKING_DIRECTORY "${data}/plans-relative")
-set_tests_properties(cli.plan_dot_slash_is_a_path PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION "PASS dot-slash-builtin-name\\.yaml  gpt2 inference  522\\.41 MiB")
+set_tests_properties(cli.plan_dot_slash_is_a_path PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION "PASS dot-slash-builtin-name\\.yaml  gpt2 inference  524\\.12 MiB")
 add_test(NAME cli.plan_dot_slash_is_a_path_from_elsewhere COMMAND memplan check "${data}/plans-relative/dot-slash-builtin-name.yaml")
-set_tests_properties(cli.plan_dot_slash_is_a_path_from_elsewhere PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION "dot-slash-builtin-name\\.yaml  gpt2 inference  522\\.41 MiB")
+set_tests_properties(cli.plan_dot_slash_is_a_path_from_elsewhere PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION "dot-slash-builtin-name\\.yaml  gpt2 inference  524\\.12 MiB")
 # A damaged calibration cache is a warning and the documented defaults, never an internal error.
 foreach(kind wrong-types negative huge directory)
   cli_case(calibration_cache_${kind} EXIT 0 ARGS estimate llama-2-7b --probe

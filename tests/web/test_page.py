@@ -69,7 +69,7 @@ def test_the_first_answer_is_the_cli_default(browser):
     assert report == cli_json("llama-2-7b")
     shown = browser.find_element(By.ID, "total")
     assert int(shown.get_attribute("data-bytes")) == report["total_bytes"]
-    assert shown.text == "14.23 GiB"  # 15,283,231,129 bytes / 2^30, as the CLI's table writes it
+    assert shown.text == "14.30 GiB"  # 15,353,380,864 bytes / 2^30, as the CLI's table writes it
     first = browser.execute_script("return window.memplanFirstResultMs")
     assert 0 < first < 30000
     print(f"first result {first:.0f} ms after navigation; memplan.js {(SITE / 'memplan.js').stat().st_size} bytes")

@@ -184,7 +184,13 @@ TEST(WorkloadBytes, HandDerivedFiguresWithoutTheBreakdown) {
 TEST(WorkloadBytes, OverheadRowsByHand) {
   // Llama-2-7b inference, bf16, 2048 tokens, default overhead before Hopper:
   //   cuda_context 512 MiB = 536,870,912; cublas 2 x 4 MiB + 8 x 16 KiB = 8,519,680;
-  //   fragmentation 10% of the 168,820,736-byte workspace = 16,882,073 (rounded down);
+  //   fragmentation: the caching allocator replaying two layers and the logits. Layer 1
+  //   takes a segment for each tensor: the input and normed input (16 MiB each); q, k, v,
+  //   SDPA's output and o_proj's output (16 MiB each) and SDPA's 256 KiB log-sum-exp (a 2 MiB
+  //   small segment); the MLP's 129 MiB (135,266,304 B, a 130 MiB segment, its 1 MiB tail
+  //   not split). Layer 2 reuses them all, and the logits (16 MiB hidden, 131,072,000 B of
+  //   logits) fit a 16 MiB block and the 130 MiB one. Reserved: 7 x 16 + 2 + 130 = 244 MiB
+  //   = 255,852,544 B, less the 168,820,736 B alive in the MLP phase = 87,031,808;
   //   allocator rounding: every large tensor is a whole number of 2 MiB (32 MiB q/k/v/o,
   //   86 MiB MLP matrices, 250 MiB embedding and head, 16 MiB KV layers); the 65 RMSNorm
   //   weights of 8,192 B share the small pool, 532,480 B rounded up to one 2 MiB segment:
@@ -194,8 +200,11 @@ TEST(WorkloadBytes, OverheadRowsByHand) {
   const WorkloadBytes b = estimate_workload_bytes(llama2_7b(), w);
   const std::uint64_t allocated = kLlamaWeightsBf16 + 1073741824ULL + 168820736ULL;
   EXPECT_EQ(b.allocated.count(), allocated);
-  EXPECT_EQ(b.reserved.count(), allocated + 1564672ULL + 16882073ULL);
-  EXPECT_EQ(b.total.count(), allocated + 1564672ULL + 16882073ULL + 536870912ULL + 8519680ULL);
+  EXPECT_EQ(b.reserved.count(), allocated + 1564672ULL + 87031808ULL);
+  EXPECT_EQ(b.total.count(), allocated + 1564672ULL + 87031808ULL + 536870912ULL + 8519680ULL);
+  // --fragmentation 0.1 in place of the replay: 10% of 168,820,736 = 16,882,073 (rounded down).
+  w.overhead.fragmentation_given = true;
+  EXPECT_EQ(estimate_workload_bytes(llama2_7b(), w).reserved.count(), allocated + 1564672ULL + 16882073ULL);
 }
 
 TEST(WorkloadBytes, AgreesWithTheBreakdownAcrossModelsAndKnobs) {
