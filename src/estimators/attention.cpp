@@ -62,14 +62,18 @@ class ByteSink {
   explicit ByteSink(const Precision& dtype) : dtype_(dtype) {}
 
   void add(const char* name, Dims dims, const Precision& dtype) {
-    total_ = total_.plus(tensor_bytes(name, dims, dtype), "attention bytes");
+    const Bytes bytes = tensor_bytes(name, dims, dtype);
+    total_ = total_.plus(bytes, "attention bytes");
+    sizes_.push_back(bytes.count());
   }
   void add(const char* name, Dims dims) { add(name, dims, dtype_); }
   Bytes total() const { return total_; }
+  std::vector<std::uint64_t> take_sizes() { return std::move(sizes_); }
 
  private:
   Precision dtype_;
   Bytes total_;
+  std::vector<std::uint64_t> sizes_;
 };
 
 // Feeds `t` every tensor of `variant` at its peak; returns the formula in words.
@@ -188,6 +192,12 @@ Bytes attention_bytes(AttentionVariant variant, const AttentionShape& s) {
   ByteSink t(s.dtype);
   attention_tensors(variant, s, t);
   return t.total();
+}
+
+std::vector<std::uint64_t> attention_tensor_bytes(AttentionVariant variant, const AttentionShape& s) {
+  ByteSink t(s.dtype);
+  attention_tensors(variant, s, t);
+  return t.take_sizes();
 }
 
 Breakdown notebook_attention_theory(const AttentionShape& s) {

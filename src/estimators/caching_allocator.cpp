@@ -1,7 +1,6 @@
 #include "memplan/estimators/caching_allocator.hpp"
 
-#include <iterator>
-#include <set>
+#include <algorithm>
 #include <string>
 #include <tuple>
 
@@ -28,12 +27,16 @@ std::uint64_t segment_size(std::uint64_t size) {
 // The replay's blocks: each a piece of one segment, linked to its neighbours there.
 class BlockPools {
  public:
+  using Pool = std::vector<std::size_t>;
+
+  explicit BlockPools(std::size_t steps) { blocks_.reserve(2 * steps); }
+
   // Returns the block of `size` bytes it hands out (found or split off a cached block, or
   // the head of a new segment).
   std::size_t allocate(std::uint64_t size) {
     const bool small = size <= kAllocatorSmallSize;
-    std::set<Key>& pool = small ? small_ : large_;
-    auto it = pool.lower_bound({size, 0, 0, 0});
+    Pool& pool = small ? small_ : large_;
+    const auto it = best_fit(pool, size);
     std::size_t b = 0;
     if (it == pool.end()) {
       const std::uint64_t bytes = segment_size(size);
@@ -42,8 +45,9 @@ class BlockPools {
       b = blocks_.size();
       blocks_.push_back({bytes, segments_++, 0, kNone, kNone, false, small});
     } else {
-      b = std::get<3>(*it);
-      pool.erase(it);
+      b = *it;
+      *it = pool.back();
+      pool.pop_back();
     }
     const Block head = blocks_[b];
     const std::uint64_t rest = head.size - size;
@@ -53,7 +57,7 @@ class BlockPools {
       if (head.next != kNone) blocks_[head.next].prev = tail;
       blocks_[b].next = tail;
       blocks_[b].size = size;
-      pool.insert(key(tail));
+      pool.push_back(tail);
     }
     blocks_[b].free = false;
     return b;
@@ -61,18 +65,18 @@ class BlockPools {
 
   // Returns block `b` to its pool, merged with a free neighbour on either side.
   void release(std::size_t b) {
-    std::set<Key>& pool = blocks_[b].small ? small_ : large_;
+    Pool& pool = blocks_[b].small ? small_ : large_;
     blocks_[b].free = true;
     if (const std::size_t p = blocks_[b].prev; p != kNone && blocks_[p].free) {
-      pool.erase(key(p));
+      take(pool, p);
       absorb_next(p);
       b = p;
     }
     if (const std::size_t n = blocks_[b].next; n != kNone && blocks_[n].free) {
-      pool.erase(key(n));
+      take(pool, n);
       absorb_next(b);
     }
-    pool.insert(key(b));
+    pool.push_back(b);
   }
 
   std::uint64_t size(std::size_t b) const { return blocks_[b].size; }
@@ -89,9 +93,23 @@ class BlockPools {
     bool free;
     bool small;  // in the small pool
   };
-  // Best fit as the allocator orders a pool: by size, then address (segment, offset).
-  using Key = std::tuple<std::uint64_t, std::size_t, std::uint64_t, std::size_t>;
-  Key key(std::size_t b) const { return {blocks_[b].size, blocks_[b].segment, blocks_[b].offset, b}; }
+  // The smallest free block of `pool` that holds `size`, the lowest address on a tie (the
+  // allocator's pools are sets ordered by size, then address). A pool holds a few dozen
+  // blocks at most here, so a scan beats a tree.
+  Pool::iterator best_fit(Pool& pool, std::uint64_t size) const {
+    auto best = pool.end();
+    const auto key = [&](std::size_t b) { return std::tuple{blocks_[b].size, blocks_[b].segment, blocks_[b].offset}; };
+    for (auto it = pool.begin(); it != pool.end(); ++it) {
+      if (blocks_[*it].size >= size && (best == pool.end() || key(*it) < key(*best))) best = it;
+    }
+    return best;
+  }
+
+  static void take(Pool& pool, std::size_t b) {
+    const auto it = std::find(pool.begin(), pool.end(), b);
+    *it = pool.back();
+    pool.pop_back();
+  }
 
   // Folds the block after `b` in its segment into `b`.
   void absorb_next(std::size_t b) {
@@ -102,7 +120,7 @@ class BlockPools {
   }
 
   std::vector<Block> blocks_;
-  std::set<Key> small_, large_;
+  Pool small_, large_;  // the free blocks of each pool
   std::size_t segments_ = 0;
   std::uint64_t reserved_ = 0;
   std::uint64_t largest_segment_ = 0;
@@ -139,17 +157,19 @@ void append_steps(std::vector<AllocatorStep>& steps, const std::vector<Allocator
 }
 
 AllocatorReplay replay_caching_allocator(const std::vector<AllocatorStep>& steps) {
-  BlockPools pools;
-  constexpr std::size_t kNoBlock = static_cast<std::size_t>(-1);
-  std::vector<std::size_t> block_of(steps.size(), kNoBlock);  // the live block of each allocating step
-  std::vector<bool> live(steps.size(), false);
+  BlockPools pools(steps.size());
+  // Each allocating step's block while it lives: kDead before and after, kEmpty for no bytes.
+  constexpr std::size_t kDead = static_cast<std::size_t>(-1), kEmpty = kDead - 1;
+  std::vector<std::size_t> block_of(steps.size(), kDead);
   std::uint64_t allocated = 0, blocks = 0;
   AllocatorReplay out;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const AllocatorStep& s = steps[i];
     if (!s.free) {
-      live[i] = true;
-      if (s.bytes == 0) continue;
+      if (s.bytes == 0) {
+        block_of[i] = kEmpty;
+        continue;
+      }
       block_of[i] = pools.allocate(request_size(s.bytes));
       allocated = checked_add(allocated, s.bytes, "allocated bytes");
       blocks = checked_add(blocks, pools.size(block_of[i]), "allocated blocks");
@@ -159,15 +179,15 @@ AllocatorReplay replay_caching_allocator(const std::vector<AllocatorStep>& steps
       }
       continue;
     }
-    if (s.tensor >= i || steps[s.tensor].free || !live[s.tensor]) {
+    if (s.tensor >= i || steps[s.tensor].free || block_of[s.tensor] == kDead) {
       throw Error(ErrorKind::invalid_input,
                   "allocator step " + std::to_string(i) + " frees step " + std::to_string(s.tensor) +
                       ", which is not a live allocation",
                   "steps");
     }
-    live[s.tensor] = false;
     const std::size_t b = block_of[s.tensor];
-    if (b == kNoBlock) continue;
+    block_of[s.tensor] = kDead;
+    if (b == kEmpty) continue;
     allocated -= steps[s.tensor].bytes;
     blocks -= pools.size(b);
     pools.release(b);

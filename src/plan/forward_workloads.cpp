@@ -82,9 +82,9 @@ class WorkspaceBytes {
   }
   // The tensors one by one, for the allocator's replay (attention_bytes only sums them).
   void add_attention(AttentionVariant variant, const AttentionShape& shape, Group g = kAttention) {
-    for (const Item& r : estimate_attention(variant, shape).components.front().detail) {
-      sums_[g] = sums_[g].plus(r.bytes, "forward workspace");
-      sizes_[g].push_back(r.bytes.count());
+    for (const std::uint64_t bytes : attention_tensor_bytes(variant, shape)) {
+      sums_[g] = sums_[g].plus(Bytes(bytes), "forward workspace");
+      sizes_[g].push_back(bytes);
     }
   }
   Bytes sum(Group g) const { return sums_[g]; }
@@ -102,6 +102,9 @@ class WorkspaceBytes {
 template <typename Sink>
 std::vector<AllocatorStep> forward_steps(const Sink& t, std::initializer_list<Group> phases) {
   std::vector<AllocatorStep> steps;
+  std::size_t tensors = 0;
+  for (std::size_t g = 0; g < kGroups; ++g) tensors += t.sizes(static_cast<Group>(g)).size();
+  steps.reserve(4 * tensors);
   const auto allocate = [&](Group g) {
     const std::size_t first = steps.size();
     for (const std::uint64_t bytes : t.sizes(g)) steps.push_back({.free = false, .bytes = bytes, .tensor = 0});

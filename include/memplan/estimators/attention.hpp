@@ -51,6 +51,9 @@ Breakdown estimate_attention(AttentionVariant variant, const AttentionShape& sha
 // Returns estimate_attention(variant, shape).total() without building the breakdown (no
 // strings: for callers estimating in a loop). Throws as estimate_attention.
 Bytes attention_bytes(AttentionVariant variant, const AttentionShape& shape);
+// Returns the bytes of each tensor estimate_attention lists, in its order, without the rows.
+// Throws as estimate_attention.
+std::vector<std::uint64_t> attention_tensor_bytes(AttentionVariant variant, const AttentionShape& shape);
 
 // Returns the "theoretical memory" of the attention profiling notebook, computed its
 // way for comparison: inputs 3*B*H*N*D plus one B*H*N*N matrix (standard_peak), one
