@@ -386,15 +386,17 @@ Workspace forward_workspace(const ModelSpec& s, const Workload& w, std::uint64_t
   return out;
 }
 
-// forward_workspace(...)'s bytes and steps without its rows.
+// forward_workspace(...)'s bytes and steps without its rows; no steps where no replay reads
+// them (no overhead, or a given fragmentation margin).
 TransientTensors forward_workspace_bytes(const ModelSpec& s, const Workload& w, std::uint64_t queries,
                                          std::uint64_t keys, std::uint64_t logit_positions) {
   WorkspaceBytes t;
   forward_tensors(s, w, queries, keys, logit_positions, t);
   const Bytes input = t.sum(kInput);
+  const bool replayed = w.include_overhead && !w.overhead.fragmentation_given;
   return {std::max({input.plus(t.sum(kAttention), "attention phase"), input.plus(t.sum(kCross), "cross phase"),
                     input.plus(t.sum(kSsm), "ssm phase"), input.plus(t.sum(kMlp), "mlp phase"), t.sum(kLogits)}),
-          forward_steps(t, kBlockPhases)};
+          replayed ? forward_steps(t, kBlockPhases) : std::vector<AllocatorStep>{}};
 }
 
 KvCacheOptions kv_options(const ModelSpec& s, const Workload& w, std::uint64_t tokens) {
