@@ -36,13 +36,13 @@ endforeach()
 # 3060's CUDA total: floor(12,621,835,141 x 0.85) = 10,728,559,869.
 cli_case(sweep_csv EXIT 0 ARGS sweep llama-2-7b -w weights -p bf16,int4 --gpu rtx-3060 --format csv STDERR_EMPTY
          STDOUT "^model,workload,precision,batch,seq,total_bytes,allocated_bytes,largest_component,largest_bytes,limit_bytes,fits,headroom_bytes,over_bytes,smallest_gpu,smallest_gpu_memory_bytes,error\nllama-2-7b,weights,bf16,1,2048,13476831744,13476831744,weights,13476831744,10728559869,false,,2748271875,,,\nllama-2-7b,weights,int4-g128,1,2048,3864011264,3864011264,weights,3864011264,10728559869,true,6864548605,,,,\n$")
-# --smallest-gpu: bf16 weights need floor(memory x 0.85) >= 13,476,831,744: the RTX 4060 Ti
-# 16GB's CUDA total, 16,722,821,120 B, gives 14,214,397,952; a T4's, 15,649,787,084, gives
-# 13,302,319,021.
+# --smallest-gpu: bf16 weights need floor(memory x 0.85) >= 13,476,831,744: the RTX 5080's
+# CUDA total, 16,651,386,880 B, gives 14,153,678,848 (the RTX 4060 Ti 16GB's is 70 MiB more);
+# a T4's, 15,649,787,084, gives 13,302,319,021.
 cli_case(sweep_smallest_gpu EXIT 0 ARGS sweep llama-2-7b -w weights -p bf16 --smallest-gpu --format csv
-         STDOUT "\nllama-2-7b,weights,bf16,1,2048,13476831744,13476831744,weights,13476831744,,,,,rtx-4060-ti-16gb,16722821120,\n$")
+         STDOUT "\nllama-2-7b,weights,bf16,1,2048,13476831744,13476831744,weights,13476831744,,,,,rtx-5080,16651386880,\n$")
 cli_case(sweep_smallest_gpu_table EXIT 0 ARGS sweep llama-2-7b -w weights -p bf16,int4 --smallest-gpu
-         STDOUT "smallest GPU \\(85%\\)\n.*bf16 .* rtx-4060-ti-16gb \\(15\\.57 GiB\\)\n.*int4-g128 .* gtx-980-ti \\(6\\.00 GiB\\)\n")
+         STDOUT "smallest GPU \\(85%\\)\n.*bf16 .* rtx-5080 \\(15\\.51 GiB\\)\n.*int4-g128 .* gtx-980-ti \\(6\\.00 GiB\\)\n")
 cli_case(sweep_json EXIT 0 ARGS sweep llama-2-7b -w weights -p int4 --gpu rtx-3060 --format json STDERR_EMPTY
          STDOUT "\"schema_version\": 1,\n  \"device\": {\n    \"name\": \"rtx-3060\",\n    \"memory_bytes\": 12621835141\n  },\n  \"threshold\": 0\\.85,\n  \"limit_bytes\": 10728559869,.*\"precision\": \"int4-g128\",.*\"total_bytes\": 3864011264,.*\"fits\": true,\n +\"headroom_bytes\": 6864548605")
 cli_case(sweep_table EXIT 0 ARGS sweep llama-2-7b mistral-7b-v0.1 --batch 1,2,4,8 --seq 512,2048 -p fp16,int4 --gpu rtx-4090

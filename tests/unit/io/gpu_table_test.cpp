@@ -65,7 +65,7 @@ TEST(GpuTable, PlansUseTheMeasuredCudaTotal) {
   EXPECT_EQ(usable_memory(find_gpu("h100", gpus)).count(), (81559ULL - 480) * 1024 * 1024);
   // PyTorch's "total_memory=81008MB" on an H100 PCIe, in whole MiB.
   EXPECT_EQ(usable_memory(find_gpu("h100-pcie-80gb", gpus)).count(), 81008ULL * 1024 * 1024);
-  const GpuSpec unmeasured = find_gpu("rtx-5080", gpus);  // no Linux CUDA total published
+  const GpuSpec unmeasured = find_gpu("rtx-5070", gpus);  // no Linux CUDA total published
   EXPECT_EQ(unmeasured.cuda_memory.count(), 0U);
   EXPECT_EQ(usable_memory(unmeasured), unmeasured.memory);
 }
