@@ -18,7 +18,7 @@ namespace {
 template <typename Enum, std::size_t N>
 using Names = std::array<std::pair<Enum, std::string_view>, N>;
 
-constexpr Names<Family, 39> kFamilies{{{Family::gpt2, "gpt2"},
+constexpr Names<Family, 40> kFamilies{{{Family::gpt2, "gpt2"},
                                        {Family::gpt_neox, "gpt-neox"},
                                        {Family::llama, "llama"},
                                        {Family::mistral, "mistral"},
@@ -54,6 +54,7 @@ constexpr Names<Family, 39> kFamilies{{{Family::gpt2, "gpt2"},
                                        {Family::bamba, "bamba"},
                                        {Family::jamba, "jamba"},
                                        {Family::nemotron_h, "nemotron_h"},
+                                       {Family::falcon_h1, "falcon_h1"},
                                        {Family::t5, "t5"},
                                        {Family::bart, "bart"},
                                        {Family::whisper, "whisper"}}};
@@ -125,6 +126,12 @@ void check_experts(const ModelSpec& s) {
 
 void check_ssm(const ModelSpec& s) {
   const SsmSizes& m = s.ssm;
+  if (s.parallel_ssm) {
+    if (m.version != 2)
+      throw_invalid_input("parallel_ssm", "parallel_ssm runs a Mamba-2 mixer beside each attention: ssm_version 2");
+    if (std::find(s.layer_types.begin(), s.layer_types.end(), AttentionKind::mamba) != s.layer_types.end())
+      throw_invalid_input("layer_types", "with parallel_ssm every attention layer has its mixer: no 'mamba' layers");
+  }
   if (m.version == 0) {
     if (m.d_inner != 0 || m.d_state != 0 || m.d_conv != 0 || m.dt_rank != 0 || m.heads != 0 || m.groups != 0)
       throw_invalid_input("ssm_version",
@@ -336,7 +343,8 @@ VisionKind parse_vision_kind(std::string_view text) { return parse_name(kVisionK
 namespace {
 // The kind of the layers outside the pattern's global ones.
 AttentionKind local_attention(const ModelSpec& s) {
-  if (s.ssm.version != 0) return AttentionKind::mamba;  // without layer_types: a pure state-space model
+  // Without layer_types a state-space model is pure, unless its mixers run beside attention.
+  if (s.ssm.version != 0 && !s.parallel_ssm) return AttentionKind::mamba;
   if (s.mla.kv_lora_rank != 0) return AttentionKind::mla;
   if (s.attention_chunk != 0) return AttentionKind::chunked;
   return s.sliding_window != 0 ? AttentionKind::sliding : AttentionKind::full;
@@ -387,6 +395,7 @@ std::uint64_t mlp_only_layers(const ModelSpec& s) {
 
 std::uint64_t ssm_layers(const ModelSpec& s) {
   if (s.ssm.version == 0) return 0;
+  if (s.parallel_ssm) return attention_layers(s);
   if (s.layer_types.empty()) return s.n_layers;
   return static_cast<std::uint64_t>(std::count(s.layer_types.begin(), s.layer_types.end(), AttentionKind::mamba));
 }
@@ -514,7 +523,8 @@ bool layer_holds(const ModelSpec& s, LayerSet set, std::uint64_t layer) {
       return mlp_only_layers(s) > 0 ? attention_kind(s, layer) == AttentionKind::mlp : !is_moe_layer(s, layer);
     case LayerSet::moe_mlp: return is_moe_layer(s, layer);
     case LayerSet::attention: return attends(attention_kind(s, layer));
-    case LayerSet::ssm: return attention_kind(s, layer) == AttentionKind::mamba;
+    case LayerSet::ssm:
+      return s.parallel_ssm ? attends(attention_kind(s, layer)) : attention_kind(s, layer) == AttentionKind::mamba;
   }
   return false;
 }
@@ -527,12 +537,13 @@ std::uint64_t layers_in(const ModelSpec& s, LayerSet set, std::uint64_t first, s
   if (set == LayerSet::all) return in_range;
   if (set == LayerSet::attention || set == LayerSet::ssm || (set == LayerSet::dense_mlp && mlp_only_layers(s) > 0)) {
     std::uint64_t ssm = 0, mlp = 0;
-    if (s.ssm.version != 0 && s.layer_types.empty()) ssm = in_range;
+    if (s.ssm.version != 0 && s.layer_types.empty() && !s.parallel_ssm) ssm = in_range;
     for (std::uint64_t i = begin; i < end && !s.layer_types.empty(); ++i) {
       ssm += s.layer_types[i] == AttentionKind::mamba ? 1 : 0;
       mlp += s.layer_types[i] == AttentionKind::mlp ? 1 : 0;
     }
     if (set == LayerSet::dense_mlp) return mlp;  // the model's MLPs are layers of their own
+    if (s.parallel_ssm) return in_range - mlp;   // the attention layers, each with its mixer
     return set == LayerSet::ssm ? ssm : in_range - ssm - mlp;
   }
   // MoE layers: from max(begin, first_dense_layers), those whose number (from 1) is a multiple of moe_every.
@@ -687,7 +698,8 @@ ModelSpec family_defaults(Family family) {
       s.norms_per_layer = 1;
       s.lm_head = LmHead::tied;
       break;
-    case Family::bamba:  // Llama's block where most layers' attention is a Mamba-2 mixer
+    case Family::bamba:      // Llama's block where most layers' attention is a Mamba-2 mixer
+    case Family::falcon_h1:  // Llama's block with a Mamba-2 mixer beside every attention
       s.positional = Positional::rotary;
       break;
     case Family::jamba:  // Llama's block without rotary: Mamba mixers and attention, dense MLPs and experts

@@ -52,9 +52,9 @@ void add_ssm(std::vector<TensorGroup>& out, const ModelSpec& s) {
     out.push_back({"ssm", "dt_bias", m.heads, 1, layers, TensorRole::ssm, set});
     out.push_back({"ssm", "A_log", m.heads, 1, layers, TensorRole::ssm, set});
     out.push_back({"ssm", "D", m.heads, 1, layers, TensorRole::ssm, set});
-    out.push_back({"ssm", "gated_norm.weight", m.d_inner, 1, layers, TensorRole::norm, set});
+    if (m.gated_norm) out.push_back({"ssm", "gated_norm.weight", m.d_inner, 1, layers, TensorRole::norm, set});
   }
-  add_linear(out, "ssm", "out_proj", "out_proj.bias", m.d_inner, s.d_model, layers, m.proj_bias, set);
+  add_linear(out, "ssm", "out_proj", "out_proj.bias", m.d_inner, s.d_model, layers, m.out_proj_bias, set);
 }
 
 void add_attention(std::vector<TensorGroup>& out, const ModelSpec& s) {

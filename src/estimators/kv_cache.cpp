@@ -190,6 +190,7 @@ std::vector<std::pair<LayerCache, std::uint64_t>> layer_groups(const ModelSpec& 
     }
   }
   if (is_encoder_decoder(s) && o.cross_tokens != 0) out.emplace_back(cross_cache(s, o), s.n_layers);
+  if (s.parallel_ssm) out.emplace_back(state_cache(s, o), ssm_layers(s));  // beside every layer's keys and values
   return out;
 }
 

@@ -184,12 +184,12 @@ std::vector<PlacementUnit> placement_units(const ModelSpec& spec, const WeightsO
       }
       add(unit_named(g.component == "lm_head" ? std::string("lm_head") : base(std::string(g.name))), g, g.copies);
     } else {
-      // Every block of one kind (attention or state-space mixer, dense MLP or experts) holds
-      // the same groups.
+      // Every block of one kind (attention or state-space mixer, both side by side, dense MLP
+      // or experts) holds the same groups.
       for (std::size_t kind = 0; kind < layer.size(); ++kind) {
         const bool ssm = kind >= 2, moe = kind % 2 == 1;
         if ((g.layers == LayerSet::moe_mlp && !moe) || (g.layers == LayerSet::dense_mlp && moe) ||
-            (g.layers == LayerSet::ssm && !ssm) || (g.layers == LayerSet::attention && ssm))
+            (g.layers == LayerSet::ssm && !ssm) || (g.layers == LayerSet::attention && ssm && !spec.parallel_ssm))
           continue;
         add(layer.at(kind), g, copies_per_layer(spec, g));
       }

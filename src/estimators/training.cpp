@@ -399,6 +399,7 @@ void mlp_activations(const ModelSpec& s, const TrainingShape& shape, bool moe, s
 
 Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dense_block, BlockMixer mixer) {
   const bool ssm_block = mixer == BlockMixer::ssm;
+  const bool both = mixer == BlockMixer::parallel;
   const bool has_mlp = s.mlp != MlpKind::none && (mlp_only_layers(s) == 0 || mixer == BlockMixer::none);
   const std::uint64_t b = shape.batch, seq = shape.seq, h = s.d_model;
   const bool moe = s.experts > 0 && !dense_block;
@@ -429,15 +430,12 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dens
   if (s.norms_per_layer > 0 && s.norm == NormKind::rmsnorm && shape.hf_unfused_ops) {
     rows.push_back(tensor_row("rmsnorm_fp32_copies", norms, precisions::fp32));
   }
-  if (ssm_block) {
-    ssm_activations(s, shape, rows);
-  } else if (mixer == BlockMixer::attention) {
-    attention_activations(s, shape, rows);
-  }
+  if (ssm_block || both) ssm_activations(s, shape, rows);
+  if (mixer == BlockMixer::attention || both) attention_activations(s, shape, rows);
   if (shape.dropout && mixer != BlockMixer::none) rows.push_back(mask("attention_residual_dropout_mask", sbh));
   if (has_mlp) mlp_activations(s, shape, moe, rows);
   const bool mixed = dense_and_moe_blocks(s);
-  const bool hybrid = (ssm_layers(s) > 0 && attention_layers(s) > 0) || mlp_only_layers(s) > 0;
+  const bool hybrid = ((ssm_layers(s) > 0 && attention_layers(s) > 0) || mlp_only_layers(s) > 0) && !both;
   const std::string prefix = !hybrid                     ? ""
                              : mixer == BlockMixer::ssm  ? "ssm_"
                              : mixer == BlockMixer::none ? "mlp_"
@@ -449,7 +447,7 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dens
                        "layer_activations",
                    std::move(rows),
                    "what one block keeps for backward (Korthikanti et al. 2022, term by term" +
-                       std::string(ssm_block ? "; the state-space mixer as mamba_ssm's kernels save it" : "") +
+                       std::string(ssm_block || both ? "; the state-space mixer as mamba_ssm's kernels save it" : "") +
                        "), s=" + std::to_string(seq) + ", b=" + std::to_string(b) + ", h=" + std::to_string(h) +
                        (ssm_block ? std::string() : ", a=" + std::to_string(s.n_heads)) +
                        (ssm_block               ? ""
@@ -583,12 +581,16 @@ TrainingEstimate training_phases(const ModelSpec& s, const TrainingShape& shape,
     Item activations;
     std::string label;  // "layers", "dense layers", "state-space MoE layers", ...
   };
-  const bool hybrid = ssm_layers(s) > 0 && attention_layers(s) > 0;
+  // A parallel hybrid's blocks each hold both mixers: one kind of block, as a transformer's.
+  const bool hybrid = ssm_layers(s) > 0 && attention_layers(s) > 0 && !s.parallel_ssm;
   const bool moe_only = layers_in(s, LayerSet::moe_mlp, 0, s.n_layers) == s.n_layers;
   std::vector<BlockKind> kinds;
   for (const LayerSet mixer : {LayerSet::attention, LayerSet::ssm}) {
     if ((mixer == LayerSet::attention ? attention_layers(s) : ssm_layers(s)) == 0) continue;
-    const BlockMixer block = mixer == LayerSet::ssm ? BlockMixer::ssm : BlockMixer::attention;
+    if (s.parallel_ssm && mixer == LayerSet::ssm) continue;
+    const BlockMixer block = s.parallel_ssm           ? BlockMixer::parallel
+                             : mixer == LayerSet::ssm ? BlockMixer::ssm
+                                                      : BlockMixer::attention;
     const std::string what = !hybrid ? "" : block == BlockMixer::ssm ? "state-space " : "attention ";
     const LayerSet kind_mixer = hybrid || mlp_only_layers(s) > 0 ? mixer : LayerSet::all;
     if (dense_and_moe_blocks(s)) {

@@ -169,6 +169,14 @@ std::vector<ModelBuffer> model_buffers(const ModelSpec& spec, const WeightsOptio
         out.push_back({"visual.rotary_pos_emb.inv_freq", half, 4, 1});
         out.push_back({"visual.rotary_pos_emb.original_inv_freq", half, 4, 1});
       }
+      // Falcon-H1 scales in_proj's output by its ssm_multipliers: one mup_vector over in_proj's
+      // width, registered in every mixer but a single tensor.
+      if (spec.family == Family::falcon_h1 && spec.ssm.version == 2) {
+        const std::uint64_t width = checked_add(checked_add(spec.ssm.d_inner, ssm_conv_channels(spec.ssm),
+                                                            "in_proj width"),
+                                                spec.ssm.heads, "in_proj width");
+        out.push_back({"mamba.mup_vector", width, dtype_bytes, 1});
+      }
       // Gemma 2 and 3 scale the embeddings by sqrt(d_model), a scalar buffer in the model dtype.
       if (spec.family == Family::gemma2 || spec.family == Family::gemma3) {
         out.push_back({"embed_tokens.embed_scale", 1, dtype_bytes, 1});

@@ -41,6 +41,7 @@ constexpr FamilyInfo kFamilies[] = {
     {"deepseek_v2", Family::deepseek, false, 2048, false, true},
     {"deepseek_v3", Family::deepseek, false, 4096, false, true},
     {"falcon", Family::falcon, true, 2048, false, false},
+    {"falcon_h1", Family::falcon_h1, false, 8192, true, true},
     {"gemma", Family::gemma, true, 8192, true, true},
     {"gemma2", Family::gemma2, true, 8192, true, true},
     {"gemma3", Family::gemma3, true, 131072, true, true},  // its text_config and a SigLIP tower
@@ -249,7 +250,7 @@ void read_ssm_sizes(const detail::JsonMap& map, Fields& f, ModelSpec& s, std::ui
   const std::uint64_t expand = f.or_default("ssm_d_inner", hybrid ? "mamba_expand" : "expand", 2);
   m.d_inner = checked_mul(expand, s.d_model, "expand x hidden_size");
   m.conv_bias = map.boolean_or(hybrid ? "mamba_conv_bias" : "use_conv_bias", true);
-  m.proj_bias = map.boolean_or(hybrid ? "mamba_proj_bias" : "use_bias", false);
+  m.proj_bias = m.out_proj_bias = map.boolean_or(hybrid ? "mamba_proj_bias" : "use_bias", false);
   if (version == 1) {
     // time_step_rank "auto" is ceil(hidden_size / 16) (MambaConfig).
     const char* key = hybrid ? "mamba_dt_rank" : "time_step_rank";
@@ -497,7 +498,7 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
       m.groups = f.or_default("ssm_groups", "n_groups", 8);
       m.chunk = f.or_default("ssm_chunk", "chunk_size", 128);
       m.conv_bias = map.boolean_or("use_conv_bias", true);
-      m.proj_bias = map.boolean_or("use_bias", false);
+      m.proj_bias = m.out_proj_bias = map.boolean_or("use_bias", false);
       if (m.heads % m.groups != 0) map.fail("n_groups", "n_groups must divide mamba_num_heads");
       const std::string pattern = map.has("hybrid_override_pattern") ? map.string("hybrid_override_pattern") : "";
       if (pattern.size() != s.n_layers) {
@@ -523,6 +524,40 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
       s.attn_qkv_bias = s.attn_out_bias = map.boolean_or("attention_bias", false);
       s.mlp_bias = map.boolean_or("mlp_bias", false);
       if (map.has("mlp_hidden_act")) s.activation = map.string("mlp_hidden_act");
+      break;
+    }
+    case Family::falcon_h1: {
+      // FalconH1Config: every decoder layer runs attention and a Mamba-2 mixer on the same
+      // normed input and sums them, then an MLP. The mixer is mamba_d_ssm wide (else
+      // mamba_expand x hidden_size), its gated RMSNorm only with mamba_rms_norm, in_proj's bias
+      // mamba_proj_bias, out_proj's projectors_bias; attention_bias and mlp_bias are forced off.
+      s.parallel_ssm = true;
+      SsmSizes& m = s.ssm;
+      m.version = 2;
+      const bool width_given = map.has("mamba_d_ssm") && !map.value("mamba_d_ssm").is_null();
+      m.d_inner = width_given ? f.or_default("ssm_d_inner", "mamba_d_ssm", 1024)
+                              : checked_mul(f.or_default("ssm_d_inner", "mamba_expand", 2), s.d_model,
+                                            "mamba_expand x hidden_size");
+      m.heads = f.or_default("ssm_heads", "mamba_n_heads", 128);
+      m.groups = f.or_default("ssm_groups", "mamba_n_groups", 1);
+      m.d_state = f.or_default("ssm_d_state", "mamba_d_state", 256);
+      m.d_conv = f.or_default("ssm_d_conv", "mamba_d_conv", 4);
+      m.chunk = f.or_default("ssm_chunk", "mamba_chunk_size", 256);
+      m.conv_bias = map.boolean_or("mamba_conv_bias", true);
+      m.proj_bias = map.boolean_or("mamba_proj_bias", false);
+      m.out_proj_bias = map.boolean_or("projectors_bias", false);
+      m.gated_norm = map.boolean_or("mamba_rms_norm", false);
+      if (map.has("mamba_d_head") && !(map.value("mamba_d_head").is_string() && map.value("mamba_d_head") == "auto")) {
+        const std::uint64_t head = map.integer("mamba_d_head", 1, detail::kMaxConfigSize);
+        if (checked_mul(head, m.heads, "mamba_n_heads x mamba_d_head") != m.d_inner) {
+          map.fail("mamba_d_head", "mamba_d_head " + std::to_string(head) + " x " + std::to_string(m.heads) +
+                                       " heads is not the mixer's width " + std::to_string(m.d_inner) +
+                                       " (mamba_d_ssm)");
+        }
+      }
+      if (m.heads % m.groups != 0) map.fail("mamba_n_groups", "mamba_n_groups must divide mamba_n_heads");
+      s.attn_qkv_bias = s.attn_out_bias = s.mlp_bias = false;
+      f.note("attention_bias and mlp_bias: FalconH1Config sets both false whatever the file says");
       break;
     }
     case Family::jamba: {
@@ -1328,7 +1363,10 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
   if (s.ssm.version != 0) {
     out << "ssm_conv_bias: " << yaml_bool(s.ssm.conv_bias) << '\n'
         << "ssm_proj_bias: " << yaml_bool(s.ssm.proj_bias) << '\n';
+    if (s.ssm.out_proj_bias != s.ssm.proj_bias) out << "ssm_out_proj_bias: " << yaml_bool(s.ssm.out_proj_bias) << '\n';
+    if (s.ssm.version == 2 && !s.ssm.gated_norm) out << "ssm_gated_norm: false\n";
     if (s.ssm.dt_bc_norms) out << "ssm_dt_bc_norms: true\n";
+    if (s.parallel_ssm) out << "parallel_ssm: true\n";
   }
   if (s.global_every != 0 && s.global_attention != AttentionKind::full) {
     out << "global_attention: " << to_string(s.global_attention) << '\n';

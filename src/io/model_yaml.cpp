@@ -66,7 +66,10 @@ const std::vector<std::string> kModelKeys = {"family",
                                              "ssm_chunk",
                                              "ssm_conv_bias",
                                              "ssm_proj_bias",
+                                             "ssm_out_proj_bias",
+                                             "ssm_gated_norm",
                                              "ssm_dt_bc_norms",
+                                             "parallel_ssm",
                                              "vision_d_model",
                                              "vision_layers",
                                              "vision_heads",
@@ -120,7 +123,11 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   read_count(map, "ssm_chunk", s.ssm.chunk, 0);
   read_flag(map, "ssm_conv_bias", s.ssm.conv_bias);
   read_flag(map, "ssm_proj_bias", s.ssm.proj_bias);
+  s.ssm.out_proj_bias = s.ssm.proj_bias;  // one flag for both unless out_proj's is given
+  read_flag(map, "ssm_out_proj_bias", s.ssm.out_proj_bias);
+  read_flag(map, "ssm_gated_norm", s.ssm.gated_norm);
   read_flag(map, "ssm_dt_bc_norms", s.ssm.dt_bc_norms);
+  read_flag(map, "parallel_ssm", s.parallel_ssm);
   read_count(map, "vision_d_model", s.vision.d_model, 0);
   read_count(map, "vision_layers", s.vision.n_layers, 0);
   read_count(map, "vision_heads", s.vision.n_heads, 0);
@@ -136,8 +143,9 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   read_count(map, "encoder_layers", s.encoder.n_layers, 0);
   read_count(map, "encoder_positions", s.encoder.n_positions, 0);
   read_count(map, "encoder_mel_bins", s.encoder.mel_bins, 0);
-  // A pure state-space model (ssm sizes, no layer_types) has no attention heads to size.
-  const bool attention_free = s.ssm.version != 0 && !map.has("layer_types");
+  // A pure state-space model (ssm sizes, no layer_types, no attention beside the mixers) has
+  // no attention heads to size.
+  const bool attention_free = s.ssm.version != 0 && !map.has("layer_types") && !s.parallel_ssm;
   if (attention_free) {
     for (const char* key : {"n_heads", "n_kv_heads", "d_head"}) {
       if (map.has(key)) map.fail(key, std::string(key) + " is set but every layer is a state-space layer");

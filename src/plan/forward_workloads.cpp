@@ -606,7 +606,7 @@ Workspace vision_workspace(const ModelSpec& s, const Workload& w) {
                            (grid.crops > 1 ? " (" + std::to_string(grid.crops) + " crops each)" : "") + " of " +
                            std::to_string(grid.width) + "x" + std::to_string(grid.height) + " px, " +
                            std::to_string(P) + " patches each, " + std::to_string(grid.tokens) + " tokens each";
-  Workspace out{{"forward_workspace", Bytes(0), "", std::nullopt, "", {}}, "vision_tower"};
+  Workspace out{{"forward_workspace", Bytes(0), "", std::nullopt, "", {}}, "vision_tower", {}};
   if (projector > in_layers) {
     out.item.detail = std::move(t.rows(kMlp));
     out.item.bytes = projector;

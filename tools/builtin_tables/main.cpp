@@ -137,7 +137,9 @@ void write_model(std::ostream& out, const ModelEntry& e, std::size_t index) {
       << "  s.ssm = {" << u64(s.ssm.version) << ", " << u64(s.ssm.d_inner) << ", " << u64(s.ssm.d_state) << ", "
       << u64(s.ssm.d_conv) << ", " << u64(s.ssm.dt_rank) << ", " << u64(s.ssm.heads) << ", " << u64(s.ssm.groups)
       << ", " << u64(s.ssm.chunk) << ", " << boolean(s.ssm.conv_bias) << ", " << boolean(s.ssm.proj_bias) << ", "
-      << boolean(s.ssm.dt_bc_norms) << "};\n"
+      << boolean(s.ssm.out_proj_bias) << ", " << boolean(s.ssm.gated_norm) << ", " << boolean(s.ssm.dt_bc_norms)
+      << "};\n"
+      << "  s.parallel_ssm = " << boolean(s.parallel_ssm) << ";\n"
       << "  s.vision = {" << u64(s.vision.d_model) << ", " << u64(s.vision.n_layers) << ", " << u64(s.vision.n_heads)
       << ", " << u64(s.vision.d_mlp) << ", " << u64(s.vision.patch) << ", " << u64(s.vision.image_size) << ", "
       << enumerator("VisionKind", s.vision.kind) << ", " << u64(s.vision.merge) << ", " << u64(s.vision.temporal_patch)

@@ -48,6 +48,7 @@ enum class Family {
   bamba,       // Bamba: Mamba-2 layers with a few attention layers, an MLP in every layer
   jamba,       // Jamba: Mamba layers with an attention layer in eight, experts on every second layer
   nemotron_h,  // Nemotron-H: each layer one of a Mamba-2 mixer, attention or an MLP, no rotary
+  falcon_h1,   // Falcon-H1: attention and a Mamba-2 mixer side by side in every layer, then an MLP
   t5,          // T5, T5 v1.1, Flan-T5: an encoder and a decoder, relative-position buckets, RMS norms
   bart,        // BART: an encoder and a decoder, learned positions, post-LN LayerNorms, biases
   whisper,     // Whisper: an audio encoder (two convolutions over mel bins) and a text decoder
@@ -91,17 +92,19 @@ struct MlaSizes {
 // Mamba-2: in_proj d_model -> 2 d_inner + 2 groups d_state + heads, a conv1d over d_inner +
 // 2 groups d_state channels, dt_bias, A_log and D per head, a gated RMSNorm, out_proj.
 struct SsmSizes {
-  std::uint64_t version = 0;  // 1: Mamba, 2: Mamba-2; 0: the model has no state-space layers
-  std::uint64_t d_inner = 0;  // the inner width: expand x d_model (Mamba-2: heads x head_dim)
-  std::uint64_t d_state = 0;  // the state per channel (N)
-  std::uint64_t d_conv = 0;   // the convolution's taps
-  std::uint64_t dt_rank = 0;  // Mamba: rank of the step-size projection
-  std::uint64_t heads = 0;    // Mamba-2: heads
-  std::uint64_t groups = 0;   // Mamba-2: groups sharing B and C
-  std::uint64_t chunk = 0;    // Mamba-2: the chunked scan's chunk in tokens (chunk_size)
-  bool conv_bias = true;      // a bias on the convolution (use_conv_bias)
-  bool proj_bias = false;     // biases on in_proj and out_proj (use_bias)
-  bool dt_bc_norms = false;   // Mamba: RMSNorms on the step sizes, B and C (Jamba)
+  std::uint64_t version = 0;   // 1: Mamba, 2: Mamba-2; 0: the model has no state-space layers
+  std::uint64_t d_inner = 0;   // the inner width: expand x d_model (Mamba-2: heads x head_dim)
+  std::uint64_t d_state = 0;   // the state per channel (N)
+  std::uint64_t d_conv = 0;    // the convolution's taps
+  std::uint64_t dt_rank = 0;   // Mamba: rank of the step-size projection
+  std::uint64_t heads = 0;     // Mamba-2: heads
+  std::uint64_t groups = 0;    // Mamba-2: groups sharing B and C
+  std::uint64_t chunk = 0;     // Mamba-2: the chunked scan's chunk in tokens (chunk_size)
+  bool conv_bias = true;       // a bias on the convolution (use_conv_bias)
+  bool proj_bias = false;      // a bias on in_proj (use_bias; Falcon-H1's mamba_proj_bias)
+  bool out_proj_bias = false;  // a bias on out_proj (use_bias; Falcon-H1's projectors_bias)
+  bool gated_norm = true;      // Mamba-2: the gated RMSNorm before out_proj (Falcon-H1's mamba_rms_norm)
+  bool dt_bc_norms = false;    // Mamba: RMSNorms on the step sizes, B and C (Jamba)
   bool operator==(const SsmSizes&) const = default;
 };
 
@@ -296,6 +299,9 @@ struct ModelSpec {
   // lists which are "mamba" in layer_types. A model without attention layers leaves n_heads,
   // n_kv_heads and d_head 0.
   SsmSizes ssm;
+  // Every attention layer also runs a Mamba-2 mixer of the ssm sizes on the same input, their
+  // outputs summed (Falcon-H1): each layer keeps keys and values and a state.
+  bool parallel_ssm = false;
   // A vision tower and its projector (LLaVA): weights of their own; the language model's
   // sizes are the fields above.
   VisionTower vision;
@@ -341,13 +347,16 @@ bool layer_holds(const ModelSpec& spec, LayerSet set, std::uint64_t layer);
 // Returns a routed expert's intermediate size: d_expert, or d_mlp when 0.
 inline std::uint64_t expert_width(const ModelSpec& s) { return s.d_expert != 0 ? s.d_expert : s.d_mlp; }
 
-// Returns how many layers are state-space layers (attention_kind mamba).
+// Returns how many layers have a state-space mixer (attention_kind mamba, or every attention
+// layer of a model with parallel_ssm).
 std::uint64_t ssm_layers(const ModelSpec& spec);
 // Returns how many layers are an MLP alone (attention_kind mlp).
 std::uint64_t mlp_only_layers(const ModelSpec& spec);
 // Returns how many layers have attention (every layer that is neither a state-space layer nor
 // an MLP alone).
-inline std::uint64_t attention_layers(const ModelSpec& s) { return s.n_layers - ssm_layers(s) - mlp_only_layers(s); }
+inline std::uint64_t attention_layers(const ModelSpec& s) {
+  return s.n_layers - mlp_only_layers(s) - (s.parallel_ssm ? 0 : ssm_layers(s));
+}
 // Returns whether the layer kind attends (keeps keys and values).
 inline bool attends(AttentionKind k) { return k != AttentionKind::mamba && k != AttentionKind::mlp; }
 

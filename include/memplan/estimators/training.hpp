@@ -138,7 +138,7 @@ struct TrainingOptions {
 // for a state-space layer's block (its mixer's tensors in place of the attention's) or an
 // MLP alone. A model with layers that are an MLP alone (Nemotron-H) has no MLP in its
 // attention and state-space blocks. Throws Error(invalid_input), Error(overflow).
-enum class BlockMixer { attention, ssm, none };
+enum class BlockMixer { attention, ssm, parallel, none };  // parallel: both side by side (Falcon-H1)
 Item layer_activations(const ModelSpec& spec, const TrainingShape& shape, bool dense_block = false,
                        BlockMixer mixer = BlockMixer::attention);
 

@@ -67,6 +67,7 @@ void expect_same_architecture(const ModelSpec& got, const ModelSpec& want) {
   EXPECT_EQ(got.final_logit_softcapping, want.final_logit_softcapping);
   EXPECT_EQ(got.mtp_layers, want.mtp_layers);
   EXPECT_EQ(got.ssm, want.ssm);
+  EXPECT_EQ(got.parallel_ssm, want.parallel_ssm);
   EXPECT_EQ(got.vision, want.vision);
   EXPECT_EQ(got.encoder, want.encoder);
   EXPECT_EQ(got.relative_buckets, want.relative_buckets);
@@ -169,6 +170,37 @@ TEST(HfConfig, NemotronHPatternIsCheckedLetterByLetter) {
   }
 }
 
+// Falcon-H1's mixer flags each size their own tensor: mamba_proj_bias in_proj's bias,
+// projectors_bias out_proj's, mamba_rms_norm the gated norm; a mamba_d_head that does not
+// multiply out to mamba_d_ssm is refused at the key.
+TEST(HfConfig, FalconH1MixerFlagsEachAddTheirTensor) {
+  const auto import = [](const std::string& extra) {
+    return parse_hf_config(R"({"model_type": "falcon_h1", "hidden_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "intermediate_size": 512,
+        "vocab_size": 1000, "mamba_d_ssm": 256, "mamba_n_heads": 8, "mamba_n_groups": 1,
+        "mamba_d_state": 16, "mamba_d_conv": 4)" +
+                               extra + "}",
+                           "f.json", "f");
+  };
+  // A layer: in_proj 256 x (256 + 288 + 8), conv over 256 + 2 x 16 = 288 channels (4 taps and a
+  // bias), 3 x 8 per head, out_proj 256 x 256; attention 2 x 256 x 256 + 2 x 256 x 128; the
+  // gated MLP 3 x 256 x 512; two norms. Untied 1000 x 256 embeddings and head, the final norm.
+  const std::uint64_t mamba = 256ULL * (256 + 288 + 8) + 288 * 5 + 3 * 8 + 256ULL * 256;
+  const std::uint64_t layer = mamba + (2 * 256 * 256 + 2 * 256 * 128) + 3 * 256 * 512 + 2 * 256;
+  const std::uint64_t base = 2 * 1000ULL * 256 + 2 * layer + 256;
+  EXPECT_EQ(count_parameters(import("").entry.spec), base);
+  EXPECT_EQ(count_parameters(import(R"(, "mamba_d_head": 32)").entry.spec), base);  // 8 x 32 = 256
+  EXPECT_EQ(count_parameters(import(R"(, "mamba_proj_bias": true)").entry.spec), base + 2 * (256 + 288 + 8));
+  EXPECT_EQ(count_parameters(import(R"(, "projectors_bias": true)").entry.spec), base + 2 * 256);
+  EXPECT_EQ(count_parameters(import(R"(, "mamba_rms_norm": true)").entry.spec), base + 2 * 256);
+  try {
+    import(R"(, "mamba_d_head": 16)");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.key(), "mamba_d_head");
+  }
+}
+
 TEST(HfConfig, NamesAndNotes) {
   HfImport llama = load_hf_config((kHf / "llama-2-7b" / "config.json").string());
   EXPECT_EQ(llama.entry.spec.name, "Llama-2-7b-hf");  // _name_or_path
@@ -260,19 +292,19 @@ TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {
   EXPECT_EQ(e.line(), 2U);
   EXPECT_EQ(e.column(), 17U);
   EXPECT_NE(e.message().find("unsupported model_type 'qwen2_audio'"), std::string::npos) << e.what();
-  EXPECT_NE(
-      e.message().find(
-          "'bamba', 'bart', 'bert', 'bloom', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'falcon', 'gemma', "
-          "'gemma2', 'gemma3', 'gemma3_text', 'gpt2', 'gpt_bigcode', 'gpt_neo', 'gpt_neox', 'gpt_oss', 'gptj', "
-          "'granite', 'granitemoe', 'jamba', 'llama', 'llama4', 'llama4_text', 'llava', 'llava_next', 'mamba', "
-          "'mamba2', 'mistral', "
-          "'mixtral', 'nemotron_h', "
-          "'olmo2', "
-          "'olmoe', 'opt', 'paligemma', 'phi', 'phi3', 'phimoe', 'qwen2', 'qwen2_5_vl', 'qwen2_vl', 'qwen3', "
-          "'qwen3_moe', "
-          "'stablelm', "
-          "'starcoder2', 't5' and 'whisper'"),
-      std::string::npos)
+  EXPECT_NE(e.message().find(
+                "'bamba', 'bart', 'bert', 'bloom', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'falcon', "
+                "'falcon_h1', 'gemma', "
+                "'gemma2', 'gemma3', 'gemma3_text', 'gpt2', 'gpt_bigcode', 'gpt_neo', 'gpt_neox', 'gpt_oss', 'gptj', "
+                "'granite', 'granitemoe', 'jamba', 'llama', 'llama4', 'llama4_text', 'llava', 'llava_next', 'mamba', "
+                "'mamba2', 'mistral', "
+                "'mixtral', 'nemotron_h', "
+                "'olmo2', "
+                "'olmoe', 'opt', 'paligemma', 'phi', 'phi3', 'phimoe', 'qwen2', 'qwen2_5_vl', 'qwen2_vl', 'qwen3', "
+                "'qwen3_moe', "
+                "'stablelm', "
+                "'starcoder2', 't5' and 'whisper'"),
+            std::string::npos)
       << e.what();
   // No did-you-mean: a model_type spelled like a known one is another architecture.
   const std::string lama = import_error(R"({"model_type": "lama"})").message();

@@ -137,6 +137,55 @@ TEST(StateSpace, NemotronHLayersAreOneMixerOrAnMlp) {
   EXPECT_EQ(detail_row(*activations, "norm_inputs"), 52ULL * 8 * 8192 * 4096 * 2);  // one norm a layer
 }
 
+// tiiuae/Falcon-H1-0.5B-Instruct: 36 layers, each with attention (8 heads, 2 KV heads of 64,
+// no biases) and a Mamba-2 mixer (24 heads of 64 = mamba_d_ssm 1536, 1 group, state 128, conv
+// 4, conv bias, no gated norm: mamba_rms_norm false) side by side, then a gated MLP of 2048;
+// two norms a layer, vocab 32784, untied. The published Falcon-H1-0.5B-Base (the same
+// architecture) has 521,411,104 parameters (the "Falcon-H1 in JAX" README and others,
+// tests/data/hf/README.md).
+TEST(StateSpace, FalconH1RunsAttentionAndAMixerInEveryLayer) {
+  const ModelSpec s = hf_fixture("falcon-h1-0.5b-instruct");
+  EXPECT_EQ(s.family, Family::falcon_h1);
+  EXPECT_EQ(ssm_layers(s), 36U);
+  EXPECT_EQ(attention_layers(s), 36U);
+  EXPECT_EQ(attention_kind(s, 0), AttentionKind::full);
+  const std::uint64_t conv = 1536 + 2 * 128;                              // x, B and C: 1,792 channels
+  const std::uint64_t mamba = 1024ULL * (1536 + conv + 24)                // in_proj: z, x, B, C and dt
+                              + conv * 4 + conv                           // conv1d and its bias
+                              + 3 * 24                                    // dt_bias, A_log, D (no gated norm)
+                              + 1536ULL * 1024;                           // out_proj, no bias
+  const std::uint64_t attention = 1024ULL * 512 * 2 + 1024ULL * 128 * 2;  // q, o: 512 wide; k, v: 128
+  const std::uint64_t mlp = 3 * 1024ULL * 2048;
+  EXPECT_EQ(mamba, 5'014'344U);
+  EXPECT_EQ(count_parameters(s), 2 * 32784ULL * 1024 + 36 * (mamba + attention + mlp + 2 * 1024) + 1024);
+  EXPECT_EQ(count_parameters(s), 521'411'104U);
+
+  // Generation: every layer keeps keys and values, growing, and a Mamba state, fixed.
+  const std::uint64_t state = 36ULL * (conv * 4 + 24ULL * 64 * 128) * 2;
+  EXPECT_EQ(state, 14'671'872U);
+  for (const std::uint64_t tokens : {4096ULL, 8192ULL}) {
+    SCOPED_TRACE(tokens);
+    const Item kv = estimate_kv_cache(s, bf16_tokens(tokens)).components.front();
+    EXPECT_EQ(detail_row(kv, "ssm_state"), state);
+    EXPECT_EQ(kv.bytes.count(), state + 36 * 2 * 2 * 64 * tokens * 2);
+  }
+
+  // Training: one kind of block keeping both mixers' tensors in all 36 layers.
+  TrainingShape shape;
+  shape.batch = 2;
+  shape.seq = 2048;
+  shape.compute = precisions::bf16;
+  const Breakdown b = estimate_training(s, shape, TrainingOptions{});
+  const Item* activations = nullptr;
+  for (const Item& c : b.components) {
+    if (c.name == "activations") activations = &c;
+  }
+  ASSERT_NE(activations, nullptr);
+  EXPECT_EQ(detail_row(*activations, "q"), 36ULL * 2 * 2048 * 512 * 2);
+  EXPECT_EQ(detail_row(*activations, "ssm_input"), 36ULL * 2 * 2048 * 1024 * 2);
+  EXPECT_EQ(detail_row(*activations, "mlp_input"), 36ULL * 2 * 2048 * 1024 * 2);
+}
+
 // ai21labs/Jamba-v0.1: 32 layers, attention where i % 8 == 4 (32 heads, 8 KV heads of 128, no
 // rotary), Mamba mixers elsewhere (d_inner 8192, state 16, conv 4, dt_rank 256, RMSNorms on dt,
 // B and C), 16 experts of 14336 (top 2) where i % 2 == 1, a dense MLP of 14336 elsewhere, vocab
