@@ -8,6 +8,7 @@
 #include "memplan/core/text.hpp"
 #include "memplan/estimators/activations.hpp"
 #include "memplan/estimators/kv_cache.hpp"
+#include "memplan/estimators/megatron.hpp"
 
 #include "analysis_workloads.hpp"
 #include "llama_cpp_layout.hpp"
@@ -42,6 +43,14 @@ std::string training_only_option(const ParallelTrainingOptions& p) {
   if (p.shard_group != 0) return "`shard_group`";
   if (p.schedule != defaults.schedule) return "`schedule`";
   return "";
+}
+
+// vLLM's get_pp_indices: n / p layers a stage, the remainder one each to the stages before the
+// last, from the second-to-last back (27 layers over 2 stages: 14 and 13).
+std::vector<std::uint64_t> vllm_stage_layers(std::uint64_t n, std::uint64_t p) {
+  std::vector<std::uint64_t> out(p, n / p);
+  for (std::uint64_t i = 0; i < n % p; ++i) out[p - 2 - i] += 1;
+  return out;
 }
 
 void check_against(DeviceMemory& d, const GpuSpec& gpu) {
@@ -147,6 +156,24 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
                                                  " experts do not split evenly over " + group_digits(ep) +
                                                  " GPUs: `ep` must divide the experts");
     }
+  }
+  // pipeline_parallel_size p: the layers in p stages of t GPUs each, as get_pp_indices splits
+  // them; the engine keeps as many KV blocks as its scarcest stage has room for.
+  const std::uint64_t pp = o.parallel.pipeline;
+  if (pp > 1) {
+    if (pp > spec.n_layers)
+      throw_invalid_input("pipeline",
+                          "`pp` " + s(pp) + " is more stages than " + spec.name + "'s " + s(spec.n_layers) + " layers");
+    if (ep > 1) throw_invalid_input("pipeline", "memplan's vLLM policy does not combine `pp` with `ep` yet");
+    if (!spec.stored_weights.empty())
+      throw_invalid_input("pipeline",
+                          "memplan's vLLM policy splits an architecture's layers over `pp` stages, not a "
+                          "quantised checkpoint's stored tensors yet: plan " +
+                              spec.name + " with `tp` alone");
+    if (attention_layer_counts(spec).size() != 1)
+      throw_invalid_input("pipeline", spec.name +
+                                          " mixes kinds of attention layer, whose KV blocks vLLM groups per "
+                                          "kind; memplan splits only models of one kind over `pp` stages");
   }
   const TensorShard shard = tensor_parallel_shard(spec, {t, kVocabMultiple, true});
   ModelSpec ss = shard.spec;
@@ -273,48 +300,111 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   block_options.honor_sliding_window = false;
   block_options.mla_cache = MlaCache::latent;  // vLLM's MLA backends keep the latent
   const Bytes block_bytes = estimate_kv_cache(ss, block_options).total();
-  const Bytes non_kv = weights.bytes.plus(peak.bytes, "non-KV memory").plus(cublas, "non-KV memory");
-  const ServingCapacity cap = vllm_kv_capacity(usable_memory(gpu), so.gpu_memory_utilization, non_kv, block_bytes,
-                                               so.block_size, max_len);
 
-  const std::string block_text = ss.mla.kv_lora_rank != 0
-                                     ? s(so.block_size) + " tokens x " + s(ss.n_layers) + " layers x (kv_lora_rank " +
-                                           s(ss.mla.kv_lora_rank) + " + qk_rope_head_dim " +
-                                           s(ss.mla.qk_rope_head_dim) + ") latent"
-                                     : s(so.block_size) + " tokens x 2 x " + s(ss.n_layers) + " layers x " +
-                                           s(ss.n_kv_heads) + " kv_heads x " + s(ss.d_head) + " d_head";
-  Item kv = row("kv_cache", block_bytes.times(cap.blocks, "KV cache"),
-                group_digits(cap.blocks) + " blocks x " + group_digits(block_bytes.count()) + " B (" + block_text +
-                    " at " + to_string(kv_dtype) + "); blocks = floor((ceil(" +
-                    shortest_text(so.gpu_memory_utilization) + " x " + group_digits(usable_memory(gpu).count()) +
-                    ") - " + group_digits(non_kv.count()) + ") / " + group_digits(block_bytes.count()) + ")",
-                group_digits(cap.tokens) + " tokens: " + group_digits(cap.full_sequences) + " sequences of " +
-                    group_digits(max_len));
-
-  const std::uint64_t world = checked_mul(t, dp, "tp x dp");
-  DeviceMemory d;
-  d.role = world == 1 ? "every GPU" : "every rank";
-  d.count = world;
-  d.holds = tensor_text(t) + "; a KV cache of " + group_digits(cap.tokens) + " tokens";
-  if (ep > 1) {
-    d.holds = s(ss.experts) + " of " + s(spec.experts) + " routed experts of every MoE layer; " +
-              (t > 1 ? "1/" + s(t) + " of every other tensor" : std::string("every other tensor")) +
-              "; a KV cache of " + group_digits(cap.tokens) + " tokens";
+  // The stages: each its layers' weights (the embeddings on the first, the final norm, head and
+  // sampler on the last), the forward over its layers, and its layers' KV blocks.
+  struct Stage {
+    std::uint64_t first = 0, layers = 0;
+    Item weights, peak;
+    Bytes block;
+    ServingCapacity cap;
+  };
+  std::vector<Stage> stages;
+  if (pp == 1) {
+    stages.push_back({0, ss.n_layers, weights, peak, block_bytes, {}});
+  } else {
+    const std::vector<std::uint64_t> layers = vllm_stage_layers(ss.n_layers, pp);
+    const Bytes per_layer(block_bytes.count() / ss.n_layers);  // one kind of layer: equal blocks
+    Bytes buffers;  // the whole model's weights list them in a row of their own
+    for (const Item& r : weights.detail) {
+      if (r.name == "buffers") buffers = r.bytes;
+    }
+    std::uint64_t first = 0;
+    for (std::uint64_t k = 0; k < pp; ++k) {
+      const bool last = k + 1 == pp;
+      Item stage_weights = slice_weights(ss, loaded, {first, layers[k], k == 0, last, false});
+      if (buffers.count() > 0) {  // every stage builds its own rotary table
+        stage_weights.detail.push_back({"buffers", buffers, "vLLM's rotary cos_sin_cache", std::nullopt, "", {}});
+        stage_weights.bytes = stage_weights.bytes.plus(buffers, "weights");
+      }
+      Item stage_peak = peak;
+      if (!last && !forward_binds) {  // the sampler runs on the last stage only
+        stage_peak = row("activation_peak", block.bytes,
+                         "the forward over max_num_batched_tokens tokens through this stage's layers (the sampler "
+                         "runs on the last stage)");
+        stage_peak.detail.push_back(block);
+      }
+      stages.push_back({first, layers[k], stage_weights, stage_peak, per_layer.times(layers[k], "KV block"), {}});
+      first += layers[k];
+    }
   }
-  d.breakdown.components = {weights, kv, peak, overhead};
-  check_against(d, gpu);
+  std::size_t binding = 0;
+  for (std::size_t k = 0; k < stages.size(); ++k) {
+    Stage& st = stages[k];
+    const Bytes non_kv = st.weights.bytes.plus(st.peak.bytes, "non-KV memory").plus(cublas, "non-KV memory");
+    st.cap = vllm_kv_capacity(usable_memory(gpu), so.gpu_memory_utilization, non_kv, st.block, so.block_size, max_len);
+    if (st.cap.blocks < stages[binding].cap.blocks) binding = k;
+  }
+  const ServingCapacity cap = stages[binding].cap;
+
+  const std::uint64_t world = checked_mul(checked_mul(t, dp, "tp x dp"), pp, "tp x dp x pp");
+  std::vector<DeviceMemory> devices;
+  for (const Stage& st : stages) {
+    const std::string block_text = ss.mla.kv_lora_rank != 0
+                                       ? s(so.block_size) + " tokens x " + s(st.layers) + " layers x (kv_lora_rank " +
+                                             s(ss.mla.kv_lora_rank) + " + qk_rope_head_dim " +
+                                             s(ss.mla.qk_rope_head_dim) + ") latent"
+                                       : s(so.block_size) + " tokens x 2 x " + s(st.layers) + " layers x " +
+                                             s(ss.n_kv_heads) + " kv_heads x " + s(ss.d_head) + " d_head";
+    // Every stage allocates the engine's blocks: the scarcest stage's count.
+    Item kv = row("kv_cache", st.block.times(cap.blocks, "KV cache"),
+                  group_digits(cap.blocks) + " blocks x " + group_digits(st.block.count()) + " B (" + block_text +
+                      " at " + to_string(kv_dtype) + "); blocks = floor((ceil(" +
+                      shortest_text(so.gpu_memory_utilization) + " x " + group_digits(usable_memory(gpu).count()) +
+                      ") - " + group_digits(st.cap.non_kv.count()) + ") / " + group_digits(st.block.count()) + ")" +
+                      (pp > 1 ? ", the fewest of the " + s(pp) + " stages'" : std::string()),
+                  group_digits(cap.tokens) + " tokens: " + group_digits(cap.full_sequences) + " sequences of " +
+                      group_digits(max_len) +
+                      (pp > 1 && st.cap.blocks > cap.blocks
+                           ? "; this stage has room for " + group_digits(st.cap.blocks) + " blocks"
+                           : std::string()));
+    DeviceMemory d;
+    d.role = pp > 1 ? "stage " + s(&st - stages.data()) + " (layers " + s(st.first) + "-" +
+                          s(st.first + st.layers - 1) + ")"
+             : world == 1 ? "every GPU"
+                          : "every rank";
+    d.count = checked_mul(t, dp, "tp x dp");
+    d.holds = tensor_text(t) + "; a KV cache of " + group_digits(cap.tokens) + " tokens";
+    if (pp > 1) {
+      d.holds = s(st.layers) + " layers" + (&st == &stages.front() ? " and the embeddings" : "") +
+                (&st == &stages.back() ? ", the head and the sampler" : "") +
+                (t > 1 ? ", 1/" + s(t) + " of each matrix" : std::string()) + "; a KV cache of " +
+                group_digits(cap.tokens) + " tokens";
+    }
+    if (ep > 1) {
+      d.holds = s(ss.experts) + " of " + s(spec.experts) + " routed experts of every MoE layer; " +
+                (t > 1 ? "1/" + s(t) + " of every other tensor" : std::string("every other tensor")) +
+                "; a KV cache of " + group_digits(cap.tokens) + " tokens";
+    }
+    d.breakdown.components = {st.weights, kv, st.peak, overhead};
+    check_against(d, gpu);
+    devices.push_back(std::move(d));
+  }
 
   LayoutEstimate out;
   out.engine = "vllm";
   out.tensor = t;
   out.data = dp;
   out.world_size = world;
-  out.description = "vLLM, tensor_parallel_size " + s(t) + (dp > 1 ? ", data_parallel_size " + s(dp) : std::string()) +
+  out.pipeline = pp;
+  out.description = "vLLM, tensor_parallel_size " + s(t) +
+                    (pp > 1 ? ", pipeline_parallel_size " + s(pp) : std::string()) +
+                    (dp > 1 ? ", data_parallel_size " + s(dp) : std::string()) +
                     (ep > 1 ? ", enable_expert_parallel (EP " + s(ep) + ")" : std::string()) + " on " + s(world) +
                     " x " + gpu.name + ", gpu_memory_utilization " + shortest_text(so.gpu_memory_utilization) +
                     ", max_model_len " + group_digits(max_len) + ", max_num_seqs " + group_digits(so.max_num_seqs) +
                     ", max_num_batched_tokens " + group_digits(so.max_num_batched_tokens);
-  out.devices.push_back(std::move(d));
+  out.devices = std::move(devices);
   out.serving = cap;
   shard_notes(spec, shard, kVocabMultiple, out.notes);
   if (dp > 1) {
@@ -671,11 +761,12 @@ LayoutEstimate estimate_layout(const ModelSpec& spec, const Workload& w, const L
                               to_string(w.kind));
     }
     ParallelTrainingOptions serving_parallel = o.parallel;
-    serving_parallel.data = 1;  // data_parallel_size and enable_expert_parallel are vLLM's too
-    serving_parallel.expert = 1;
+    serving_parallel.data = 1;    // data_parallel_size, pipeline_parallel_size and enable_expert_parallel
+    serving_parallel.expert = 1;  // are vLLM's too
+    serving_parallel.pipeline = 1;
     const std::string training_only = training_only_option(serving_parallel);
     if (!training_only.empty())
-      throw_invalid_input("engine", training_only + " plans training; vLLM serving takes `tp`, `dp` and `ep`");
+      throw_invalid_input("engine", training_only + " plans training; vLLM serving takes `tp`, `pp`, `dp` and `ep`");
     return vllm_layout(spec, w, o);
   }
   if (w.kind == WorkloadKind::training) {

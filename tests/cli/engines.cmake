@@ -77,6 +77,16 @@ cli_case(engine_vllm_defaults_given EXIT 0 ARGS estimate qwen3-8b --engine vllm 
 cli_case(engine_vllm_entrypoint_bad EXIT 2 ARGS estimate qwen3-8b --engine vllm --gpu h100 --vllm-entrypoint server
          STDOUT_EMPTY STDERR "--vllm-entrypoint is serve or llm, not 'server'")
 # A card by the total vLLM prints for it: 23.53 GiB is 25,265,145,118.72 B, the whole bytes below.
+# vLLM with pipeline_parallel_size 2: DeepSeek-V2-Lite's 27 layers as 14 and 13 (get_pp_indices),
+# the engine keeping the fewest blocks a stage has room for (docs/accuracy.md: a published TP 2 x
+# PP 2 start-up on 4 x L4).
+cli_case(engine_vllm_pipeline EXIT 0 ARGS estimate deepseek-v2-lite --engine vllm --gpu l4 --tp 2 --pp 2
+         --max-model-len 1024
+         STDOUT "pipeline_parallel_size 2 on 4 x l4.*stage 0 \\(layers 0-13\\) +x2 +14 layers and the embeddings.*stage 1 \\(layers 14-26\\) +x2 +13 layers, the head and the sampler.*GPU KV cache size: [0-9,]+ tokens")
+cli_case(engine_vllm_pipeline_not_with_ep EXIT 2 ARGS estimate qwen3-30b-a3b --engine vllm --gpu h100 --tp 2 --pp 2 --ep 2
+         STDOUT_EMPTY STDERR "does not combine --pp with --ep yet")
+cli_case(engine_vllm_pipeline_too_deep EXIT 2 ARGS estimate gpt2 --engine vllm --gpu h100 --pp 13
+         STDOUT_EMPTY STDERR "--pp 13 is more stages than gpt2's 12 layers")
 cli_case(engine_vllm_bare_capacity EXIT 0 ARGS estimate qwen3-8b --engine vllm --gpu 23.53GiB --max-model-len 1024
          --format json STDOUT "\"memory_bytes\": 25265145118")
 

@@ -123,6 +123,41 @@ TEST(Layout, VllmShardsAQuantisedCheckpointAsStored) {
   }
 }
 
+// pipeline_parallel_size: vLLM's get_pp_indices gives each stage n / p layers and one more to
+// the stages before the last (DeepSeek-V2-Lite's 27 over 2: 14 and 13; Llama-2-7B's 32 over 3:
+// 11, 11, 10). Each stage keeps its layers' latent KV blocks, 16 tokens x (512 + 64) x 2 B a
+// layer; the engine takes the fewest blocks any stage has room for, and every stage allocates
+// that many. The sampler's sort, 256 x 102,400 x 38 B, runs on the last stage only.
+TEST(Layout, VllmSplitsTheLayersOverPipelineStages) {
+  LayoutOptions o;
+  o.parallel.tensor = 2;
+  o.parallel.pipeline = 2;
+  o.vllm = ServingOptions{};
+  o.vllm->max_model_len = 1024;
+  o.gpus = {a100_80gb()};
+  const LayoutEstimate l = estimate_layout(testing::hf_fixture("deepseek-v2-lite"), bf16(WorkloadKind::inference), o);
+  ASSERT_EQ(l.devices.size(), 2U);
+  EXPECT_EQ(l.devices[0].role, "stage 0 (layers 0-13)");
+  EXPECT_EQ(l.devices[1].role, "stage 1 (layers 14-26)");
+  EXPECT_EQ(l.world_size, 4U);
+  ASSERT_TRUE(l.serving.has_value());
+  const std::uint64_t blocks = l.serving->blocks;
+  EXPECT_EQ(l.serving->tokens, blocks * 16);
+  EXPECT_EQ(bytes_of(l.devices[0].breakdown, "kv_cache"), blocks * 14 * 16 * 576 * 2);
+  EXPECT_EQ(bytes_of(l.devices[1].breakdown, "kv_cache"), blocks * 13 * 16 * 576 * 2);
+  EXPECT_EQ(bytes_of(l.devices[1].breakdown, "activation_peak"), 256ULL * 102400 * 38);
+  EXPECT_LT(bytes_of(l.devices[0].breakdown, "activation_peak"), 256ULL * 102400 * 38);
+
+  o.parallel.tensor = 1;
+  o.parallel.pipeline = 3;
+  o.vllm->max_model_len = 4096;
+  const LayoutEstimate llama = estimate_layout(testing::hf_fixture("llama-2-7b"), bf16(WorkloadKind::inference), o);
+  ASSERT_EQ(llama.devices.size(), 3U);
+  EXPECT_EQ(llama.devices[0].role, "stage 0 (layers 0-10)");
+  EXPECT_EQ(llama.devices[1].role, "stage 1 (layers 11-21)");
+  EXPECT_EQ(llama.devices[2].role, "stage 2 (layers 22-31)");
+}
+
 TEST(Layout, VllmFillsWhatUtilizationLeavesWithKvBlocks) {
   Workload w = bf16(WorkloadKind::inference);
   LayoutOptions o;
