@@ -87,6 +87,12 @@ cli_case(engine_vllm_pipeline_not_with_ep EXIT 2 ARGS estimate qwen3-30b-a3b --e
          STDOUT_EMPTY STDERR "does not combine --pp with --ep yet")
 cli_case(engine_vllm_pipeline_too_deep EXIT 2 ARGS estimate gpt2 --engine vllm --gpu h100 --pp 13
          STDOUT_EMPTY STDERR "--pp 13 is more stages than gpt2's 12 layers")
+# More ranks than key/value heads: Qwen3-235B-A22B's 4 over TP 8, one head a rank, replicated.
+# A block is 16 tokens x 94 layers x 2 x 1 x 128 x 2 B = 770,048 B = 752 KiB, the block the
+# start-up's own byte counts divide into (docs/accuracy.md).
+cli_case(engine_vllm_replicated_kv_heads EXIT 0 ARGS estimate "${hf}/quantized/qwen3-235b-a22b-instruct-2507-fp8/config.json"
+         --engine vllm --gpu l40s --tp 8 --ep 8 --max-model-len 32768
+         STDOUT "blocks of 16 tokens \\(752\\.00 KiB each\\).*4 key/value heads for 8 ranks: each rank keeps one, replicated on 2 ranks")
 cli_case(engine_vllm_bare_capacity EXIT 0 ARGS estimate qwen3-8b --engine vllm --gpu 23.53GiB --max-model-len 1024
          --format json STDOUT "\"memory_bytes\": 25265145118")
 
