@@ -37,6 +37,30 @@ std::uint64_t detail_row(const Item& item, const std::string& name) {
   return 0;
 }
 
+// Generation: `state` bytes of Mamba state at 4096 tokens and at 8192, beside keys and values
+// of `kv_per_token` bytes a token, which double.
+void expect_fixed_state_and_growing_kv(const ModelSpec& s, std::uint64_t state, std::uint64_t kv_per_token) {
+  for (const std::uint64_t tokens : {4096ULL, 8192ULL}) {
+    SCOPED_TRACE(tokens);
+    const Item kv = estimate_kv_cache(s, bf16_tokens(tokens)).components.front();
+    EXPECT_EQ(detail_row(kv, "ssm_state"), state);
+    EXPECT_EQ(kv.bytes.count(), state + kv_per_token * tokens);
+  }
+}
+
+// The "activations" row of a bf16 training step at batch x seq (a copy: the breakdown is gone).
+Item training_activations(const ModelSpec& s, std::uint64_t batch, std::uint64_t seq, const TrainingOptions& o = {}) {
+  TrainingShape shape;
+  shape.batch = batch;
+  shape.seq = seq;
+  shape.compute = precisions::bf16;
+  for (const Item& c : estimate_training(s, shape, o).components) {
+    if (c.name == "activations") return c;
+  }
+  ADD_FAILURE() << "no activations row";
+  return {};
+}
+
 // state-spaces/mamba-130m-hf: d 768, 24 layers, d_inner 1536, state 16, conv 4, dt_rank 48,
 // vocab 50280, tied head; each layer an RMSNorm and a MambaMixer.
 TEST(StateSpace, MambaCountsItsTensors) {
@@ -112,29 +136,15 @@ TEST(StateSpace, NemotronHLayersAreOneMixerOrAnMlp) {
 
   // Generation: 24 Mamba states, fixed; 4 attention layers' keys and values, growing.
   const std::uint64_t state = 24ULL * (conv * 4 + 128ULL * 64 * 128) * 2;
-  for (const std::uint64_t tokens : {4096ULL, 8192ULL}) {
-    SCOPED_TRACE(tokens);
-    const Item kv = estimate_kv_cache(s, bf16_tokens(tokens)).components.front();
-    EXPECT_EQ(detail_row(kv, "ssm_state"), state);
-    EXPECT_EQ(kv.bytes.count(), state + 4 * 2 * 8 * 128 * tokens * 2);
-  }
+  expect_fixed_state_and_growing_kv(s, state, 4 * 2 * 8 * 128 * 2);
 
   // Training: each kind of layer keeps its own tensors, the MLPs only in their 24 layers (8 x
   // 8192 tokens, so that the forward pass binds).
-  TrainingShape shape;
-  shape.batch = 8;
-  shape.seq = 8192;
-  shape.compute = precisions::bf16;
-  const Breakdown b = estimate_training(s, shape, TrainingOptions{});
-  const Item* activations = nullptr;
-  for (const Item& c : b.components) {
-    if (c.name == "activations") activations = &c;
-  }
-  ASSERT_NE(activations, nullptr);
-  EXPECT_EQ(detail_row(*activations, "q"), 4ULL * 8 * 8192 * 4096 * 2);
-  EXPECT_EQ(detail_row(*activations, "ssm_input"), 24ULL * 8 * 8192 * 4096 * 2);
-  EXPECT_EQ(detail_row(*activations, "mlp_input"), 24ULL * 8 * 8192 * 4096 * 2);
-  EXPECT_EQ(detail_row(*activations, "norm_inputs"), 52ULL * 8 * 8192 * 4096 * 2);  // one norm a layer
+  const Item activations = training_activations(s, 8, 8192);
+  EXPECT_EQ(detail_row(activations, "q"), 4ULL * 8 * 8192 * 4096 * 2);
+  EXPECT_EQ(detail_row(activations, "ssm_input"), 24ULL * 8 * 8192 * 4096 * 2);
+  EXPECT_EQ(detail_row(activations, "mlp_input"), 24ULL * 8 * 8192 * 4096 * 2);
+  EXPECT_EQ(detail_row(activations, "norm_inputs"), 52ULL * 8 * 8192 * 4096 * 2);  // one norm a layer
 }
 
 // tiiuae/Falcon-H1-0.5B-Instruct: 36 layers, each with attention (8 heads, 2 KV heads of 64,
@@ -163,27 +173,13 @@ TEST(StateSpace, FalconH1RunsAttentionAndAMixerInEveryLayer) {
   // Generation: every layer keeps keys and values, growing, and a Mamba state, fixed.
   const std::uint64_t state = 36ULL * (conv * 4 + 24ULL * 64 * 128) * 2;
   EXPECT_EQ(state, 14'671'872U);
-  for (const std::uint64_t tokens : {4096ULL, 8192ULL}) {
-    SCOPED_TRACE(tokens);
-    const Item kv = estimate_kv_cache(s, bf16_tokens(tokens)).components.front();
-    EXPECT_EQ(detail_row(kv, "ssm_state"), state);
-    EXPECT_EQ(kv.bytes.count(), state + 36 * 2 * 2 * 64 * tokens * 2);
-  }
+  expect_fixed_state_and_growing_kv(s, state, 36 * 2 * 2 * 64 * 2);
 
   // Training: one kind of block keeping both mixers' tensors in all 36 layers.
-  TrainingShape shape;
-  shape.batch = 2;
-  shape.seq = 2048;
-  shape.compute = precisions::bf16;
-  const Breakdown b = estimate_training(s, shape, TrainingOptions{});
-  const Item* activations = nullptr;
-  for (const Item& c : b.components) {
-    if (c.name == "activations") activations = &c;
-  }
-  ASSERT_NE(activations, nullptr);
-  EXPECT_EQ(detail_row(*activations, "q"), 36ULL * 2 * 2048 * 512 * 2);
-  EXPECT_EQ(detail_row(*activations, "ssm_input"), 36ULL * 2 * 2048 * 1024 * 2);
-  EXPECT_EQ(detail_row(*activations, "mlp_input"), 36ULL * 2 * 2048 * 1024 * 2);
+  const Item activations = training_activations(s, 2, 2048);
+  EXPECT_EQ(detail_row(activations, "q"), 36ULL * 2 * 2048 * 512 * 2);
+  EXPECT_EQ(detail_row(activations, "ssm_input"), 36ULL * 2 * 2048 * 1024 * 2);
+  EXPECT_EQ(detail_row(activations, "mlp_input"), 36ULL * 2 * 2048 * 1024 * 2);
 }
 
 // ai21labs/Jamba-v0.1: 32 layers, attention where i % 8 == 4 (32 heads, 8 KV heads of 128, no
@@ -215,23 +211,15 @@ TEST(StateSpace, JambaHybridWithExpertsCountsItsTensors) {
 // Training a hybrid with experts: four kinds of block, each layer counted once.
 TEST(StateSpace, JambaTrainingHoldsFourKindsOfBlock) {
   const ModelSpec s = hf_fixture("jamba-v0.1");
-  TrainingShape shape;
-  shape.seq = 1024;
-  shape.compute = precisions::bf16;
   TrainingOptions o;
   o.lora.rank = 8;
-  const Breakdown b = estimate_training(s, shape, o);
-  const Item* activations = nullptr;
-  for (const Item& c : b.components) {
-    if (c.name == "activations") activations = &c;
-  }
-  ASSERT_NE(activations, nullptr);
+  const Item activations = training_activations(s, 1, 1024, o);
   // The attention layers' q (4 of them), the Mamba layers' xz (28), the dense MLPs' gate
   // outputs (16) and the experts' intermediates (16 MoE layers x 4 x 2 routed x 14336).
-  EXPECT_EQ(detail_row(*activations, "q"), 4ULL * 1024 * 4096 * 2);
-  EXPECT_EQ(detail_row(*activations, "xz"), 28ULL * 1024 * 16384 * 2);
-  EXPECT_EQ(detail_row(*activations, "gate_output"), 16ULL * 1024 * 14336 * 2);
-  EXPECT_EQ(detail_row(*activations, "expert_intermediates"), 16ULL * 4 * 2 * 1024 * 14336 * 2);
+  EXPECT_EQ(detail_row(activations, "q"), 4ULL * 1024 * 4096 * 2);
+  EXPECT_EQ(detail_row(activations, "xz"), 28ULL * 1024 * 16384 * 2);
+  EXPECT_EQ(detail_row(activations, "gate_output"), 16ULL * 1024 * 14336 * 2);
+  EXPECT_EQ(detail_row(activations, "expert_intermediates"), 16ULL * 4 * 2 * 1024 * 14336 * 2);
 }
 
 // A Mamba layer keeps conv channels x d_conv and d_inner x d_state per sequence, whatever the
