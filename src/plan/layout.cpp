@@ -45,6 +45,48 @@ std::string training_only_option(const ParallelTrainingOptions& p) {
   return "";
 }
 
+// vLLM's LoRA buffers (vllm/lora/layers.py, 0.8-0.10), `so.max_loras` slots on each of `t`
+// ranks in `dtype`: every attention and MLP linear keeps per slot an A (rank x input) and a B
+// (output x rank), sharded as the layer is (column-parallel: B split; row-parallel o and down:
+// A split); the embedding an A over the vocabulary and the added tokens, a B and the added
+// tokens' rows; the logits an A, a B over the vocabulary padded to 256 and the added tokens'
+// rows; and the token table (and an untied head) grow by the added tokens.
+Item vllm_lora_buffers(const ModelSpec& spec, const ServingOptions& so, std::uint64_t t, const Precision& dtype) {
+  const std::uint64_t n = so.max_loras, r = so.max_lora_rank, extra = so.lora_extra_vocab_size;
+  const std::uint64_t d = spec.d_model, V = spec.vocab_size;
+  std::uint64_t linear = 0;
+  for (const TensorGroup& g : model_tensors(spec)) {
+    if (g.role != TensorRole::linear || (g.component != "attention" && g.component != "mlp")) continue;
+    const bool row_parallel = g.name == "o" || g.name == "down";
+    const std::uint64_t a = checked_mul(r, row_parallel ? ceil_div(g.cols, t) : g.cols, "LoRA A");
+    const std::uint64_t b = checked_mul(row_parallel ? g.rows : ceil_div(g.rows, t), r, "LoRA B");
+    linear = checked_add(linear, checked_mul(checked_mul(n, a + b, "LoRA slots"), g.copies, "LoRA layers"), "LoRA");
+  }
+  const std::uint64_t added = checked_mul(checked_mul(n, extra, "added tokens"), d, "added rows");
+  const std::uint64_t embedding = checked_add(
+      checked_add(checked_mul(checked_mul(n, V + extra, "LoRA embedding A"), r, "LoRA embedding A"),
+                  checked_mul(checked_mul(n, d, "LoRA embedding B"), r, "LoRA embedding B"), "LoRA embedding"),
+      added, "LoRA embedding");
+  const std::uint64_t logits = checked_add(
+      checked_add(checked_mul(checked_mul(n, r, "LoRA logits A"), d, "LoRA logits A"),
+                  checked_mul(checked_mul(n, ceil_div(V, 256) * 256, "LoRA logits B"), r, "LoRA logits B"),
+                  "LoRA logits"),
+      added, "LoRA logits");
+  const std::uint64_t tables = checked_mul(ceil_div(checked_mul(extra, d, "added rows"), t),
+                                           spec.lm_head == LmHead::untied ? 2 : 1, "added rows");
+  const std::uint64_t elements = checked_add(checked_add(linear, embedding, "LoRA"),
+                                             checked_add(logits, tables, "LoRA"), "LoRA elements");
+  return {"lora_buffers",
+          Bytes(checked_mul(elements, element_bits(dtype.format) / 8, "LoRA bytes")),
+          s(n) + " adapter slots of rank " + s(r) + " at " + to_string(dtype) + ": A and B of every attention and " +
+              "MLP linear (" + group_digits(linear) + " elements), the embedding's and the logits' (" +
+              group_digits(embedding + logits) + "), " + s(extra) + " added tokens' rows in the tables (" +
+              group_digits(tables) + ")",
+          std::nullopt,
+          "vLLM allocates them at start-up, whether or not adapters are loaded",
+          {}};
+}
+
 // vLLM's get_pp_indices: n / p layers a stage, the remainder one each to the stages before the
 // last, from the second-to-last back (27 layers over 2 stages: 14 and 13).
 std::vector<std::uint64_t> vllm_stage_layers(std::uint64_t n, std::uint64_t p) {
@@ -212,6 +254,16 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
     weights.formula = group_digits(*weights.params) + " params on each GPU: " + group_digits(ss.experts) + " of " +
                       group_digits(spec.experts) + " routed experts of every MoE layer, every other tensor " +
                       (t > 1 ? "split " + s(t) + " ways" : std::string("whole"));
+  }
+
+  if (so.max_loras > 0) {
+    if (spec.experts != 0 || spec.mla.kv_lora_rank != 0)
+      throw_invalid_input("max_loras", "memplan prices vLLM's LoRA buffers for dense attention models; " + spec.name +
+                                           " has " + (spec.experts != 0 ? "experts" : "latent attention"));
+    if (pp > 1) throw_invalid_input("max_loras", "memplan's vLLM policy does not combine `max_loras` with `pp` yet");
+    Item lora = vllm_lora_buffers(spec, so, t, compute);
+    weights.bytes = weights.bytes.plus(lora.bytes, "weights");
+    weights.detail.push_back(std::move(lora));
   }
 
   // The profile run: one forward over max_num_batched_tokens tokens, and the sampler.
@@ -420,6 +472,11 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
     out.notes.push_back("the KV cache holds " + group_digits(cap.tokens) + " tokens, fewer than max_model_len " +
                         group_digits(max_len) +
                         ": vLLM refuses to start (raise `gpu_memory_utilization` or `tp`, or lower `max_model_len`)");
+  }
+  if (so.max_loras > 0) {
+    out.notes.push_back("enable_lora: " + s(so.max_loras) + " adapter slots of rank " + s(so.max_lora_rank) +
+                        " are in the weights on every rank (vLLM allocates their buffers at start-up); the profile's "
+                        "dummy adapters' activations are not counted");
   }
   out.notes.push_back(
       "vLLM measures the activation peak at start-up (profile_run); memplan estimates it as the larger of "

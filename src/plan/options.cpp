@@ -565,6 +565,13 @@ const std::array kOptions = std::to_array<OptionDef>({
   {.key = "block_size", .flag = "block_size", .kind = OptionKind::count, .group = kEngine,
    .help = "vLLM: tokens per KV cache block", .default_text = "16", .min = 1, .max = 1 << 20,
    .set = MEMPLAN_SET(s.layout.block_size = v.count)},
+  {.key = "max_loras", .flag = "max_loras", .kind = OptionKind::count, .group = kEngine,
+   .help = "vLLM --enable-lora --max-loras N: adapters served at once; each linear layer, the embedding and the "
+           "head keep N stacks of adapter buffers", .default_text = "0 (no LoRA)", .max = 1 << 16,
+   .set = MEMPLAN_SET(s.layout.max_loras = v.count)},
+  {.key = "max_lora_rank", .flag = "max_lora_rank", .kind = OptionKind::count, .group = kEngine,
+   .help = "vLLM --max-lora-rank: the rank every adapter buffer is sized for", .default_text = "16", .min = 1,
+   .max = 1 << 16, .set = MEMPLAN_SET(s.layout.max_lora_rank = v.count)},
   {.key = "ngl", .flag = "ngl", .kind = OptionKind::count, .group = kEngine,
    .help = "llama.cpp -ngl: the last N layers on the GPU; more than the model's layers puts the output layer there "
            "too", .default_text = "every layer and the output layer with a GPU, 0 with cpu", .max = 1 << 20,

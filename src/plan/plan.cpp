@@ -32,7 +32,7 @@ void check_engine_options(const PlanSettings& s) {
   };
   if (engine != Engine::vllm) {
     refuse({"gpu_memory_utilization", "max_model_len", "vllm_entrypoint", "max_num_seqs", "max_num_batched_tokens",
-            "block_size"},
+            "block_size", "max_loras", "max_lora_rank"},
            "vLLM");
   }
   if (engine != Engine::llama_cpp) refuse({"ngl", "ubatch", "cache_type_k", "cache_type_v", "flash_attn"}, "llama.cpp");
@@ -111,6 +111,8 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
     const std::uint64_t tokens = large ? (llm ? 16384 : 8192) : (llm ? 8192 : 2048);
     o.vllm = ServingOptions{a.gpu_memory_utilization, a.max_model_len, a.max_num_seqs.value_or(large ? 1024 : 256),
                             a.max_num_batched_tokens.value_or(tokens), a.block_size};
+    o.vllm->max_loras = a.max_loras;
+    o.vllm->max_lora_rank = a.max_lora_rank;
   }
   if (engine == Engine::llama_cpp) {
     LlamaCppOptions l;

@@ -93,6 +93,12 @@ cli_case(engine_vllm_pipeline_too_deep EXIT 2 ARGS estimate gpt2 --engine vllm -
 cli_case(engine_vllm_replicated_kv_heads EXIT 0 ARGS estimate "${hf}/quantized/qwen3-235b-a22b-instruct-2507-fp8/config.json"
          --engine vllm --gpu l40s --tp 8 --ep 8 --max-model-len 32768
          STDOUT "blocks of 16 tokens \\(752\\.00 KiB each\\).*4 key/value heads for 8 ranks: each rank keeps one, replicated on 2 ranks")
+cli_case(engine_vllm_lora EXIT 0 ARGS estimate llama-3.1-8b --engine vllm --gpu a100-40gb --max-loras 2
+         STDOUT "enable_lora: 2 adapter slots of rank 16 are in the weights")
+cli_case(engine_vllm_lora_needs_vllm EXIT 2 ARGS estimate llama-3.1-8b --max-loras 2
+         STDOUT_EMPTY STDERR "--max-loras is a vLLM setting: add --engine vllm")
+cli_case(engine_vllm_lora_not_on_experts EXIT 2 ARGS estimate qwen3-30b-a3b --engine vllm --gpu h100 --max-loras 2
+         STDOUT_EMPTY STDERR "prices vLLM's LoRA buffers for dense attention models; qwen3-30b-a3b has experts")
 cli_case(engine_vllm_bare_capacity EXIT 0 ARGS estimate qwen3-8b --engine vllm --gpu 23.53GiB --max-model-len 1024
          --format json STDOUT "\"memory_bytes\": 25265145118")
 

@@ -22,6 +22,9 @@ struct ServingOptions {
   std::uint64_t max_num_batched_tokens =
       8192;                       // tokens per forward in the profile run (version- and GPU-dependent default)
   std::uint64_t block_size = 16;  // tokens per KV cache block
+  std::uint64_t max_loras = 0;    // enable_lora: adapters served at once, each a stack of buffers; 0 = no LoRA
+  std::uint64_t max_lora_rank = 16;
+  std::uint64_t lora_extra_vocab_size = 256;  // tokens an adapter may add (vLLM 0.8-0.10's default)
 };
 
 // Whose allocation rules a plan follows (`engine`).

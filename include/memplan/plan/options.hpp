@@ -37,6 +37,8 @@ struct LayoutRequest {
   std::optional<std::uint64_t> max_num_seqs;            // unset: vLLM's default for the GPU and entrypoint
   std::optional<std::uint64_t> max_num_batched_tokens;  // unset: the same
   std::uint64_t block_size = 16;
+  std::uint64_t max_loras = 0;       // vLLM enable_lora's max_loras; 0 = LoRA off
+  std::uint64_t max_lora_rank = 16;  // vLLM's max_lora_rank
   std::optional<std::uint64_t> ngl;  // llama.cpp -ngl; unset = everything on the GPU (0 with cpu)
   std::uint64_t ubatch = 512;
   std::string cache_type_k = "f16";

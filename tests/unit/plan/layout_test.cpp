@@ -158,6 +158,30 @@ TEST(Layout, VllmSplitsTheLayersOverPipelineStages) {
   EXPECT_EQ(llama.devices[2].role, "stage 2 (layers 22-31)");
 }
 
+// enable_lora with 2 slots of rank 16 on Llama-3.1-8B (bf16, one GPU): per layer q, o: A 16 x
+// 4096 and B 4096 x 16; k, v: A 16 x 4096, B 1024 x 16; gate, up: A 16 x 4096, B 14336 x 16;
+// down: A 16 x 14336, B 4096 x 16. The embedding: A (128,256 + 256 added tokens) x 16, B 4096 x
+// 16, the added tokens' 256 x 4096; the logits: A 16 x 4096, B 128,256 (a multiple of 256) x
+// 16, 256 x 4096; the token table and the untied head 256 rows more each. vLLM 0.8.2 logged
+// "Model loading took 15.1749 GB" for this (docs/accuracy.md): 14.99 GiB without LoRA.
+TEST(Layout, VllmKeepsLoraBuffersForEverySlot) {
+  LayoutOptions o;
+  o.vllm = ServingOptions{};
+  o.vllm->max_loras = 2;
+  o.vllm->max_lora_rank = 16;
+  o.gpus = {a100_80gb()};
+  const std::uint64_t layer = 2 * 16ULL * ((4096 + 4096) * 2 + (4096 + 1024) * 2 + (4096 + 14336) * 2 + (14336 + 4096));
+  const std::uint64_t embedding = 2 * 16ULL * (128256 + 256) + 2 * 16ULL * 4096 + 2 * 256ULL * 4096;
+  const std::uint64_t logits = 2 * 16ULL * 4096 + 2 * 16ULL * 128256 + 2 * 256ULL * 4096;
+  const std::uint64_t lora = (32 * layer + embedding + logits + 2 * 256 * 4096) * 2;
+  EXPECT_EQ(lora, 197'312'512U);
+  const ModelSpec s = testing::hf_fixture("llama-3.1-8b");
+  const LayoutEstimate with = estimate_layout(s, bf16(WorkloadKind::inference), o);
+  o.vllm->max_loras = 0;
+  const LayoutEstimate without = estimate_layout(s, bf16(WorkloadKind::inference), o);
+  EXPECT_EQ(bytes_of(with.devices[0].breakdown, "weights"), bytes_of(without.devices[0].breakdown, "weights") + lora);
+}
+
 TEST(Layout, VllmFillsWhatUtilizationLeavesWithKvBlocks) {
   Workload w = bf16(WorkloadKind::inference);
   LayoutOptions o;
