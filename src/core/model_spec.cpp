@@ -400,6 +400,12 @@ std::uint64_t ssm_layers(const ModelSpec& s) {
   return static_cast<std::uint64_t>(std::count(s.layer_types.begin(), s.layer_types.end(), AttentionKind::mamba));
 }
 
+std::string ssm_layers_text(const ModelSpec& s) {
+  const std::string n = std::to_string(ssm_layers(s));
+  return s.parallel_ssm ? n + " layers that each run a Mamba-2 mixer beside their attention"
+                        : n + " state-space (Mamba) layers";
+}
+
 ModelSpec encoder_as_model(const ModelSpec& s) {
   ModelSpec e = s;
   e.n_layers = s.encoder.n_layers;

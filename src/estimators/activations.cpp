@@ -243,8 +243,8 @@ std::vector<Hook> model_hooks(const ModelSpec& s, std::uint64_t batch, std::uint
     throw Error(ErrorKind::invalid_input,
                 "TransformerLens has no hook points for state-space (Mamba) layers, and memplan names hooks as it "
                 "does: hook lists and the extraction workloads do not apply to " +
-                    s.name + " (" + to_string(s.family) + ", " + group_digits(ssm_layers(s)) +
-                    " Mamba layers). The residual stream is d_model wide per token: the sae and cka workloads "
+                    s.name + " (" + to_string(s.family) + ", " + ssm_layers_text(s) +
+                    "). The residual stream is d_model wide per token: the sae and cka workloads "
                     "price caching it",
                 "workload");
   }

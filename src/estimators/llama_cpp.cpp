@@ -137,8 +137,8 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   if (ssm_layers(spec) > 0) {
     throw Error(ErrorKind::invalid_input,
                 "memplan's llama.cpp policy sizes attention layers' KV cells; " + spec.name + " has " +
-                    group_digits(ssm_layers(spec)) +
-                    " state-space (Mamba) layers, whose recurrent state llama.cpp keeps in cells memplan does not "
+                    ssm_layers_text(spec) +
+                    ", whose recurrent state llama.cpp keeps in cells memplan does not "
                     "model yet: plan it with -w generation",
                 "engine");
   }

@@ -426,8 +426,8 @@ TensorShard tensor_parallel_shard(const ModelSpec& spec, const TensorShardOption
   }
   if (ssm_layers(spec) > 0) {
     if (t > 1) {
-      throw_invalid_input("tensor_parallel", spec.name + " has " + group_digits(ssm_layers(spec)) +
-                                                 " state-space (Mamba) layers, which memplan does not split over "
+      throw_invalid_input("tensor_parallel", spec.name + " has " + ssm_layers_text(spec) +
+                                                 ", which memplan does not split over "
                                                  "tensor-parallel ranks: use `pp`, `zero` or `fsdp`");
     }
     if (attention_layers(spec) > 0) {

@@ -158,8 +158,8 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   }
   if (ssm_layers(spec) > 0) {
     throw_invalid_input("engine", "memplan's vLLM policy divides what is left into attention KV blocks; " + spec.name +
-                                      " has " + group_digits(ssm_layers(spec)) +
-                                      " state-space (Mamba) layers, whose per-request state vLLM keeps in its own "
+                                      " has " + ssm_layers_text(spec) +
+                                      ", whose per-request state vLLM keeps in its own "
                                       "cache, which memplan does not model yet: plan it with -w generation and "
                                       "--batch");
   }

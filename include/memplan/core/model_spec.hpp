@@ -350,6 +350,9 @@ inline std::uint64_t expert_width(const ModelSpec& s) { return s.d_expert != 0 ?
 // Returns how many layers have a state-space mixer (attention_kind mamba, or every attention
 // layer of a model with parallel_ssm).
 std::uint64_t ssm_layers(const ModelSpec& spec);
+// Returns the state-space layers in words for messages: "24 state-space (Mamba) layers", or a
+// parallel hybrid's "36 layers that each run a Mamba-2 mixer beside their attention".
+std::string ssm_layers_text(const ModelSpec& spec);
 // Returns how many layers are an MLP alone (attention_kind mlp).
 std::uint64_t mlp_only_layers(const ModelSpec& spec);
 // Returns how many layers have attention (every layer that is neither a state-space layer nor
