@@ -42,19 +42,25 @@ Bytes OverheadBytes::total() const {
       .plus(fragmentation, "overhead bytes");
 }
 
-OverheadBytes overhead_bytes(const OverheadOptions& o, const std::vector<TensorRun>& persistent,
-                             const TransientTensors& transient) {
+namespace {
+
+// The fragmentation row, the transient tensors replayed once (the margins checked first).
+Fragmentation checked_fragmentation(const OverheadOptions& o, const TransientTensors& transient) {
   for (const double f : {o.fragmentation, o.fragmentation_low, o.fragmentation_high}) {
     if (!(f >= 0.0 && f <= 1.0)) {
       throw Error(ErrorKind::invalid_input, "the fragmentation margin must be a fraction from 0 to 1", "fragmentation");
     }
   }
+  return fragmentation_of(o, transient);
+}
+
+OverheadBytes overhead_rows(const OverheadOptions& o, const std::vector<TensorRun>& persistent,
+                            const Bytes fragmentation) {
   // PyTorch's default CUBLAS_WORKSPACE_CONFIG: ":4096:8" on Hopper, ":4096:2:16:8" before.
   const Bytes default_workspace(o.hopper_or_newer ? 8 * (4ULL << 20) : 2 * (4ULL << 20) + 8 * (16ULL << 10));
   Bytes allocated;
   for (const TensorRun& t : persistent)
     allocated = allocated.plus(Bytes(t.bytes).times(t.count, "allocated bytes"), "allocated bytes");
-  const Bytes fragmentation = fragmentation_of(o, transient).bytes;
   if (o.host) return {Bytes(0), Bytes(0), Bytes(0), fragmentation};
   const Bytes reserved = allocator_reserved(persistent);
   const Bytes context = o.eager_module_loading ? o.cuda_context.plus(Bytes(kEagerModuleLoadingBytes), "CUDA context")
@@ -63,10 +69,17 @@ OverheadBytes overhead_bytes(const OverheadOptions& o, const std::vector<TensorR
           fragmentation};
 }
 
+}  // namespace
+
+OverheadBytes overhead_bytes(const OverheadOptions& o, const std::vector<TensorRun>& persistent,
+                             const TransientTensors& transient) {
+  return overhead_rows(o, persistent, checked_fragmentation(o, transient).bytes);
+}
+
 Breakdown estimate_overhead(const OverheadOptions& o, const std::vector<TensorRun>& persistent,
                             const TransientTensors& transient) {
-  const OverheadBytes bytes = overhead_bytes(o, persistent, transient);
-  const Fragmentation derived = fragmentation_of(o, transient);
+  const Fragmentation derived = checked_fragmentation(o, transient);
+  const OverheadBytes bytes = overhead_rows(o, persistent, derived.bytes);
   Item overhead{"overhead", Bytes(0), "", std::nullopt, "", {}};
 
   Item context{"cuda_context",

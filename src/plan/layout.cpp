@@ -401,7 +401,8 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
 
   const std::uint64_t world = checked_mul(checked_mul(t, dp, "tp x dp"), pp, "tp x dp x pp");
   std::vector<DeviceMemory> devices;
-  for (const Stage& st : stages) {
+  for (std::size_t k = 0; k < stages.size(); ++k) {
+    const Stage& st = stages[k];
     const std::string block_text = ss.mla.kv_lora_rank != 0
                                        ? s(so.block_size) + " tokens x " + s(st.layers) + " layers x (kv_lora_rank " +
                                              s(ss.mla.kv_lora_rank) + " + qk_rope_head_dim " +
@@ -421,15 +422,14 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
                            ? "; this stage has room for " + group_digits(st.cap.blocks) + " blocks"
                            : std::string()));
     DeviceMemory d;
-    d.role = pp > 1 ? "stage " + s(&st - stages.data()) + " (layers " + s(st.first) + "-" +
-                          s(st.first + st.layers - 1) + ")"
+    d.role = pp > 1       ? "stage " + s(k) + " (layers " + s(st.first) + "-" + s(st.first + st.layers - 1) + ")"
              : world == 1 ? "every GPU"
                           : "every rank";
     d.count = checked_mul(t, dp, "tp x dp");
     d.holds = tensor_text(t) + "; a KV cache of " + group_digits(cap.tokens) + " tokens";
     if (pp > 1) {
-      d.holds = s(st.layers) + " layers" + (&st == &stages.front() ? " and the embeddings" : "") +
-                (&st == &stages.back() ? ", the head and the sampler" : "") +
+      d.holds = s(st.layers) + " layers" + (k == 0 ? " and the embeddings" : "") +
+                (k + 1 == stages.size() ? ", the head and the sampler" : "") +
                 (t > 1 ? ", 1/" + s(t) + " of each matrix" : std::string()) + "; a KV cache of " +
                 group_digits(cap.tokens) + " tokens";
     }
