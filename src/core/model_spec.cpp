@@ -18,7 +18,7 @@ namespace {
 template <typename Enum, std::size_t N>
 using Names = std::array<std::pair<Enum, std::string_view>, N>;
 
-constexpr Names<Family, 40> kFamilies{{{Family::gpt2, "gpt2"},
+constexpr Names<Family, 41> kFamilies{{{Family::gpt2, "gpt2"},
                                        {Family::gpt_neox, "gpt-neox"},
                                        {Family::llama, "llama"},
                                        {Family::mistral, "mistral"},
@@ -55,6 +55,7 @@ constexpr Names<Family, 40> kFamilies{{{Family::gpt2, "gpt2"},
                                        {Family::jamba, "jamba"},
                                        {Family::nemotron_h, "nemotron_h"},
                                        {Family::falcon_h1, "falcon_h1"},
+                                       {Family::zamba2, "zamba2"},
                                        {Family::t5, "t5"},
                                        {Family::bart, "bart"},
                                        {Family::whisper, "whisper"}}};
@@ -126,12 +127,8 @@ void check_experts(const ModelSpec& s) {
 
 void check_ssm(const ModelSpec& s) {
   const SsmSizes& m = s.ssm;
-  if (s.parallel_ssm) {
-    if (m.version != 2)
-      throw_invalid_input("parallel_ssm", "parallel_ssm runs a Mamba-2 mixer beside each attention: ssm_version 2");
-    if (std::find(s.layer_types.begin(), s.layer_types.end(), AttentionKind::mamba) != s.layer_types.end())
-      throw_invalid_input("layer_types", "with parallel_ssm every attention layer has its mixer: no 'mamba' layers");
-  }
+  if (s.parallel_ssm && m.version != 2)
+    throw_invalid_input("parallel_ssm", "parallel_ssm runs a Mamba-2 mixer beside each attention: ssm_version 2");
   if (m.version == 0) {
     if (m.d_inner != 0 || m.d_state != 0 || m.d_conv != 0 || m.dt_rank != 0 || m.heads != 0 || m.groups != 0)
       throw_invalid_input("ssm_version",
@@ -160,6 +157,34 @@ void check_ssm(const ModelSpec& s) {
     throw_invalid_input("ssm_groups",
                         "ssm_groups " + std::to_string(m.groups) + " must divide ssm_heads " + std::to_string(m.heads));
   }
+}
+
+// Zamba2's shared blocks (see SharedBlocks), once layer_types is known to fit n_layers.
+void check_shared_blocks(const ModelSpec& s) {
+  const SharedBlocks& b = s.shared;
+  if (b.blocks == 0) {
+    if (b.adapter_rank != 0 || b.mlp_adapters || b.attention_adapters)
+      throw_invalid_input("shared_adapter_rank", "shared-block adapters are set but shared_blocks is 0");
+    return;
+  }
+  if (!s.parallel_ssm || s.layer_types.empty())
+    throw_invalid_input("shared_blocks",
+                        "shared_blocks (Zamba2's) are used by a hybrid's attention layers: they need "
+                        "parallel_ssm and layer_types saying which layers attend");
+  if (b.blocks > attention_layers(s))
+    throw_invalid_input("shared_blocks", "shared_blocks " + std::to_string(b.blocks) + " is more than the " +
+                                             std::to_string(attention_layers(s)) + " attention layers that use them");
+  if ((b.mlp_adapters || b.attention_adapters) != (b.adapter_rank != 0))
+    throw_invalid_input("shared_adapter_rank",
+                        "shared-block adapters need a rank (shared_adapter_rank) and a place (shared_mlp_adapters, "
+                        "shared_attention_adapters), both or neither");
+  if (s.mlp == MlpKind::none || s.experts != 0 || s.mla.kv_lora_rank != 0 || mlp_only_layers(s) != 0)
+    throw_invalid_input("shared_blocks",
+                        "a shared block holds plain attention and a dense MLP: no experts, "
+                        "latent attention or MLP-only layers beside it");
+  if (checked_mul(s.n_heads, s.d_head, "n_heads * d_head") != checked_mul(2, s.d_model, "2 d_model"))
+    throw_invalid_input("d_head", "a shared block's heads span its 2 d_model input: n_heads x d_head must be " +
+                                      std::to_string(2 * s.d_model));
 }
 
 void check_vision(const ModelSpec& s) {
@@ -393,17 +418,23 @@ std::uint64_t mlp_only_layers(const ModelSpec& s) {
   return static_cast<std::uint64_t>(std::count(s.layer_types.begin(), s.layer_types.end(), AttentionKind::mlp));
 }
 
-std::uint64_t ssm_layers(const ModelSpec& s) {
+std::uint64_t ssm_only_layers(const ModelSpec& s) {
   if (s.ssm.version == 0) return 0;
-  if (s.parallel_ssm) return attention_layers(s);
-  if (s.layer_types.empty()) return s.n_layers;
+  if (s.layer_types.empty()) return s.parallel_ssm ? 0 : s.n_layers;
   return static_cast<std::uint64_t>(std::count(s.layer_types.begin(), s.layer_types.end(), AttentionKind::mamba));
 }
 
+std::uint64_t ssm_layers(const ModelSpec& s) {
+  if (s.ssm.version == 0) return 0;
+  return s.parallel_ssm ? s.n_layers - mlp_only_layers(s) : ssm_only_layers(s);
+}
+
 std::string ssm_layers_text(const ModelSpec& s) {
-  const std::string n = std::to_string(ssm_layers(s));
-  return s.parallel_ssm ? n + " layers that each run a Mamba-2 mixer beside their attention"
-                        : n + " state-space (Mamba) layers";
+  if (!s.parallel_ssm) return std::to_string(ssm_layers(s)) + " state-space (Mamba) layers";
+  const std::string beside = std::to_string(attention_layers(s)) +
+                             " layers that each run a Mamba-2 mixer beside their attention";
+  const std::uint64_t alone = ssm_only_layers(s);
+  return alone == 0 ? beside : std::to_string(alone) + " state-space (Mamba-2) layers and " + beside;
 }
 
 ModelSpec encoder_as_model(const ModelSpec& s) {
@@ -530,7 +561,8 @@ bool layer_holds(const ModelSpec& s, LayerSet set, std::uint64_t layer) {
     case LayerSet::moe_mlp: return is_moe_layer(s, layer);
     case LayerSet::attention: return attends(attention_kind(s, layer));
     case LayerSet::ssm:
-      return s.parallel_ssm ? attends(attention_kind(s, layer)) : attention_kind(s, layer) == AttentionKind::mamba;
+      return attention_kind(s, layer) == AttentionKind::mamba || (s.parallel_ssm && attends(attention_kind(s, layer)));
+    case LayerSet::ssm_only: return attention_kind(s, layer) == AttentionKind::mamba;
   }
   return false;
 }
@@ -541,15 +573,17 @@ std::uint64_t layers_in(const ModelSpec& s, LayerSet set, std::uint64_t first, s
   const std::uint64_t in_range = end - begin;
   if (set == LayerSet::none) return 0;
   if (set == LayerSet::all) return in_range;
-  if (set == LayerSet::attention || set == LayerSet::ssm || (set == LayerSet::dense_mlp && mlp_only_layers(s) > 0)) {
-    std::uint64_t ssm = 0, mlp = 0;
+  if (set == LayerSet::attention || set == LayerSet::ssm || set == LayerSet::ssm_only ||
+      (set == LayerSet::dense_mlp && mlp_only_layers(s) > 0)) {
+    std::uint64_t ssm = 0, mlp = 0;  // layers with a state-space mixer alone, with an MLP alone
     if (s.ssm.version != 0 && s.layer_types.empty() && !s.parallel_ssm) ssm = in_range;
     for (std::uint64_t i = begin; i < end && !s.layer_types.empty(); ++i) {
       ssm += s.layer_types[i] == AttentionKind::mamba ? 1 : 0;
       mlp += s.layer_types[i] == AttentionKind::mlp ? 1 : 0;
     }
     if (set == LayerSet::dense_mlp) return mlp;  // the model's MLPs are layers of their own
-    if (s.parallel_ssm) return in_range - mlp;   // the attention layers, each with its mixer
+    if (set == LayerSet::ssm_only) return ssm;
+    if (set == LayerSet::ssm && s.parallel_ssm) return in_range - mlp;  // every attention layer has its mixer too
     return set == LayerSet::ssm ? ssm : in_range - ssm - mlp;
   }
   // MoE layers: from max(begin, first_dense_layers), those whose number (from 1) is a multiple of moe_every.
@@ -559,6 +593,14 @@ std::uint64_t layers_in(const ModelSpec& s, LayerSet set, std::uint64_t first, s
     moe = multiples_below(end, s.moe_every) - multiples_below(from, s.moe_every);
   }
   return set == LayerSet::moe_mlp ? moe : in_range - moe;
+}
+
+std::uint64_t shared_blocks_in(const ModelSpec& s, std::uint64_t first, std::uint64_t count) {
+  const std::uint64_t blocks = s.shared.blocks;
+  if (blocks == 0) return 0;
+  const std::uint64_t before = layers_in(s, LayerSet::attention, 0, first);
+  const std::uint64_t through = checked_add(before, layers_in(s, LayerSet::attention, first, count), "layers");
+  return std::min(blocks, through) - std::min(blocks, before);
 }
 
 bool uniform_layers(const ModelSpec& s) {
@@ -708,6 +750,13 @@ ModelSpec family_defaults(Family family) {
     case Family::falcon_h1:  // Llama's block with a Mamba-2 mixer beside every attention
       s.positional = Positional::rotary;
       break;
+    case Family::zamba2:  // one norm and a Mamba-2 mixer per layer; shared GELU blocks, RoPE only with use_mem_rope
+      s.activation = "gelu";
+      s.positional = Positional::none;
+      s.norms_per_layer = 1;
+      s.lm_head = LmHead::tied;
+      s.parallel_ssm = true;
+      break;
     case Family::jamba:  // Llama's block without rotary: Mamba mixers and attention, dense MLPs and experts
       s.positional = Positional::none;
       break;
@@ -793,6 +842,7 @@ void validate(const ModelSpec& s) {
                                           std::to_string(s.n_heads) +
                                           " (each key/value head serves a whole group of query heads)");
   }
+  check_shared_blocks(s);
   if (s.lm_head_bias && s.lm_head == LmHead::none) {
     throw_invalid_input("lm_head_bias", "lm_head_bias is set but lm_head is 'none'");
   }

@@ -58,9 +58,12 @@ void add_ssm(std::vector<TensorGroup>& out, const ModelSpec& s) {
 }
 
 void add_attention(std::vector<TensorGroup>& out, const ModelSpec& s) {
-  const std::uint64_t layers = attention_layers(s);
+  // Shared blocks (Zamba2) hold the attention once per block, not per layer, over 2 d_model.
+  const bool shared = s.shared.blocks != 0;
+  const std::uint64_t layers = shared ? s.shared.blocks : attention_layers(s);
   if (layers == 0) return;
-  const LayerSet all = LayerSet::attention;
+  const LayerSet all = shared ? LayerSet::none : LayerSet::attention;
+  const std::uint64_t in = shared ? checked_mul(2, s.d_model, "2 d_model") : s.d_model;
   const MlaSizes& m = s.mla;
   const std::uint64_t q_width = checked_mul(s.n_heads, s.d_head, "n_heads * d_head");
   if (m.kv_lora_rank != 0) {
@@ -82,14 +85,29 @@ void add_attention(std::vector<TensorGroup>& out, const ModelSpec& s) {
     return;
   }
   const std::uint64_t kv_width = checked_mul(s.n_kv_heads, s.d_head, "n_kv_heads * d_head");
-  add_linear(out, "attention", "q", "q.bias", s.d_model, q_width, layers, s.attn_qkv_bias, all);
-  add_linear(out, "attention", "k", "k.bias", s.d_model, kv_width, layers, s.attn_qkv_bias && s.attn_k_bias, all);
-  add_linear(out, "attention", "v", "v.bias", s.d_model, kv_width, layers, s.attn_qkv_bias, all);
+  add_linear(out, "attention", "q", "q.bias", in, q_width, layers, s.attn_qkv_bias, all);
+  add_linear(out, "attention", "k", "k.bias", in, kv_width, layers, s.attn_qkv_bias && s.attn_k_bias, all);
+  add_linear(out, "attention", "v", "v.bias", in, kv_width, layers, s.attn_qkv_bias, all);
   add_linear(out, "attention", "o", "o.bias", q_width, s.d_model, layers, s.attn_out_bias, all);
   if (s.attention_sinks) out.push_back({"attention", "sinks", s.n_heads, 1, layers, TensorRole::bias, all});
   if (s.positional == Positional::relative) {  // T5: one table in the stack's first layer
     out.push_back({"attention", "relative_attention_bias", s.relative_buckets, s.n_heads, 1, TensorRole::embedding,
                    LayerSet::none});
+  }
+}
+
+// What each use of a shared block adds to its attention (Zamba2's Zamba2HybridLayer): a
+// d_model x d_model linear of its own and, with attention_adapters, a down and an up matrix
+// on each of q, k and v.
+void add_shared_attention_uses(std::vector<TensorGroup>& out, const ModelSpec& s) {
+  const SharedBlocks& b = s.shared;
+  if (b.blocks == 0) return;
+  const std::uint64_t uses = attention_layers(s), d = s.d_model, two_d = checked_mul(2, d, "2 d_model");
+  const LayerSet set = LayerSet::attention;
+  out.push_back({"attention", "shared.linear", d, d, uses, TensorRole::linear, set});
+  if (b.attention_adapters) {
+    out.push_back({"attention", "shared.qkv_adapters.down", b.adapter_rank, two_d, 3 * uses, TensorRole::linear, set});
+    out.push_back({"attention", "shared.qkv_adapters.up", two_d, b.adapter_rank, 3 * uses, TensorRole::linear, set});
   }
 }
 
@@ -253,12 +271,26 @@ std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
   }
 
   add_attention(out, s);
+  add_shared_attention_uses(out, s);
   add_cross_attention(out, s);
   add_ssm(out, s);
 
   const std::uint64_t moe_layers = layers_in(s, LayerSet::moe_mlp, 0, layers);
-  const std::uint64_t dense_layers = s.mlp == MlpKind::none ? 0 : layers_in(s, LayerSet::dense_mlp, 0, layers);
-  add_mlp(out, s, "mlp", "", s.d_mlp, dense_layers, LayerSet::dense_mlp);
+  const SharedBlocks& shared = s.shared;
+  if (shared.blocks != 0) {  // the MLPs are the shared blocks', with an adapter on gate_up per use
+    add_mlp(out, s, "mlp", "", s.d_mlp, shared.blocks, LayerSet::none);
+    if (shared.mlp_adapters) {
+      const std::uint64_t uses = attention_layers(s);
+      const std::uint64_t gate_up = checked_mul(s.mlp == MlpKind::gated ? 2 : 1, s.d_mlp, "gate_up width");
+      out.push_back({"mlp", "shared.gate_up_adapter.down", shared.adapter_rank, s.d_model, uses, TensorRole::linear,
+                     LayerSet::attention});
+      out.push_back({"mlp", "shared.gate_up_adapter.up", gate_up, shared.adapter_rank, uses, TensorRole::linear,
+                     LayerSet::attention});
+    }
+  } else {
+    const std::uint64_t dense_layers = s.mlp == MlpKind::none ? 0 : layers_in(s, LayerSet::dense_mlp, 0, layers);
+    add_mlp(out, s, "mlp", "", s.d_mlp, dense_layers, LayerSet::dense_mlp);
+  }
   if (moe_layers > 0) {
     add_mlp(out, s, "mlp", "shared", s.d_shared_expert, s.d_shared_expert != 0 ? moe_layers : 0, LayerSet::moe_mlp);
     add_mlp(out, s, "experts", "", expert_width(s), checked_mul(moe_layers, s.experts, "MoE layers * experts"),
@@ -271,6 +303,12 @@ std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
 
   add_norm(out, s, "layer_norm.weight", "layer_norm.bias", s.d_model,
            checked_mul(layers, s.norms_per_layer, "n_layers * norms_per_layer"), LayerSet::all);
+  if (shared.blocks != 0) {  // each shared block's input norm (over 2 d_model) and MLP norm
+    add_norm(out, s, "shared.input_norm.weight", "shared.input_norm.bias", checked_mul(2, s.d_model, "2 d_model"),
+             shared.blocks, LayerSet::none);
+    add_norm(out, s, "shared.pre_mlp_norm.weight", "shared.pre_mlp_norm.bias", s.d_model, shared.blocks,
+             LayerSet::none);
+  }
   if (s.qk_norm != QkNorm::none) {
     const bool head = s.qk_norm == QkNorm::head;
     const std::uint64_t attending = attention_layers(s);

@@ -180,17 +180,18 @@ Item group_item(const LayerCache& c, std::uint64_t layers, const KvCacheOptions&
 std::vector<std::pair<LayerCache, std::uint64_t>> layer_groups(const ModelSpec& s, const KvCacheOptions& o) {
   check_shape(o);
   std::vector<std::pair<LayerCache, std::uint64_t>> out;
-  for (const auto& [kind, layers] : attention_layer_counts(s)) {
-    LayerCache c = layer_cache(s, kind, o);
+  const auto add = [&out](LayerCache c, std::uint64_t layers) {
     const auto same = std::find_if(out.begin(), out.end(), [&](const auto& g) { return g.first == c; });
     if (same != out.end()) {
       same->second += layers;
     } else {
       out.emplace_back(std::move(c), layers);
     }
-  }
+  };
+  for (const auto& [kind, layers] : attention_layer_counts(s)) add(layer_cache(s, kind, o), layers);
   if (is_encoder_decoder(s) && o.cross_tokens != 0) out.emplace_back(cross_cache(s, o), s.n_layers);
-  if (s.parallel_ssm) out.emplace_back(state_cache(s, o), ssm_layers(s));  // beside every layer's keys and values
+  // A state beside every attention layer's keys and values, with the mixer-only layers' states.
+  if (s.parallel_ssm) add(state_cache(s, o), attention_layers(s));
   return out;
 }
 

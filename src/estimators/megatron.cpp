@@ -589,6 +589,9 @@ std::vector<std::pair<TensorGroup, std::uint64_t>> slice_groups(const ModelSpec&
       if (slice.embeddings) out.emplace_back(g, g.copies);
     } else if (is_head_group(g)) {
       if (slice.head) out.emplace_back(g, g.copies);
+    } else if (spec.shared.blocks != 0 && g.layers == LayerSet::none) {  // a shared block's, in its first user
+      const std::uint64_t blocks = shared_blocks_in(spec, slice.first_layer, slice.layers);
+      if (blocks > 0) out.emplace_back(g, checked_mul(g.copies / spec.shared.blocks, blocks, "copies on a slice"));
     } else {
       const std::uint64_t copies = checked_mul(copies_per_layer(spec, g),
                                                layers_in(spec, g.layers, slice.first_layer, slice.layers),

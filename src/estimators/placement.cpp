@@ -145,9 +145,20 @@ PlacementPolicy parse_placement_policy(std::string_view text) {
 
 std::vector<PlacementUnit> placement_units(const ModelSpec& spec, const WeightsOptions& options) {
   std::vector<PlacementUnit> out;
-  // One block's tensors per kind of block (index: 2 for a state-space mixer, + 1 for experts),
-  // repeated over its layers.
-  std::array<PlacementUnit, 4> layer;
+  // One block's tensors per kind of block, repeated over its layers. A kind is which sets of
+  // per-layer tensors the block holds (bits: attention, a state-space mixer, experts, a dense MLP).
+  static constexpr std::array<LayerSet, 4> kKindSets{LayerSet::attention, LayerSet::ssm, LayerSet::moe_mlp,
+                                                     LayerSet::dense_mlp};
+  std::array<PlacementUnit, 16> layer;
+  PlacementUnit shared_block;  // one of Zamba2's shared blocks, stored in the attention layer first using it
+  const auto kind_holds = [](std::size_t kind, LayerSet set) {
+    if (set == LayerSet::all) return true;
+    if (set == LayerSet::ssm_only) return (kind & 2U) != 0 && (kind & 1U) == 0;
+    for (std::size_t bit = 0; bit < kKindSets.size(); ++bit) {
+      if (kKindSets.at(bit) == set) return (kind & (1U << bit)) != 0;
+    }
+    return false;
+  };
   const auto add = [&](PlacementUnit& u, const TensorGroup& g, std::uint64_t copies) {
     const std::uint64_t each = weight_tensor_bytes(g, options);
     u.bytes = u.bytes.plus(Bytes(each).times(copies, "bytes of", g.name), "bytes of", u.name);
@@ -169,7 +180,17 @@ std::vector<PlacementUnit> placement_units(const ModelSpec& spec, const WeightsO
   };
   const auto add_blocks = [&] {
     for (std::uint64_t i = 0; i < spec.n_layers; ++i) {
-      PlacementUnit u = layer.at((layer_holds(spec, LayerSet::ssm, i) ? 2 : 0) + (is_moe_layer(spec, i) ? 1 : 0));
+      std::size_t kind = 0;
+      for (std::size_t bit = 0; bit < kKindSets.size(); ++bit) {
+        if (layer_holds(spec, kKindSets.at(bit), i)) kind |= 1U << bit;
+      }
+      PlacementUnit u = layer.at(kind);
+      if (shared_blocks_in(spec, i, 1) != 0) {
+        u.bytes = u.bytes.plus(shared_block.bytes, "bytes of", "a shared block");
+        u.params = checked_add(u.params, shared_block.params, "parameters");
+        u.modules = checked_add(u.modules, shared_block.modules, "modules");
+        u.tensors.insert(u.tensors.end(), shared_block.tensors.begin(), shared_block.tensors.end());
+      }
       u.name = "layers." + std::to_string(i);
       u.layer = i;
       out.push_back(std::move(u));
@@ -183,15 +204,11 @@ std::vector<PlacementUnit> placement_units(const ModelSpec& spec, const WeightsO
         layers_added = true;
       }
       add(unit_named(g.component == "lm_head" ? std::string("lm_head") : base(std::string(g.name))), g, g.copies);
+    } else if (spec.shared.blocks != 0 && g.layers == LayerSet::none) {
+      add(shared_block, g, g.copies / spec.shared.blocks);
     } else {
-      // Every block of one kind (attention or state-space mixer, both side by side, dense MLP
-      // or experts) holds the same groups.
       for (std::size_t kind = 0; kind < layer.size(); ++kind) {
-        const bool ssm = kind >= 2, moe = kind % 2 == 1;
-        if ((g.layers == LayerSet::moe_mlp && !moe) || (g.layers == LayerSet::dense_mlp && moe) ||
-            (g.layers == LayerSet::ssm && !ssm) || (g.layers == LayerSet::attention && ssm && !spec.parallel_ssm))
-          continue;
-        add(layer.at(kind), g, copies_per_layer(spec, g));
+        if (kind_holds(kind, g.layers) || g.layers == LayerSet::none) add(layer.at(kind), g, copies_per_layer(spec, g));
       }
     }
   }

@@ -395,12 +395,33 @@ std::vector<Item> cross_attention_activations(const ModelSpec& s, const Training
 void attention_activations(const ModelSpec& s, const TrainingShape& shape, std::vector<Item>& rows);
 void mlp_activations(const ModelSpec& s, const TrainingShape& shape, bool moe, std::vector<Item>& rows);
 
+// What a use of a shared block (Zamba2) keeps beyond its attention and MLP: the concatenated
+// input its 2 d_model norm reads, the MLP norm's input, its linear's input, and each adapter's
+// rank-wide middle (the up matrix's input).
+void shared_block_activations(const ModelSpec& s, const TrainingShape& shape, std::vector<Item>& rows) {
+  const std::uint64_t b = shape.batch, seq = shape.seq, h = s.d_model;
+  const Precision& e = shape.compute;
+  rows.push_back(tensor_row("shared_block_input", {{"s", seq}, {"b", b}, {"2h", 2 * h}}, e));
+  rows.push_back(tensor_row("pre_mlp_norm_input", {{"s", seq}, {"b", b}, {"h", h}}, e));
+  if (s.norm == NormKind::rmsnorm && shape.hf_unfused_ops)
+    rows.push_back(tensor_row("shared_norm_fp32_copies", {{"s", seq}, {"b", b}, {"3h", 3 * h}}, precisions::fp32));
+  if (!shape.frozen_base) rows.push_back(tensor_row("shared_linear_input", {{"s", seq}, {"b", b}, {"h", h}}, e));
+  const SharedBlocks& sb = s.shared;
+  const std::uint64_t adapters = (sb.mlp_adapters ? 1 : 0) + (sb.attention_adapters ? 3 : 0);
+  if (adapters != 0) {
+    rows.push_back(
+        tensor_row("adapter_middles", {{"adapters", adapters}, {"s", seq}, {"b", b}, {"rank", sb.adapter_rank}}, e));
+  }
+}
+
 }  // namespace
 
 Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dense_block, BlockMixer mixer) {
   const bool ssm_block = mixer == BlockMixer::ssm;
   const bool both = mixer == BlockMixer::parallel;
-  const bool has_mlp = s.mlp != MlpKind::none && (mlp_only_layers(s) == 0 || mixer == BlockMixer::none);
+  // Nemotron-H's MLPs are layers of their own; Zamba2's are its shared blocks', in the attention layers.
+  const bool has_mlp = s.mlp != MlpKind::none && (mlp_only_layers(s) == 0 || mixer == BlockMixer::none) &&
+                       !(s.shared.blocks != 0 && ssm_block);
   const std::uint64_t b = shape.batch, seq = shape.seq, h = s.d_model;
   const bool moe = s.experts > 0 && !dense_block;
   if (shape.expert_capacity_factor > 0 && s.experts == 0) {
@@ -432,10 +453,11 @@ Item layer_activations(const ModelSpec& s, const TrainingShape& shape, bool dens
   }
   if (ssm_block || both) ssm_activations(s, shape, rows);
   if (mixer == BlockMixer::attention || both) attention_activations(s, shape, rows);
+  if (s.shared.blocks != 0 && both) shared_block_activations(s, shape, rows);
   if (shape.dropout && mixer != BlockMixer::none) rows.push_back(mask("attention_residual_dropout_mask", sbh));
   if (has_mlp) mlp_activations(s, shape, moe, rows);
   const bool mixed = dense_and_moe_blocks(s);
-  const bool hybrid = ((ssm_layers(s) > 0 && attention_layers(s) > 0) || mlp_only_layers(s) > 0) && !both;
+  const bool hybrid = (ssm_only_layers(s) > 0 && attention_layers(s) > 0) || mlp_only_layers(s) > 0;
   const std::string prefix = !hybrid                     ? ""
                              : mixer == BlockMixer::ssm  ? "ssm_"
                              : mixer == BlockMixer::none ? "mlp_"
@@ -465,11 +487,13 @@ void attention_activations(const ModelSpec& s, const TrainingShape& shape, std::
   const bool mla = m.kv_lora_rank != 0;
   // Latent attention's values are v_head_dim wide, its keys qk_nope + qk_rope (d_head).
   const std::uint64_t v_width = mla ? checked_mul(a, m.v_head_dim, "n_heads * v_head_dim") : kv_width;
-  const TensorDims sbh{{"s", seq}, {"b", b}, {"h", h}};
+  // A shared block's (Zamba2) attention reads the layer's input beside the embeddings: 2h wide.
+  const bool wide = s.shared.blocks != 0;
+  const std::pair<std::string, std::uint64_t> in{wide ? "2h" : "h", wide ? 2 * h : h};
   if (shape.autocast) {
-    rows.push_back(tensor_row("qkv_input_casts", {{"casts", qkv_casts(s)}, {"s", seq}, {"b", b}, {"h", h}}, e));
+    rows.push_back(tensor_row("qkv_input_casts", {{"casts", qkv_casts(s)}, {"s", seq}, {"b", b}, in}, e));
   } else {
-    rows.push_back(tensor_row("qkv_input", sbh, e));
+    rows.push_back(tensor_row("qkv_input", {{"s", seq}, {"b", b}, in}, e));
   }
   if (mla) {
     // The low-rank projections' outputs, each kept as its norm's input and the next projection's.
@@ -581,16 +605,16 @@ TrainingEstimate training_phases(const ModelSpec& s, const TrainingShape& shape,
     Item activations;
     std::string label;  // "layers", "dense layers", "state-space MoE layers", ...
   };
-  // A parallel hybrid's blocks each hold both mixers: one kind of block, as a transformer's.
-  const bool hybrid = ssm_layers(s) > 0 && attention_layers(s) > 0 && !s.parallel_ssm;
+  // A parallel hybrid's attention blocks each hold both mixers (Falcon-H1; Zamba2 beside
+  // layers with the mixer alone).
+  const bool hybrid = ssm_only_layers(s) > 0 && attention_layers(s) > 0;
   const bool moe_only = layers_in(s, LayerSet::moe_mlp, 0, s.n_layers) == s.n_layers;
   std::vector<BlockKind> kinds;
-  for (const LayerSet mixer : {LayerSet::attention, LayerSet::ssm}) {
-    if ((mixer == LayerSet::attention ? attention_layers(s) : ssm_layers(s)) == 0) continue;
-    if (s.parallel_ssm && mixer == LayerSet::ssm) continue;
-    const BlockMixer block = s.parallel_ssm           ? BlockMixer::parallel
-                             : mixer == LayerSet::ssm ? BlockMixer::ssm
-                                                      : BlockMixer::attention;
+  for (const LayerSet mixer : {LayerSet::attention, LayerSet::ssm_only}) {
+    if ((mixer == LayerSet::attention ? attention_layers(s) : ssm_only_layers(s)) == 0) continue;
+    const BlockMixer block = mixer == LayerSet::ssm_only ? BlockMixer::ssm
+                             : s.parallel_ssm            ? BlockMixer::parallel
+                                                         : BlockMixer::attention;
     const std::string what = !hybrid ? "" : block == BlockMixer::ssm ? "state-space " : "attention ";
     const LayerSet kind_mixer = hybrid || mlp_only_layers(s) > 0 ? mixer : LayerSet::all;
     if (dense_and_moe_blocks(s)) {

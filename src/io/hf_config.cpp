@@ -81,6 +81,7 @@ constexpr FamilyInfo kFamilies[] = {
     {"starcoder2", Family::starcoder2, true, 4096, false, true},
     {"t5", Family::t5, true, 512, false, false},  // context: n_positions, the length it was trained at
     {"whisper", Family::whisper, true, 448, false, false},
+    {"zamba2", Family::zamba2, true, 4096, false, true},
 };
 
 // The defaults of a text_config's class (transformers' configuration_<model>.py), for the
@@ -558,6 +559,73 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
       if (m.heads % m.groups != 0) map.fail("mamba_n_groups", "mamba_n_groups must divide mamba_n_heads");
       s.attn_qkv_bias = s.attn_out_bias = s.mlp_bias = false;
       f.note("attention_bias and mlp_bias: FalconH1Config sets both false whatever the file says");
+      break;
+    }
+    case Family::zamba2: {
+      // Zamba2Config: every layer a Mamba-2 mixer (n_mamba_heads heads of mamba_headdim over
+      // mamba_expand x hidden_size); the "hybrid" layers of layers_block_type also run one of
+      // num_mem_blocks shared blocks (attention over 2 x hidden_size, attention_head_dim =
+      // 2 x hidden_size / heads, a gated MLP) with their own linear and adapters.
+      SsmSizes& m = s.ssm;
+      m.version = 2;
+      m.d_inner = checked_mul(f.or_default("ssm_d_inner", "mamba_expand", 2), s.d_model, "mamba_expand x hidden_size");
+      m.heads = f.or_default("ssm_heads", "n_mamba_heads", 8);
+      m.groups = f.or_default("ssm_groups", "mamba_ngroups", 1);
+      m.d_state = f.or_default("ssm_d_state", "mamba_d_state", 64);
+      m.d_conv = f.or_default("ssm_d_conv", "mamba_d_conv", 4);
+      m.chunk = f.or_default("ssm_chunk", "chunk_size", 256);
+      m.conv_bias = true;  // Zamba2MambaMixer's conv1d always has a bias, whatever use_conv_bias says
+      m.proj_bias = m.out_proj_bias = s.mlp_bias = map.boolean_or("add_bias_linear", false);
+      if (m.d_inner % m.heads != 0 || m.heads % m.groups != 0)
+        map.fail("n_mamba_heads",
+                 "n_mamba_heads must divide mamba_expand x hidden_size and mamba_ngroups must "
+                 "divide n_mamba_heads");
+      if (const std::optional<std::uint64_t> head = map.optional_integer("mamba_headdim", 1, detail::kMaxConfigSize);
+          head && *head * m.heads != m.d_inner) {
+        map.fail("mamba_headdim", "mamba_headdim " + std::to_string(*head) + " x " + std::to_string(m.heads) +
+                                      " heads is not the mixer's width mamba_expand x hidden_size (" +
+                                      std::to_string(m.d_inner) + ")");
+      }
+      const std::uint64_t width = checked_mul(2, s.d_model, "2 x hidden_size");
+      if (const std::optional<std::uint64_t> a = map.optional_integer("attention_hidden_size", 1,
+                                                                      detail::kMaxConfigSize);
+          a && *a != width) {
+        map.fail("attention_hidden_size", "attention_hidden_size " + std::to_string(*a) +
+                                              ": Zamba2's shared blocks read the hidden state beside the embeddings, "
+                                              "2 x hidden_size (" +
+                                              std::to_string(width) + ")");
+      }
+      s.d_head = f.optional("d_head", {"attention_head_dim"}).value_or(width / s.n_heads);
+      s.positional = map.boolean_or("use_mem_rope", false) ? Positional::rotary : Positional::none;
+      s.layer_types.clear();
+      if (map.has("layers_block_type")) {
+        const nlohmann::json& kinds = map.value("layers_block_type");
+        if (!kinds.is_array() || kinds.size() != s.n_layers)
+          map.fail("layers_block_type",
+                   "layers_block_type must list one entry per layer (" + std::to_string(s.n_layers) + ")");
+        for (const nlohmann::json& e : kinds) {
+          const std::string kind = e.is_string() ? e.get<std::string>() : std::string();
+          if (kind != "mamba" && kind != "hybrid")
+            map.fail("layers_block_type", "layers_block_type holds 'mamba' and 'hybrid', not " + printable(e.dump()));
+          s.layer_types.push_back(kind == "hybrid" ? AttentionKind::full : AttentionKind::mamba);
+        }
+      } else {
+        map.fail("num_hidden_layers",
+                 "a Zamba2 config needs layers_block_type, which says which layers use the "
+                 "shared blocks (\"hybrid\") and which are Mamba-2 alone (\"mamba\")");
+      }
+      SharedBlocks& b = s.shared;
+      b.blocks = f.or_default("shared_blocks", "num_mem_blocks", 1);
+      b.adapter_rank = f.or_default("shared_adapter_rank", "adapter_rank", 128);
+      b.mlp_adapters = true;  // Zamba2MLP has a gate_up adapter per use
+      b.attention_adapters = map.boolean_or("use_shared_attention_adapter", false);
+      if (b.blocks > attention_layers(s))
+        map.fail("num_mem_blocks", "num_mem_blocks " + std::to_string(b.blocks) + " is more than the " +
+                                       std::to_string(attention_layers(s)) + " hybrid layers that use the blocks");
+      f.note(
+          "the shared blocks are stored once and counted once; each hybrid layer adds its own linear and "
+          "rank-" +
+          std::to_string(b.adapter_rank) + " adapters, keys and values");
       break;
     }
     case Family::jamba: {
@@ -1348,6 +1416,8 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
                                                          {"encoder_positions", s.encoder.n_positions},
                                                          {"encoder_mel_bins", s.encoder.mel_bins},
                                                          {"relative_buckets", s.relative_buckets},
+                                                         {"shared_blocks", s.shared.blocks},
+                                                         {"shared_adapter_rank", s.shared.adapter_rank},
                                                          {"rotary_dim", s.rotary_dim}};
   for (const auto& [key, value] : sizes) {
     if (value != 0) out << key << ": " << value << '\n';
@@ -1368,6 +1438,8 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
     if (s.ssm.dt_bc_norms) out << "ssm_dt_bc_norms: true\n";
     if (s.parallel_ssm) out << "parallel_ssm: true\n";
   }
+  if (s.shared.mlp_adapters) out << "shared_mlp_adapters: true\n";
+  if (s.shared.attention_adapters) out << "shared_attention_adapters: true\n";
   if (s.global_every != 0 && s.global_attention != AttentionKind::full) {
     out << "global_attention: " << to_string(s.global_attention) << '\n';
   }

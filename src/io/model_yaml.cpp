@@ -70,6 +70,10 @@ const std::vector<std::string> kModelKeys = {"family",
                                              "ssm_gated_norm",
                                              "ssm_dt_bc_norms",
                                              "parallel_ssm",
+                                             "shared_blocks",
+                                             "shared_adapter_rank",
+                                             "shared_mlp_adapters",
+                                             "shared_attention_adapters",
                                              "vision_d_model",
                                              "vision_layers",
                                              "vision_heads",
@@ -128,6 +132,10 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   read_flag(map, "ssm_gated_norm", s.ssm.gated_norm);
   read_flag(map, "ssm_dt_bc_norms", s.ssm.dt_bc_norms);
   read_flag(map, "parallel_ssm", s.parallel_ssm);
+  read_count(map, "shared_blocks", s.shared.blocks, 0);
+  read_count(map, "shared_adapter_rank", s.shared.adapter_rank, 0);
+  read_flag(map, "shared_mlp_adapters", s.shared.mlp_adapters);
+  read_flag(map, "shared_attention_adapters", s.shared.attention_adapters);
   read_count(map, "vision_d_model", s.vision.d_model, 0);
   read_count(map, "vision_layers", s.vision.n_layers, 0);
   read_count(map, "vision_heads", s.vision.n_heads, 0);

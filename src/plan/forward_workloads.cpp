@@ -229,6 +229,10 @@ void attention_tensors(const ModelSpec& s, const Workload& w, std::uint64_t B, s
                        const Precision& c, std::uint64_t core_batch, Sink& t) {
   const std::uint64_t d = s.d_model, H = s.n_heads, Hkv = s.n_kv_heads, dh = s.d_head;
 
+  if (s.shared.blocks != 0) {  // Zamba2's shared block reads cat([hidden, embeddings]) through its norm
+    t.add(kAttention, "shared_block_input", {{"B", B}, {"S", S}, {"2d", 2 * d}}, c);
+    t.add(kAttention, "shared_block_normed", {{"B", B}, {"S", S}, {"2d", 2 * d}}, c);
+  }
   t.add(kAttention, "q", {{"B", B}, {"S", S}, {"H", H}, {"d_head", dh}}, c);
   t.add(kAttention, "k_new", {{"B", B}, {"S", S}, {"H_kv", Hkv}, {"d_head", dh}}, c);
   if (s.mla.kv_lora_rank != 0) {  // latent attention decompresses values narrower than keys
@@ -303,6 +307,8 @@ bool forward_tensors(const ModelSpec& s, const Workload& w, std::uint64_t querie
 
   t.add(kInput, "block_input", {{"B", B}, {"S", S}, {"d", d}}, c);
   t.add(kInput, "normed_input", {{"B", B}, {"S", S}, {"d", d}}, c);
+  // Zamba2 keeps the token embeddings for every shared block (original_hidden_states).
+  if (s.shared.blocks != 0) t.add(kInput, "embeddings_kept", {{"B", B}, {"S", S}, {"d", d}}, c);
   // T5 computes its relative-position bias (the mask added) once per stack and hands it to
   // every layer: batch x heads x queries x keys, alive through the whole stack.
   if (s.positional == Positional::relative)

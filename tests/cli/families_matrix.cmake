@@ -15,11 +15,11 @@ set(models qwen3-8b qwen3-30b-a3b gemma-2-9b gemma-3-1b-it gpt-oss-20b deepseek-
            t5-small flan-t5-base bart-large whisper-tiny qwen2-vl-2b-instruct qwen2.5-vl-3b-instruct
            gemma-3-4b-it paligemma-3b-pt-224 llava-v1.6-mistral-7b-hf wizardcoder-15b-v1.0
            granite-3.1-1b-a400m-instruct llama-4-maverick-17b-128e-instruct c4ai-command-r7b-12-2024
-           nemotron-h-8b-base-8k falcon-h1-0.5b-instruct)
+           nemotron-h-8b-base-8k falcon-h1-0.5b-instruct zamba2-1.2b)
 set(vision_language qwen2-vl-2b-instruct qwen2.5-vl-3b-instruct gemma-3-4b-it paligemma-3b-pt-224
                     llava-v1.6-mistral-7b-hf)
 set(state_space mamba-130m-hf mamba-codestral-7b)
-set(hybrid nemotron-h-8b-base-8k falcon-h1-0.5b-instruct)  # attention and Mamba layers: no TransformerLens hooks
+set(hybrid nemotron-h-8b-base-8k falcon-h1-0.5b-instruct zamba2-1.2b)  # attention and Mamba layers: no TransformerLens hooks
 set(encoder_decoder t5-small flan-t5-base bart-large whisper-tiny)
 set(attention_only extraction streaming_extraction attention_patterns qkov)
 set(workloads inference generation extraction streaming_extraction training sae fisher_spectrum grouped_fisher

@@ -140,6 +140,8 @@ void write_model(std::ostream& out, const ModelEntry& e, std::size_t index) {
       << boolean(s.ssm.out_proj_bias) << ", " << boolean(s.ssm.gated_norm) << ", " << boolean(s.ssm.dt_bc_norms)
       << "};\n"
       << "  s.parallel_ssm = " << boolean(s.parallel_ssm) << ";\n"
+      << "  s.shared = {" << u64(s.shared.blocks) << ", " << u64(s.shared.adapter_rank) << ", "
+      << boolean(s.shared.mlp_adapters) << ", " << boolean(s.shared.attention_adapters) << "};\n"
       << "  s.vision = {" << u64(s.vision.d_model) << ", " << u64(s.vision.n_layers) << ", " << u64(s.vision.n_heads)
       << ", " << u64(s.vision.d_mlp) << ", " << u64(s.vision.patch) << ", " << u64(s.vision.image_size) << ", "
       << enumerator("VisionKind", s.vision.kind) << ", " << u64(s.vision.merge) << ", " << u64(s.vision.temporal_patch)

@@ -49,6 +49,7 @@ enum class Family {
   jamba,       // Jamba: Mamba layers with an attention layer in eight, experts on every second layer
   nemotron_h,  // Nemotron-H: each layer one of a Mamba-2 mixer, attention or an MLP, no rotary
   falcon_h1,   // Falcon-H1: attention and a Mamba-2 mixer side by side in every layer, then an MLP
+  zamba2,      // Zamba2: Mamba-2 layers, some also running one of a few shared attention and MLP blocks
   t5,          // T5, T5 v1.1, Flan-T5: an encoder and a decoder, relative-position buckets, RMS norms
   bart,        // BART: an encoder and a decoder, learned positions, post-LN LayerNorms, biases
   whisper,     // Whisper: an audio encoder (two convolutions over mel bins) and a text decoder
@@ -106,6 +107,22 @@ struct SsmSizes {
   bool gated_norm = true;      // Mamba-2: the gated RMSNorm before out_proj (Falcon-H1's mamba_rms_norm)
   bool dt_bc_norms = false;    // Mamba: RMSNorms on the step sizes, B and C (Jamba)
   bool operator==(const SsmSizes&) const = default;
+};
+
+// Zamba2's shared transformer blocks: the attention layers' attention and MLP are `blocks`
+// blocks whose weights are stored once and used in turn (attention layer j uses block
+// j % blocks). A block reads its layer's input beside the token embeddings (2 d_model wide,
+// through an RMSNorm of that width), attends with n_heads x d_head = 2 d_model, projects back
+// to d_model and runs a pre-norm MLP without residuals; each use adds a d_model x d_model linear
+// of its own and rank-adapter_rank adapters (LoRA pairs) on the MLP's gate_up and, with
+// attention_adapters, on q, k and v. Only the attention layers have an MLP; every layer has a
+// Mamba-2 mixer (parallel_ssm) and one norm of its own.
+struct SharedBlocks {
+  std::uint64_t blocks = 0;         // num_mem_blocks; 0: each layer has its own weights
+  std::uint64_t adapter_rank = 0;   // the adapters' rank; 0: no adapters
+  bool mlp_adapters = false;        // an adapter on each use's gate_up (Zamba2: always)
+  bool attention_adapters = false;  // adapters on each use's q, k and v (use_shared_attention_adapter)
+  bool operator==(const SharedBlocks&) const = default;
 };
 
 // Which vision tower a vision-language model has, and so how its images become tokens.
@@ -212,8 +229,8 @@ inline std::uint64_t image_tokens(const VisionTower& v) {
 std::uint64_t ssm_conv_channels(const SsmSizes& ssm);
 
 // Which layers hold a per-layer tensor: all, those with a dense MLP, those with experts,
-// those whose mixer is attention, those whose mixer is a state-space layer.
-enum class LayerSet { none, all, dense_mlp, moe_mlp, attention, ssm };
+// those whose mixer is attention, those with a state-space mixer, those whose only mixer is one.
+enum class LayerSet { none, all, dense_mlp, moe_mlp, attention, ssm, ssm_only };
 
 // Tensors as a checkpoint stores them (a .gguf file): `copies` tensors of one component, each
 // holding `elements` elements in `bytes` bytes of storage type `format`. When a spec carries
@@ -300,8 +317,10 @@ struct ModelSpec {
   // n_kv_heads and d_head 0.
   SsmSizes ssm;
   // Every attention layer also runs a Mamba-2 mixer of the ssm sizes on the same input, their
-  // outputs summed (Falcon-H1): each layer keeps keys and values and a state.
+  // outputs summed (Falcon-H1; Zamba2, whose "mamba" layers have the mixer alone): each
+  // attention layer keeps keys and values and a state.
   bool parallel_ssm = false;
+  SharedBlocks shared;  // Zamba2's shared attention and MLP blocks (see SharedBlocks)
   // A vision tower and its projector (LLaVA): weights of their own; the language model's
   // sizes are the fields above.
   VisionTower vision;
@@ -341,15 +360,21 @@ bool is_moe_layer(const ModelSpec& spec, std::uint64_t layer);
 // Returns how many of layers [first, first + count) hold tensors of `set` (none: 0).
 std::uint64_t layers_in(const ModelSpec& spec, LayerSet set, std::uint64_t first, std::uint64_t count);
 
+// Returns how many of Zamba2's shared blocks are stored in layers [first, first + count): block b
+// in the attention layer first using it, the b-th (counting from 0).
+std::uint64_t shared_blocks_in(const ModelSpec& spec, std::uint64_t first, std::uint64_t count);
+
 // Returns whether layer `layer` holds tensors of `set`.
 bool layer_holds(const ModelSpec& spec, LayerSet set, std::uint64_t layer);
 
 // Returns a routed expert's intermediate size: d_expert, or d_mlp when 0.
 inline std::uint64_t expert_width(const ModelSpec& s) { return s.d_expert != 0 ? s.d_expert : s.d_mlp; }
 
-// Returns how many layers have a state-space mixer (attention_kind mamba, or every attention
+// Returns how many layers have a state-space mixer (attention_kind mamba, and every attention
 // layer of a model with parallel_ssm).
 std::uint64_t ssm_layers(const ModelSpec& spec);
+// Returns how many layers have a state-space mixer and no attention (attention_kind mamba).
+std::uint64_t ssm_only_layers(const ModelSpec& spec);
 // Returns the state-space layers in words for messages: "24 state-space (Mamba) layers", or a
 // parallel hybrid's "36 layers that each run a Mamba-2 mixer beside their attention".
 std::string ssm_layers_text(const ModelSpec& spec);
@@ -358,7 +383,7 @@ std::uint64_t mlp_only_layers(const ModelSpec& spec);
 // Returns how many layers have attention (every layer that is neither a state-space layer nor
 // an MLP alone).
 inline std::uint64_t attention_layers(const ModelSpec& s) {
-  return s.n_layers - mlp_only_layers(s) - (s.parallel_ssm ? 0 : ssm_layers(s));
+  return s.n_layers - mlp_only_layers(s) - ssm_only_layers(s);
 }
 // Returns whether the layer kind attends (keeps keys and values).
 inline bool attends(AttentionKind k) { return k != AttentionKind::mamba && k != AttentionKind::mlp; }

@@ -68,6 +68,7 @@ void expect_same_architecture(const ModelSpec& got, const ModelSpec& want) {
   EXPECT_EQ(got.mtp_layers, want.mtp_layers);
   EXPECT_EQ(got.ssm, want.ssm);
   EXPECT_EQ(got.parallel_ssm, want.parallel_ssm);
+  EXPECT_EQ(got.shared, want.shared);
   EXPECT_EQ(got.vision, want.vision);
   EXPECT_EQ(got.encoder, want.encoder);
   EXPECT_EQ(got.relative_buckets, want.relative_buckets);
@@ -303,7 +304,7 @@ TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {
                 "'olmoe', 'opt', 'paligemma', 'phi', 'phi3', 'phimoe', 'qwen2', 'qwen2_5_vl', 'qwen2_vl', 'qwen3', "
                 "'qwen3_moe', "
                 "'stablelm', "
-                "'starcoder2', 't5' and 'whisper'"),
+                "'starcoder2', 't5', 'whisper' and 'zamba2'"),
             std::string::npos)
       << e.what();
   // No did-you-mean: a model_type spelled like a known one is another architecture.

@@ -182,6 +182,58 @@ TEST(StateSpace, FalconH1RunsAttentionAndAMixerInEveryLayer) {
   EXPECT_EQ(detail_row(activations, "mlp_input"), 36ULL * 2 * 2048 * 1024 * 2);
 }
 
+// Zyphra/Zamba2-1.2B: 38 layers, each one RMSNorm and a Mamba-2 mixer (64 heads of 64 = 2 x
+// 2048, 1 group, state 128, conv 4 with its bias, gated norm); layers 5, 11, ..., 35 ("hybrid")
+// also run the one shared block: an RMSNorm over cat([hidden, embeddings]) (4096), attention
+// from 4096 to 32 heads of 128 (32 KV heads) and back to 2048, an RMSNorm and a GELU-gated MLP
+// of 8192, stored once; each of the 6 uses adds its own 2048 x 2048 linear and rank-128
+// adapters on gate_up and on q, k and v. Vocab 32000, tied. Zamba2-1.2B-Instruct-v2 (the same
+// architecture) has 1,215,064,704 parameters (tests/data/hf/README.md).
+TEST(StateSpace, Zamba2SharesItsAttentionBlocksAcrossTheHybridLayers) {
+  const ModelSpec s = hf_fixture("zamba2-1.2b");
+  EXPECT_EQ(s.family, Family::zamba2);
+  EXPECT_EQ(ssm_layers(s), 38U);
+  EXPECT_EQ(attention_layers(s), 6U);
+  EXPECT_EQ(ssm_only_layers(s), 32U);
+  EXPECT_EQ(attention_kind(s, 5), AttentionKind::full);
+  EXPECT_EQ(attention_kind(s, 6), AttentionKind::mamba);
+  const std::uint64_t conv = 4096 + 2 * 128;                        // x, B and C: 4,352 channels
+  const std::uint64_t mamba = 2048ULL * (4096 + conv + 64)          // in_proj: z, x, B, C and dt
+                              + conv * 4 + conv                     // conv1d and its bias
+                              + 3 * 64 + 4096                       // dt_bias, A_log, D, gated norm
+                              + 4096ULL * 2048 + 2048;              // out_proj, the layer's norm
+  const std::uint64_t block = 3 * 4096ULL * 4096 + 4096ULL * 2048   // q, k, v from 4096; o to 2048
+                              + 3 * 2048ULL * 8192                  // gate, up, down
+                              + 4096 + 2048;                        // its two norms
+  const std::uint64_t use = 2048ULL * 2048                          // the layer's own linear
+                            + 128ULL * 2048 + 2 * 8192ULL * 128     // gate_up's adapter
+                            + 3 * (128ULL * 4096 + 4096ULL * 128);  // q, k and v's adapters
+  EXPECT_EQ(mamba, 25'849'280U);
+  EXPECT_EQ(block, 109'058'048U);
+  EXPECT_EQ(count_parameters(s), 32000ULL * 2048 + 38 * mamba + block + 6 * use + 2048);
+  EXPECT_EQ(count_parameters(s), 1'215'064'704U);
+
+  // A second block adds its weights once; the uses' adapters stay one per use.
+  ModelSpec two = s;
+  two.shared.blocks = 2;
+  EXPECT_EQ(count_parameters(two), count_parameters(s) + block);
+
+  // Generation: 38 layers keep a Mamba state, fixed; only the 6 hybrid layers keep keys and
+  // values (each use of the block its own), growing.
+  const std::uint64_t state = 38ULL * (conv * 4 + 64ULL * 64 * 128) * 2;
+  EXPECT_EQ(state, 41'168'896U);
+  expect_fixed_state_and_growing_kv(s, state, 6 * 2 * 32 * 128 * 2);
+
+  // Training: two kinds of block. The hybrid layers' attention reads 4096 wide; the 32 Mamba
+  // layers have no MLP, so only the 6 hybrid layers keep the MLP's tensors.
+  const Item activations = training_activations(s, 4, 2048);
+  EXPECT_EQ(detail_row(activations, "qkv_input"), 6ULL * 2048 * 4 * 4096 * 2);
+  EXPECT_EQ(detail_row(activations, "shared_block_input"), 6ULL * 2048 * 4 * 4096 * 2);
+  EXPECT_EQ(detail_row(activations, "ssm_input"), 38ULL * 2048 * 4 * 2048 * 2);
+  EXPECT_EQ(detail_row(activations, "gate_output"), 6ULL * 2048 * 4 * 8192 * 2);
+  EXPECT_EQ(detail_row(activations, "adapter_middles"), 6ULL * 4 * 2048 * 4 * 128 * 2);
+}
+
 // ai21labs/Jamba-v0.1: 32 layers, attention where i % 8 == 4 (32 heads, 8 KV heads of 128, no
 // rotary), Mamba mixers elsewhere (d_inner 8192, state 16, conv 4, dt_rank 256, RMSNorms on dt,
 // B and C), 16 experts of 14336 (top 2) where i % 2 == 1, a dense MLP of 14336 elsewhere, vocab
