@@ -75,12 +75,13 @@ constexpr Names<AttentionKind, 7> kAttentionKinds{{{AttentionKind::full, "full"}
                                                    {AttentionKind::mamba, "mamba"},
                                                    {AttentionKind::mlp, "mlp"}}};
 constexpr Names<QkNorm, 3> kQkNorms{{{QkNorm::none, "none"}, {QkNorm::head, "head"}, {QkNorm::width, "width"}}};
-constexpr Names<VisionKind, 6> kVisionKinds{{{VisionKind::clip, "clip"},
+constexpr Names<VisionKind, 7> kVisionKinds{{{VisionKind::clip, "clip"},
                                              {VisionKind::qwen2_vl, "qwen2_vl"},
                                              {VisionKind::qwen2_5_vl, "qwen2_5_vl"},
                                              {VisionKind::gemma3, "gemma3"},
                                              {VisionKind::paligemma, "paligemma"},
-                                             {VisionKind::llava_next, "llava_next"}}};
+                                             {VisionKind::llava_next, "llava_next"},
+                                             {VisionKind::idefics3, "idefics3"}}};
 
 template <typename Enum, std::size_t N>
 std::string name_of(const Names<Enum, N>& names, Enum value) {
@@ -191,7 +192,8 @@ void check_vision(const ModelSpec& s) {
   const VisionTower& v = s.vision;
   if (v.d_model == 0) {
     if (v.n_layers != 0 || v.n_heads != 0 || v.d_mlp != 0 || v.patch != 0 || v.image_size != 0 || v.merge != 1 ||
-        v.temporal_patch != 1 || v.min_pixels != 0 || v.max_pixels != 0 || v.kind != VisionKind::clip)
+        v.temporal_patch != 1 || v.min_pixels != 0 || v.max_pixels != 0 || v.longest_edge != 0 ||
+        v.kind != VisionKind::clip)
       throw_invalid_input("vision_d_model", "vision tower sizes are set but vision_d_model is 0");
     return;
   }
@@ -209,16 +211,18 @@ void check_vision(const ModelSpec& s) {
                                                    " must be a whole number of patches of " + std::to_string(v.patch));
     }
     const std::uint64_t side = v.image_size / v.patch;
-    if (v.kind == VisionKind::gemma3 && (v.merge == 0 || side % v.merge != 0)) {
+    const bool merges = v.kind == VisionKind::gemma3 || v.kind == VisionKind::idefics3;
+    if (merges && (v.merge == 0 || side % v.merge != 0)) {
       throw_invalid_input("vision_merge", "vision_merge " + std::to_string(v.merge) + " must divide the " +
-                                              std::to_string(side) +
-                                              " patches of an image's side (Gemma 3 pools them)");
+                                              std::to_string(side) + " patches of an image's side (" +
+                                              (v.kind == VisionKind::gemma3 ? "Gemma 3 pools" : "Idefics3 shuffles") +
+                                              " them)");
     }
-    for (const auto& [key, set] :
-         {std::pair<const char*, bool>{"vision_merge", v.merge != 1 && v.kind != VisionKind::gemma3},
-          {"vision_temporal_patch", v.temporal_patch != 1},
-          {"vision_min_pixels", v.min_pixels != 0},
-          {"vision_max_pixels", v.max_pixels != 0}}) {
+    for (const auto& [key, set] : {std::pair<const char*, bool>{"vision_merge", v.merge != 1 && !merges},
+                                   {"vision_longest_edge", v.longest_edge != 0 && v.kind != VisionKind::idefics3},
+                                   {"vision_temporal_patch", v.temporal_patch != 1},
+                                   {"vision_min_pixels", v.min_pixels != 0},
+                                   {"vision_max_pixels", v.max_pixels != 0}}) {
       if (set)
         throw_invalid_input(key, std::string(key) + " does not apply to vision_kind " + to_string(v.kind) +
                                      ", which resizes every image to vision_image_size");
@@ -498,10 +502,61 @@ ImageGrid anyres_grid(const VisionTower& v, std::uint64_t width, std::uint64_t h
   const std::uint64_t crops = 1 + (best_h / v.image_size) * (best_w / v.image_size);
   return {best_w, best_h, side * side + 1, tokens, crops};
 }
+
+// Idefics3ImageProcessor: the longest side resized to longest_edge (the other by the aspect
+// ratio, made even; both at most 4096), then both rounded up to whole tiles of image_size; a
+// larger image is cut into those tiles and resized whole to one more. Idefics3Processor writes
+// each tile as a separator, <row_r_col_c> and its tokens, a newline after each row (the last
+// one's merged with the next into one "\n\n" token), then a newline, a separator,
+// <global-img>, the whole image's tokens and a separator.
+ImageGrid idefics3_grid(const VisionTower& v, std::uint64_t width, std::uint64_t height) {
+  const std::uint64_t tile_tokens = image_tokens(v), side = v.image_size / v.patch;
+  const ImageGrid single{v.image_size, v.image_size, side * side, tile_tokens + 3, 1};
+  if (v.longest_edge == 0) return single;
+  if (width == 0 || height == 0) throw_invalid_input("image_size", "an image needs a width and a height of 1 or more");
+  // _resize_output_size_rescale_to_max_len, then _resize_output_size_scale_below_upper_bound.
+  const auto even = [](std::uint64_t n) { return n % 2 != 0 ? n + 1 : n; };
+  double w = static_cast<double>(width), h = static_cast<double>(height);
+  const double aspect = w / h;
+  if (w >= h) {
+    w = static_cast<double>(v.longest_edge);
+    h = static_cast<double>(even(static_cast<std::uint64_t>(w / aspect)));
+  } else {
+    h = static_cast<double>(v.longest_edge);
+    w = static_cast<double>(even(static_cast<std::uint64_t>(h * aspect)));
+  }
+  h = std::max(h, 1.0);
+  w = std::max(w, 1.0);
+  constexpr double kMaxSide = 4096;
+  const double bounded_aspect = w / h;
+  if (w >= h && w > kMaxSide) {
+    w = kMaxSide;
+    h = std::max(1.0, std::floor(w / bounded_aspect));
+  } else if (h > w && h > kMaxSide) {
+    h = kMaxSide;
+    w = std::max(1.0, std::floor(h * bounded_aspect));
+  }
+  // resize_for_vision_encoder: both sides up to multiples of the tile, by the aspect ratio.
+  const double tile = static_cast<double>(v.image_size), ratio = w / h;
+  if (w >= h) {
+    w = std::ceil(w / tile) * tile;
+    h = std::ceil(std::floor(w / ratio) / tile) * tile;
+  } else {
+    h = std::ceil(h / tile) * tile;
+    w = std::ceil(std::floor(h * ratio) / tile) * tile;
+  }
+  const auto rows = static_cast<std::uint64_t>(h / tile), cols = static_cast<std::uint64_t>(w / tile);
+  if (rows <= 1 && cols <= 1) return single;
+  const std::uint64_t tiles = rows * cols;
+  const std::uint64_t tokens = checked_add(checked_mul(tiles, tile_tokens + 2, "tile tokens"), rows + tile_tokens + 3,
+                                           "image tokens");
+  return {static_cast<std::uint64_t>(w), static_cast<std::uint64_t>(h), side * side, tokens, tiles + 1};
+}
 }  // namespace
 
 ImageGrid image_grid(const VisionTower& v, std::uint64_t width, std::uint64_t height) {
   if (v.kind == VisionKind::llava_next) return anyres_grid(v, width, height);
+  if (v.kind == VisionKind::idefics3) return idefics3_grid(v, width, height);
   if (!keeps_image_size(v)) {  // the processor resizes (LLaVA: and crops) every image to image_size square
     const std::uint64_t side = v.image_size / v.patch;
     const bool class_token = v.kind == VisionKind::clip;

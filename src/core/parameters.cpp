@@ -182,7 +182,7 @@ void add_vision(std::vector<TensorGroup>& out, const ModelSpec& s) {
   const std::uint64_t d = v.d_model, layers = v.n_layers;
   const LayerSet none = LayerSet::none;
   const bool clip = v.kind == VisionKind::clip || v.kind == VisionKind::llava_next;
-  const bool siglip = v.kind == VisionKind::gemma3 || v.kind == VisionKind::paligemma;
+  const bool siglip = v.kind == VisionKind::gemma3 || v.kind == VisionKind::paligemma || v.kind == VisionKind::idefics3;
   const std::uint64_t pixels_per_patch = checked_mul(checked_mul(3, v.temporal_patch, "3 x temporal patch"),
                                                      checked_mul(v.patch, v.patch, "patch^2"), "pixels per patch");
   if (clip) {
@@ -218,6 +218,9 @@ void add_vision(std::vector<TensorGroup>& out, const ModelSpec& s) {
     if (v.kind == VisionKind::gemma3) {  // mm_soft_emb_norm and mm_input_projection_weight
       out.push_back({"projector", "projector.norm", d, 1, 1, TensorRole::norm, none});
       out.push_back({"projector", "projector.linear", s.d_model, d, 1, TensorRole::linear, none});
+    } else if (v.kind == VisionKind::idefics3) {  // the connector's modality_projection over shuffled patches
+      out.push_back({"projector", "projector.linear", s.d_model, checked_mul(d, v.merge * v.merge, "shuffled width"), 1,
+                     TensorRole::linear, none});
     } else {
       out.push_back({"projector", "projector.linear", s.d_model, d, 1, TensorRole::linear, none});
       out.push_back({"projector", "projector.linear.bias", s.d_model, 1, 1, TensorRole::bias, none});

@@ -919,6 +919,15 @@ TrainingEstimate training_phases(const ModelSpec& s, const TrainingShape& shape,
           "projector_input", {{"b", b}, {"images", images}, {"features", features}, {"d_vision", v.d_model}}, e));
       before_layers.push_back(tensor_row(
           "projector_hidden", {{"2", 2}, {"b", b}, {"images", images}, {"features", features}, {"h", h}}, e));
+    } else if (v.kind == VisionKind::idefics3) {  // the shuffled patches of every tile
+      before_layers.push_back(
+          tensor_row("projector_input",
+                     {{"b", b},
+                      {"images", images},
+                      {"crops", g.crops},
+                      {"tokens", image_tokens(v)},
+                      {"merge^2 d_vision", checked_mul(v.d_model, v.merge * v.merge, "shuffled width")}},
+                     e));
     } else if (v.kind == VisionKind::gemma3 || v.kind == VisionKind::paligemma) {  // Gemma 3: its norm's input too
       const std::uint64_t inputs = v.kind == VisionKind::gemma3 ? 2 : 1;
       before_layers.push_back(tensor_row(

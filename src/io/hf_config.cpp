@@ -54,6 +54,7 @@ constexpr FamilyInfo kFamilies[] = {
     {"gptj", Family::gptj, false, 2048, false, false},
     {"granite", Family::granite, false, 2048, false, true},
     {"granitemoe", Family::granitemoe, false, 2048, false, true},
+    {"idefics3", Family::llama, false, 2048, true, true},  // its text_config (llama) and a SigLIP tower in tiles
     {"jamba", Family::jamba, false, 262144, false, true},
     {"llama", Family::llama, false, 2048, true, true},
     {"llama4", Family::llama4, false, 4096ULL * 32, true, true},  // its text_config (llama4_text)
@@ -951,6 +952,55 @@ void read_llava_vision(const detail::JsonMap& outer, bool next, ModelSpec& s, st
                   "): `images` N adds them to the sequence and prices the tower's pass");
 }
 
+// Idefics3's and SmolVLM's SigLIP tower (vision_config, an Idefics3VisionConfig: keys left out
+// take its defaults) and connector: scale_factor x scale_factor patches shuffled into one token
+// through one unbiased linear. The processor's tiling (preprocessor_config.json's
+// size.longest_edge) is read where the checkpoints copy it into vision_config, else taken as 4
+// tiles a side, as every Idefics3 and SmolVLM checkpoint ships it.
+void read_idefics3_vision(const detail::JsonMap& outer, ModelSpec& s, std::vector<std::string>& notes) {
+  const detail::JsonMap vision = outer.object("vision_config", "the vision_config of an Idefics3 config");
+  std::vector<std::string> defaulted;
+  const auto size = [&](const char* key, std::uint64_t fallback) {
+    if (const std::optional<std::uint64_t> v = vision.optional_integer(key, 1, detail::kMaxConfigSize)) return *v;
+    defaulted.push_back(std::string(key) + " " + std::to_string(fallback));
+    return fallback;
+  };
+  VisionTower& v = s.vision;
+  v.kind = VisionKind::idefics3;
+  v.d_model = size("hidden_size", 1152);
+  v.n_layers = size("num_hidden_layers", 12);
+  v.n_heads = size("num_attention_heads", 16);
+  v.d_mlp = size("intermediate_size", 3072);
+  v.patch = size("patch_size", 32);
+  v.image_size = size("image_size", 224);
+  if (!defaulted.empty())
+    notes.push_back("vision_config leaves to Idefics3VisionConfig: " + quoted_list(defaulted, "and"));
+  v.merge = outer.optional_integer("scale_factor", 1, 64).value_or(2);
+  const auto longest_edge = [&](const char* key) -> std::optional<std::uint64_t> {
+    if (!vision.has(key)) return std::nullopt;
+    const detail::JsonMap edge = vision.object(key, std::string("vision_config's ") + key);
+    return edge.integer("longest_edge", 1, detail::kMaxConfigSize);
+  };
+  if (const std::optional<std::uint64_t> tile = longest_edge("max_image_size"); tile && *tile != v.image_size) {
+    vision.fail("max_image_size", "max_image_size.longest_edge " + std::to_string(*tile) +
+                                      ": the processor's tiles are the tower's image_size (" +
+                                      std::to_string(v.image_size) + ")");
+  }
+  if (const std::optional<std::uint64_t> edge = longest_edge("size")) {
+    v.longest_edge = *edge;
+  } else {
+    v.longest_edge = checked_mul(4, v.image_size, "4 x image_size");
+    notes.push_back("the processor resizes an image's longest side to " + std::to_string(v.longest_edge) +
+                    " pixels (4 tiles, as the Idefics3 and SmolVLM checkpoints' preprocessor_config.json says); "
+                    "`vision_longest_edge` in the model file changes it, 0 turns the tiling off");
+  }
+  s.lm_head = outer.boolean_or("tie_word_embeddings", false) ? LmHead::tied : LmHead::untied;
+  notes.push_back("each " + std::to_string(v.image_size) + "-pixel tile becomes " + std::to_string(image_tokens(v)) +
+                  " tokens (" + std::to_string(v.image_size / v.patch) + "^2 patches shuffled " +
+                  std::to_string(v.merge) + "x" + std::to_string(v.merge) +
+                  "); an image is cut into tiles beside its whole: `images` N with `image_size` WxH prices them");
+}
+
 // Qwen2-VL's or Qwen2.5-VL's vision tower (vision_config) and merger. Their sizes are
 // required: the class defaults differ between transformers releases.
 void read_qwen_vl_vision(const detail::JsonMap& outer, VisionKind kind, ModelSpec& s, std::vector<std::string>& notes) {
@@ -1203,6 +1253,15 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   // text_config's model_type names the language model's family.
   const bool siglip_vlm = out.model_type == "gemma3" || out.model_type == "paligemma";
   const bool llava_next = out.model_type == "llava_next";
+  const bool idefics3 = out.model_type == "idefics3";
+  if (idefics3) {
+    text_config.emplace(outer.object("text_config", "the text_config of an Idefics3 config"));
+    text_type = text_config->optional_string("model_type").value_or("llama");
+    if (text_type != "llama") {
+      text_config->fail("model_type", "an Idefics3 config whose language model is '" + printable(text_type) +
+                                          "': memplan reads Idefics3 and SmolVLM with a llama text_config");
+    }
+  }
   if (llava_next) {
     text_config.emplace(outer.object("text_config", "the text_config of a LLaVA-NeXT config"));
     text_type = text_config->optional_string("model_type").value_or("llama");
@@ -1275,7 +1334,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   s.name = name;
   // LLaVA's text_config names the language model it started from: the checkpoint is the outer config's.
   if (const std::optional<std::string> path =
-          (llava || llava_next || siglip_vlm ? outer : map).optional_string("_name_or_path")) {
+          (llava || llava_next || siglip_vlm || idefics3 ? outer : map).optional_string("_name_or_path")) {
     const std::string last = last_path_part(*path);
     if (!last.empty() && last != "." && last != "..") s.name = printable(last);  // no control bytes in a name
   }
@@ -1288,6 +1347,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
     read_transformer(map, f, s, *info);
   }
   if (llava || llava_next) read_llava_vision(outer, llava_next, s, out.notes);
+  if (idefics3) read_idefics3_vision(outer, s, out.notes);
   if (siglip_vlm)
     read_siglip_vision(outer, out.model_type == "gemma3" ? VisionKind::gemma3 : VisionKind::paligemma, s, out.notes);
   if (qwen_vl) {
@@ -1412,6 +1472,7 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
                                                          {"vision_image_size", s.vision.image_size},
                                                          {"vision_min_pixels", s.vision.min_pixels},
                                                          {"vision_max_pixels", s.vision.max_pixels},
+                                                         {"vision_longest_edge", s.vision.longest_edge},
                                                          {"encoder_layers", s.encoder.n_layers},
                                                          {"encoder_positions", s.encoder.n_positions},
                                                          {"encoder_mel_bins", s.encoder.mel_bins},

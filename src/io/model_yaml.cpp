@@ -85,6 +85,7 @@ const std::vector<std::string> kModelKeys = {"family",
                                              "vision_temporal_patch",
                                              "vision_min_pixels",
                                              "vision_max_pixels",
+                                             "vision_longest_edge",
                                              "encoder_layers",
                                              "encoder_positions",
                                              "encoder_mel_bins",
@@ -148,6 +149,7 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   read_count(map, "vision_temporal_patch", s.vision.temporal_patch, 1);
   read_count(map, "vision_min_pixels", s.vision.min_pixels, 0);
   read_count(map, "vision_max_pixels", s.vision.max_pixels, 0);
+  read_count(map, "vision_longest_edge", s.vision.longest_edge, 0);
   read_count(map, "encoder_layers", s.encoder.n_layers, 0);
   read_count(map, "encoder_positions", s.encoder.n_positions, 0);
   read_count(map, "encoder_mel_bins", s.encoder.mel_bins, 0);

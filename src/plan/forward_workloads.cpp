@@ -597,6 +597,11 @@ Workspace vision_workspace(const ModelSpec& s, const Workload& w) {
   } else if (v.kind == VisionKind::gemma3) {  // transposed for the pooling, pooled, normed, projected
     t.add(kMlp, "image_features", {{"images", N}, {"P", P}, {"d_vision", v.d_model}}, c);
     t.add(kMlp, "pooled_and_normed", {{"2", 2}, {"images", N}, {"tokens", grid.tokens}, {"d_vision", v.d_model}}, c);
+  } else if (v.kind == VisionKind::idefics3) {  // every tile's features, shuffled (a contiguous copy), projected
+    const std::uint64_t per_tile = image_tokens(v), shuffled = v.d_model * v.merge * v.merge;
+    t.add(kMlp, "image_features", {{"crops", crops}, {"P", P}, {"d_vision", v.d_model}}, c);
+    t.add(kMlp, "pixel_shuffled", {{"crops", crops}, {"tokens", per_tile}, {"merge^2 d_vision", shuffled}}, c);
+    t.add(kMlp, "projector_out", {{"crops", crops}, {"tokens", per_tile}, {"d", s.d_model}}, c);
   } else if (v.kind == VisionKind::paligemma) {  // projected, then scaled by 1 / sqrt(d_model): a copy
     t.add(kMlp, "image_features", {{"images", N}, {"tokens", grid.tokens}, {"d_vision", v.d_model}}, c);
     t.add(kMlp, "projector_scaled", {{"images", N}, {"tokens", grid.tokens}, {"d", s.d_model}}, c);
@@ -605,7 +610,9 @@ Workspace vision_workspace(const ModelSpec& s, const Workload& w) {
     t.add(kMlp, "merger_norm_out", {{"images", N}, {"P", P}, {"d_vision", v.d_model}}, c);
     t.add(kMlp, "merger_hidden", {{"2", 2}, {"images", N}, {"tokens", grid.tokens}, {"merge^2 d_vision", merged}}, c);
   }
-  t.add(kMlp, "projector_out", {{"images", N}, {"tokens", grid.tokens}, {"d", s.d_model}}, c);
+  // Idefics3's image tokens include its tiles' separators and row markers, which are text.
+  if (v.kind != VisionKind::idefics3)
+    t.add(kMlp, "projector_out", {{"images", N}, {"tokens", grid.tokens}, {"d", s.d_model}}, c);
   const Bytes kept = t.sum(kInput);
   const Bytes in_layers = kept.plus(layers.item.bytes, "vision tower"), projector = t.sum(kMlp);
   const std::string pass = std::to_string(N) + " image" + (N == 1 ? "" : "s") +

@@ -66,11 +66,11 @@ void check_images(const ModelSpec& s, const Workload& w) {
     return;
   }
   if (s.vision.d_model == 0) {
-    throw Error(
-        ErrorKind::invalid_input,
-        s.name +
-            " has no vision tower: `images` applies to vision-language models (LLaVA, Qwen2-VL, Gemma 3, PaliGemma)",
-        "images");
+    throw Error(ErrorKind::invalid_input,
+                s.name +
+                    " has no vision tower: `images` applies to vision-language models (LLaVA, Qwen2-VL, Gemma 3, "
+                    "PaliGemma, SmolVLM)",
+                "images");
   }
   if (w.kind != K::inference && w.kind != K::generation && w.kind != K::training) {
     throw Error(ErrorKind::invalid_input,
@@ -78,7 +78,9 @@ void check_images(const ModelSpec& s, const Workload& w) {
                     "` prices the language model's tokens only (leave images out, and count their tokens in seq_len)",
                 "images");
   }
-  if ((keeps_image_size(s.vision) || s.vision.kind == VisionKind::llava_next) && !sized) {
+  const bool tiled = s.vision.kind == VisionKind::llava_next ||
+                     (s.vision.kind == VisionKind::idefics3 && s.vision.longest_edge != 0);
+  if ((keeps_image_size(s.vision) || tiled) && !sized) {
     throw Error(ErrorKind::invalid_input,
                 s.name + "'s image tokens depend on each image's size: give `image_size` WxH (e.g. 1280x720)",
                 "image_size");

@@ -15,9 +15,9 @@ set(models qwen3-8b qwen3-30b-a3b gemma-2-9b gemma-3-1b-it gpt-oss-20b deepseek-
            t5-small flan-t5-base bart-large whisper-tiny qwen2-vl-2b-instruct qwen2.5-vl-3b-instruct
            gemma-3-4b-it paligemma-3b-pt-224 llava-v1.6-mistral-7b-hf wizardcoder-15b-v1.0
            granite-3.1-1b-a400m-instruct llama-4-maverick-17b-128e-instruct c4ai-command-r7b-12-2024
-           nemotron-h-8b-base-8k falcon-h1-0.5b-instruct zamba2-1.2b)
+           nemotron-h-8b-base-8k falcon-h1-0.5b-instruct zamba2-1.2b smolvlm-256m-instruct)
 set(vision_language qwen2-vl-2b-instruct qwen2.5-vl-3b-instruct gemma-3-4b-it paligemma-3b-pt-224
-                    llava-v1.6-mistral-7b-hf)
+                    llava-v1.6-mistral-7b-hf smolvlm-256m-instruct)
 set(state_space mamba-130m-hf mamba-codestral-7b)
 set(hybrid nemotron-h-8b-base-8k falcon-h1-0.5b-instruct zamba2-1.2b)  # attention and Mamba layers: no TransformerLens hooks
 set(encoder_decoder t5-small flan-t5-base bart-large whisper-tiny)
@@ -60,8 +60,9 @@ foreach(model IN LISTS models)
                               --image-size 640x480 --format json
                       OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
       # Qwen's: 644 x 476, 46 x 34 patches / 4 = 391 tokens; Gemma 3's and PaliGemma's: 256, any
-      # size; LLaVA-NeXT's: 672 x 672 tiles, 36 x 48 unpadded + 36 newlines + 576 = 2340.
-      if(NOT rc EQUAL 0 OR NOT out MATCHES "\"image_tokens\": (391|256|2340),")
+      # size; LLaVA-NeXT's: 672 x 672 tiles, 36 x 48 unpadded + 36 newlines + 576 = 2340; SmolVLM's:
+      # 2048 x 1536, 4 x 3 tiles of 64 tokens and 2 markers, 3 newlines, the whole's 64 and 3 = 862.
+      if(NOT rc EQUAL 0 OR NOT out MATCHES "\"image_tokens\": (391|256|2340|862),")
         message(FATAL_ERROR "estimate ${model} -w ${workload} with images exited ${rc}: ${err}")
       endif()
       math(EXPR runs "${runs} + 1")

@@ -145,7 +145,8 @@ void write_model(std::ostream& out, const ModelEntry& e, std::size_t index) {
       << "  s.vision = {" << u64(s.vision.d_model) << ", " << u64(s.vision.n_layers) << ", " << u64(s.vision.n_heads)
       << ", " << u64(s.vision.d_mlp) << ", " << u64(s.vision.patch) << ", " << u64(s.vision.image_size) << ", "
       << enumerator("VisionKind", s.vision.kind) << ", " << u64(s.vision.merge) << ", " << u64(s.vision.temporal_patch)
-      << ", " << u64(s.vision.min_pixels) << ", " << u64(s.vision.max_pixels) << "};\n"
+      << ", " << u64(s.vision.min_pixels) << ", " << u64(s.vision.max_pixels) << ", " << u64(s.vision.longest_edge)
+      << "};\n"
       << "  s.encoder = {" << u64(s.encoder.n_layers) << ", " << u64(s.encoder.n_positions) << ", "
       << u64(s.encoder.mel_bins) << "};\n";
   // A model file describes an architecture: stored weights and import warnings come only

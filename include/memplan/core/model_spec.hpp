@@ -146,9 +146,15 @@ struct SharedBlocks {
 //             ("anyres": the best of LLaVA-1.6's grid pinpoints, 336 x 672 to 672 x 672) beside a
 //             resized whole; the tiles' features unpadded to the image's aspect ratio with a
 //             learned newline token ending each row.
+//   idefics3: Idefics3's and SmolVLM's SigLIP ViT (PaliGemma's tower) over image_size square
+//             tiles: the processor resizes an image's longest side to longest_edge, rounds both
+//             sides up to whole tiles and adds the whole image resized to one tile; each tile's
+//             patches are pixel-shuffled merge x merge into (image_size / patch / merge)^2
+//             tokens through one unbiased linear. In the text, each tile adds two tokens (a
+//             separator and its <row_r_col_c>), each row a newline, the whole image three.
 // Each has per layer biased q, k, v, o and two norms, and all but qwen2_5_vl a plain MLP (fc1,
 // fc2) with biases.
-enum class VisionKind { clip, qwen2_vl, qwen2_5_vl, gemma3, paligemma, llava_next };
+enum class VisionKind { clip, qwen2_vl, qwen2_5_vl, gemma3, paligemma, llava_next, idefics3 };
 
 // A vision tower before the language model and its projector into the language model's width.
 struct VisionTower {
@@ -163,6 +169,8 @@ struct VisionTower {
   std::uint64_t temporal_patch = 1;  // Qwen's: frames per patch (temporal_patch_size 2; an image is repeated)
   std::uint64_t min_pixels = 0;      // Qwen's: the processor's bounds on a resized image's pixels
   std::uint64_t max_pixels = 0;      //   (the checkpoint's preprocessor_config.json)
+  std::uint64_t longest_edge = 0;    // idefics3's: the processor's resize of an image's longest side
+                                     //   (size.longest_edge); 0: no splitting, every image one tile
   bool operator==(const VisionTower&) const = default;
 };
 
@@ -204,11 +212,12 @@ struct ImageGrid {
   std::uint64_t height = 0;
   std::uint64_t patches = 0;  // the tower's positions per crop (clip: the patches and the class token)
   std::uint64_t tokens = 0;   // the language model's positions per image
-  std::uint64_t crops = 1;    // the tower's images per image (LLaVA-NeXT: its tiles and the whole)
+  std::uint64_t crops = 1;    // the tower's images per image (LLaVA-NeXT, Idefics3: its tiles and the whole)
 };
 
 // Returns how an image of width x height pixels reaches the language model: clip resizes
-// it to image_size square; llava_next tiles it as transformers' LLaVA-NeXT processor does;
+// it to image_size square; llava_next and idefics3 tile it as transformers' LLaVA-NeXT and
+// Idefics3 processors do;
 // Qwen's resize it as transformers' smart_resize does (sides
 // rounded half-to-even to multiples of patch x merge, scaled into [min_pixels,
 // max_pixels]) and merges merge x merge patches per token. Throws Error(invalid_input)

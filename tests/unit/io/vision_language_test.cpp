@@ -306,6 +306,55 @@ TEST(VisionLanguage, LlavaNextTilesFollowTheBestPinpoint) {
   EXPECT_EQ(g.tokens, 24U + 576);
 }
 
+// HuggingFaceTB/SmolVLM-256M-Instruct (Idefics3): a SigLIP tower of 12 layers 768 wide (MLP
+// 3072, 16-pixel patches over 512-pixel tiles: 1024 positions, no head), a connector of one
+// unbiased linear from 16 x 768 shuffled widths to 576, and a Llama of 30 layers (9 heads, 3 KV
+// heads of 64, MLP 1536, vocabulary 49,280, untied head). The Hub's metadata gives 256,484,928
+// (tests/data/hf/README.md).
+TEST(VisionLanguage, SmolVlmShufflesSiglipPatchesIntoTokens) {
+  const ModelSpec s = fixture("smolvlm-256m-instruct").entry.spec;
+  EXPECT_EQ(s.vision.kind, VisionKind::idefics3);
+  const std::uint64_t siglip_layer = 4 * (768ULL * 768 + 768) + 2 * 2 * 768 + (768ULL * 3072 + 3072) +
+                                     (3072ULL * 768 + 768);
+  const std::uint64_t tower = (768ULL * 3 * 16 * 16 + 768) + 1024ULL * 768 + 12 * siglip_layer + 2 * 768;
+  EXPECT_EQ(component(s, "vision"), tower);
+  EXPECT_EQ(tower, 86'433'024U);
+  EXPECT_EQ(component(s, "projector"), 16ULL * 768 * 576);
+  const std::uint64_t language = 2 * 49280ULL * 576 +
+                                 30 * (2 * 576ULL * 576 + 2 * 576ULL * 192 + 3 * 576ULL * 1536 + 2 * 576) + 576;
+  EXPECT_EQ(count_parameters(s), language + tower + 16ULL * 768 * 576);
+  EXPECT_EQ(count_parameters(s), 256'484'928U);
+}
+
+// Idefics3ImageProcessor at SmolVLM-256M's sizes (longest side to 2048, 512-pixel tiles of 64
+// tokens) and Idefics3Processor's text: each tile a separator, its <row_r_col_c> and 64 image
+// tokens; a newline a row (the last merged with the next into one "\n\n" token); then the
+// separator, <global-img>, 64 tokens and a separator.
+// - 1280 x 720: 2048 x int(2048 / (16 / 9)) = 1152, rounded up to 2048 x 1536: 4 x 3 tiles,
+//   12 x 66 + 3 + 67 = 862 tokens, 13 crops through the tower;
+// - 720 x 1280: int(2048 x 9 / 16) = 1152 x 2048: 3 x 4 tiles, 12 x 66 + 4 + 67 = 863;
+// - 2000 x 500: 2048 x 512: one row of 4 tiles, 4 x 66 + 1 + 67 = 332;
+// - 300 x 201: 2048 x int(2048 / (300 / 201)) = 1372 (even), rounded to 1536: 4 x 3 = 862;
+// - without splitting (longest_edge 0), any image is one tile: 64 + 3 = 67.
+TEST(VisionLanguage, SmolVlmTilesFollowTheProcessor) {
+  VisionTower v = fixture("smolvlm-256m-instruct").entry.spec.vision;
+  ImageGrid g = image_grid(v, 1280, 720);
+  EXPECT_EQ(g.width, 2048U);
+  EXPECT_EQ(g.height, 1536U);
+  EXPECT_EQ(g.tokens, 12U * 66 + 3 + 67);
+  EXPECT_EQ(g.crops, 13U);
+  EXPECT_EQ(g.patches, 1024U);
+  EXPECT_EQ(image_grid(v, 720, 1280).tokens, 12U * 66 + 4 + 67);
+  g = image_grid(v, 2000, 500);
+  EXPECT_EQ(g.tokens, 4U * 66 + 1 + 67);
+  EXPECT_EQ(g.crops, 5U);
+  EXPECT_EQ(image_grid(v, 300, 201).tokens, 12U * 66 + 3 + 67);
+  v.longest_edge = 0;
+  g = image_grid(v, 1280, 720);
+  EXPECT_EQ(g.tokens, 67U);
+  EXPECT_EQ(g.crops, 1U);
+}
+
 Workload with_images(WorkloadKind kind, std::uint64_t text, std::uint64_t images, std::uint64_t width,
                      std::uint64_t height) {
   Workload w;
