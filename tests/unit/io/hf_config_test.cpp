@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <tuple>
 
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
@@ -199,6 +200,50 @@ TEST(HfConfig, FalconH1MixerFlagsEachAddTheirTensor) {
     ADD_FAILURE() << "accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.key(), "mamba_d_head");
+  }
+}
+
+// Zamba2's config says which layers use the shared block; the block's flags each add their
+// tensors, and a config memplan would misread is refused at its key.
+TEST(HfConfig, Zamba2SharedBlockFlagsAndRefusals) {
+  const auto import = [](const std::string& kinds, const std::string& extra) {
+    return parse_hf_config(R"({"model_type": "zamba2", "hidden_size": 64, "num_hidden_layers": 3,
+        "num_attention_heads": 4, "intermediate_size": 256, "vocab_size": 100, "n_mamba_heads": 4,
+        "mamba_d_state": 16, "adapter_rank": 8, "layers_block_type": )" +
+                               kinds + extra + "}",
+                           "z.json", "z");
+  };
+  // Three Mamba-2 layers: in_proj 64 x (128 + 160 + 4), a conv over 128 + 2 x 16 = 160 channels
+  // (4 taps, a bias), 3 x 4 per head, the gated norm 128, out_proj 128 x 64, the layer's norm.
+  // One shared block: q, k, v 128 x 128, o 128 x 64, a gated MLP 3 x 64 x 256, norms 128 + 64.
+  // A use: its 64 x 64 linear and gate_up's adapter 8 x 64 + 512 x 8. Tied 100 x 64, final norm.
+  const std::uint64_t mamba = 64ULL * (128 + 160 + 4) + 160 * 5 + 3 * 4 + 128 + 128ULL * 64 + 64;
+  const std::uint64_t block = 3 * 128ULL * 128 + 128ULL * 64 + 3 * 64ULL * 256 + 128 + 64;
+  const std::uint64_t use = 64ULL * 64 + 8 * 64 + 512 * 8;
+  const std::uint64_t base = 100ULL * 64 + 3 * mamba + 64;
+  EXPECT_EQ(count_parameters(import(R"(["mamba", "hybrid", "mamba"])", "").entry.spec), base + block + use);
+  EXPECT_EQ(count_parameters(import(R"(["hybrid", "mamba", "hybrid"])", "").entry.spec), base + block + 2 * use);
+  // Attention adapters: q, k and v each 8 x 128 + 128 x 8 per use.
+  EXPECT_EQ(count_parameters(
+                import(R"(["mamba", "hybrid", "mamba"])", R"(, "use_shared_attention_adapter": true)").entry.spec),
+            base + block + use + 3 * 2 * 8 * 128);
+  // Two blocks over two hybrid layers: the second block's weights, the uses' adapters as before.
+  EXPECT_EQ(count_parameters(import(R"(["hybrid", "mamba", "hybrid"])", R"(, "num_mem_blocks": 2)").entry.spec),
+            base + 2 * block + 2 * use);
+  for (const auto& [kinds, extra, key] :
+       {std::tuple<std::string, std::string, std::string>{R"(["mamba", "attention", "mamba"])", "",
+                                                          "layers_block_type"},
+        {R"(["mamba", "hybrid"])", "", "layers_block_type"},
+        {R"(["mamba", "hybrid", "mamba"])", R"(, "num_mem_blocks": 2)", "num_mem_blocks"},
+        {R"(["mamba", "hybrid", "mamba"])", R"(, "attention_hidden_size": 64)", "attention_hidden_size"}}) {
+    SCOPED_TRACE(kinds + extra);
+    try {
+      import(kinds, extra);
+      ADD_FAILURE() << "accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), key);
+      EXPECT_GT(e.line(), 0U);
+    }
   }
 }
 

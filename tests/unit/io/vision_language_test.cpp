@@ -355,6 +355,34 @@ TEST(VisionLanguage, SmolVlmTilesFollowTheProcessor) {
   EXPECT_EQ(g.crops, 1U);
 }
 
+// An Idefics3 config without the processor's size in vision_config tiles as the checkpoints'
+// preprocessor_config.json does (the longest side to 4 tiles) and says so; a max_image_size
+// other than the tower's image_size is refused at its key.
+TEST(VisionLanguage, Idefics3TilingDefaultsToFourTiles) {
+  const auto import = [](const std::string& vision_extra) {
+    return parse_hf_config(R"({"model_type": "idefics3", "scale_factor": 2,
+        "text_config": {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 1,
+          "num_attention_heads": 2, "intermediate_size": 128, "vocab_size": 100},
+        "vision_config": {"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2,
+          "intermediate_size": 64, "patch_size": 14, "image_size": 364)" +
+                               vision_extra + "}}",
+                           "i.json", "i");
+  };
+  const HfImport plain = import("");
+  EXPECT_EQ(plain.entry.spec.vision.longest_edge, 4U * 364);
+  EXPECT_EQ(image_tokens(plain.entry.spec.vision), 169U);  // (364 / 14 / 2)^2 = 13^2
+  bool noted = false;
+  for (const std::string& n : plain.notes) noted = noted || n.find("1456 pixels (4 tiles") != std::string::npos;
+  EXPECT_TRUE(noted);
+  EXPECT_EQ(import(R"(, "size": {"longest_edge": 728})").entry.spec.vision.longest_edge, 728U);
+  try {
+    import(R"(, "max_image_size": {"longest_edge": 384})");
+    ADD_FAILURE() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "max_image_size");
+  }
+}
+
 Workload with_images(WorkloadKind kind, std::uint64_t text, std::uint64_t images, std::uint64_t width,
                      std::uint64_t height) {
   Workload w;
