@@ -73,7 +73,9 @@ const GgmlType& parse_llama_cpp_cache_type(std::string_view name, const char* ke
               key);
 }
 
-std::uint64_t llama_cpp_cells(std::uint64_t n_ctx) { return ceil_div(n_ctx, kCellBlock) * kCellBlock; }
+std::uint64_t llama_cpp_cells(std::uint64_t n_ctx, std::uint64_t n_seq) {
+  return ceil_div(n_ctx / std::max<std::uint64_t>(n_seq, 1), kCellBlock) * kCellBlock;
+}
 
 LlamaCppWeights llama_cpp_weights(const ModelSpec& spec, const Precision& weights) {
   LlamaCppWeights out;
@@ -157,10 +159,18 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                 "cache_type_v");
   }
 
+  if (o.n_seq == 0) throw Error(ErrorKind::invalid_input, "`parallel` (-np) must be at least 1", "parallel");
+  if (o.n_ctx / o.n_seq == 0) {
+    throw Error(ErrorKind::invalid_input,
+                "-c " + digits(o.n_ctx) + " over -np " + digits(o.n_seq) +
+                    " sequences leaves none a token: llama.cpp gives each n_ctx / n_seq",
+                "parallel");
+  }
   LlamaCppEstimate out;
-  const std::uint64_t L = spec.n_layers;
-  const std::uint64_t T = std::min(o.n_ubatch, llama_cpp_cells(o.n_ctx));
-  out.cells = llama_cpp_cells(o.n_ctx);
+  const std::uint64_t L = spec.n_layers, S = o.n_seq;
+  // The micro-batch is at most n_batch, which llama.cpp caps at the whole context.
+  const std::uint64_t T = std::min(o.n_ubatch, checked_mul(llama_cpp_cells(o.n_ctx, S), S, "cells"));
+  out.cells = llama_cpp_cells(o.n_ctx, S);
   const std::uint64_t on_gpu = o.gpu ? std::min(o.gpu_layers, L) : 0;
   out.gpu_layers = on_gpu;
   out.output_on_gpu = o.gpu && o.gpu_layers > L;
@@ -189,17 +199,20 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
     const AttentionKind kind = attention_kind(spec, il);
     const std::uint64_t cells = layer_cells(kind, spec, out.cells, o.n_ubatch);
     largest_kv = std::max(largest_kv, cells);
-    const std::uint64_t bytes = checked_add(cache_bytes(tk, width, cells, "cache_type_k"),
-                                            cache_bytes(tv, width, cells, "cache_type_v"), "KV cache");
+    const std::uint64_t bytes = checked_mul(checked_add(cache_bytes(tk, width, cells, "cache_type_k"),
+                                                        cache_bytes(tv, width, cells, "cache_type_v"), "KV cache"),
+                                            S, "KV cache");
     std::uint64_t& sum = layer_on_gpu(il) ? kv_gpu : kv_host;
     sum = checked_add(sum, bytes, "KV cache");
   }
-  const std::string kv_formula = digits(out.cells) + " cells (-c " + digits(o.n_ctx) + " rounded up to 256) x " +
-                                 digits(width) + " (n_kv_heads x d_head) per layer, K " + lowered(tk.name) + ", V " +
-                                 lowered(tv.name);
+  const std::string kv_formula = (S == 1 ? digits(out.cells) + " cells (-c " + digits(o.n_ctx) + " rounded up to 256)"
+                                         : digits(S) + " sequences x " + digits(out.cells) + " cells (-c " +
+                                               digits(o.n_ctx) + " / -np " + digits(S) + ", rounded up to 256)") +
+                                 " x " + digits(width) + " (n_kv_heads x d_head) per layer, K " + lowered(tk.name) +
+                                 ", V " + lowered(tv.name);
 
   // The output buffer: one row of f32 logits per sequence (llama_context::output_reserve).
-  const std::uint64_t output_buffer = checked_mul(spec.vocab_size, kF32, "output buffer");
+  const std::uint64_t output_buffer = checked_mul(checked_mul(spec.vocab_size, kF32, "output buffer"), S, "output");
 
   // The compute buffer: what ggml's graph allocator reserves for the worst micro-batch, n_ubatch
   // tokens, all of them outputs, against every cell. For the graphs memplan has recorded
@@ -222,7 +235,8 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                                    tk.block_size != 1,
                                    tv.block_size != 1,
                                    tk.id == 0,
-                                   tv.id == 0};
+                                   tv.id == 0,
+                                   S};
   const auto kinds = attention_layer_counts(spec);
   const bool sliding = std::any_of(kinds.begin(), kinds.end(),
                                    [](const auto& c) { return c.first != AttentionKind::full; });
@@ -280,7 +294,9 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                                (out.output_on_gpu ? std::string() : " and the output layer"),
                            weights_note));
   add(out.host, buffer_row("kv_cache", kv_host, kv_formula, digits(L - on_gpu) + " layers' cache"));
-  add(out.host, buffer_row("output_buffer", output_buffer, "V=" + digits(V) + " f32 logits for one sequence"));
+  add(out.host, buffer_row("output_buffer", output_buffer,
+                           "V=" + digits(V) + " f32 logits for " +
+                               (S == 1 ? "one sequence" : "each of " + digits(S) + " sequences")));
   const bool offloaded = on_gpu > 0 || out.output_on_gpu;
   add(out.host, offloaded ? buffer_row("compute_buffer", host_inputs,
                                        "the host's part of the graph: its inputs and the embedded micro-batch (" +

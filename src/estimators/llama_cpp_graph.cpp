@@ -451,7 +451,9 @@ std::uint64_t tensor_bytes(std::string_view kind, const LlamaCppGraphShape& s) {
   if (kind == "attn_inp_k_idxs") return f32(2);                                       // i64 per token
   // Without flash attention the V cache is transposed: one i64 index per element.
   if (kind == "attn_inp_v_idxs") return s.flash_attn ? f32(2) : checked_mul(checked_mul(T, kv, "c"), 8, "c");
-  if (kind == "attn_inp_kq_mask") return checked_mul(checked_mul(s.n_kv, T, "c"), s.flash_attn ? 2 : 4, "c");
+  const std::uint64_t streams = std::max<std::uint64_t>(s.n_seq, 1);
+  const std::uint64_t rows = checked_mul(ceil_div(T, streams), streams, "c");  // each stream's rows, padded
+  if (kind == "attn_inp_kq_mask") return checked_mul(checked_mul(s.n_kv, rows, "c"), s.flash_attn ? 2 : 4, "c");
   if (kind == "Qcur" || kind == "kqv" || kind == "kqv_out") return f32(q);
   if (kind == "Kcur" || kind == "Vcur") return f32(kv);
   if (kind == "wqkv") return f32(checked_add(q, checked_mul(2, kv, "c"), "c"));

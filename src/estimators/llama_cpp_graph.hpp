@@ -14,6 +14,7 @@ struct LlamaCppGraphShape {
   std::uint64_t n_ubatch = 0, n_kv = 0;
   bool k_quantized = false, v_quantized = false;  // a block-quantised cache type (q8_0, q4_0, ...)
   bool k_f32 = false, v_f32 = false;              // an f32 cache
+  std::uint64_t n_seq = 1;  // -np: cache streams; the mask holds ceil(n_ubatch / n_seq) rows for each
 };
 
 // Returns the bytes ggml-alloc's dynamic allocator (ggml/src/ggml-alloc.c) reaches over the

@@ -40,11 +40,15 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
   const std::string ngl = o.cpu
                               ? "no GPU"
                               : "-ngl " + group_digits(std::min<std::uint64_t>(options.gpu_layers, spec.n_layers + 1));
-  out.description = "llama.cpp, " + ngl + ", -c " + group_digits(options.n_ctx) + " (" + group_digits(e.cells) +
-                    " cells), -ub " + group_digits(options.n_ubatch) + ", cache K " + lowered(tk.name) + " V " +
-                    lowered(tv.name) + ", flash attention " + (options.flash_attn ? "on" : "off");
-  out.llama_cpp = LlamaCppLayout{options.n_ctx,   e.cells, options.n_ubatch, e.gpu_layers,     spec.n_layers,
-                                 e.output_on_gpu, !o.cpu,  lowered(tk.name), lowered(tv.name), options.flash_attn};
+  const std::string cells = options.n_seq == 1
+                                ? group_digits(e.cells) + " cells"
+                                : "-np " + group_digits(options.n_seq) + ": " + group_digits(e.cells) + " cells each";
+  out.description = "llama.cpp, " + ngl + ", -c " + group_digits(options.n_ctx) + " (" + cells + "), -ub " +
+                    group_digits(options.n_ubatch) + ", cache K " + lowered(tk.name) + " V " + lowered(tv.name) +
+                    ", flash attention " + (options.flash_attn ? "on" : "off");
+  out.llama_cpp = LlamaCppLayout{options.n_ctx,    e.cells,          options.n_seq,     options.n_ubatch,
+                                 e.gpu_layers,     spec.n_layers,    e.output_on_gpu,   !o.cpu,
+                                 lowered(tk.name), lowered(tv.name), options.flash_attn};
   if (!o.cpu) {
     DeviceMemory gpu;
     gpu.role = "gpu";

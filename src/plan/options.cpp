@@ -579,6 +579,9 @@ const std::array kOptions = std::to_array<OptionDef>({
   {.key = "ubatch", .flag = "ubatch", .kind = OptionKind::count, .group = kEngine,
    .help = "llama.cpp -ub: tokens per micro-batch, which sizes the compute buffer", .default_text = "512", .min = 1,
    .max = 1 << 24, .set = MEMPLAN_SET(s.layout.ubatch = v.count)},
+  {.key = "parallel", .flag = "parallel", .kind = OptionKind::count, .group = kEngine,
+   .help = "llama.cpp -np: sequences served at once; each gets -c / N cells of cache (rounded up to 256) and a row "
+           "of logits", .default_text = "1", .min = 1, .max = 1 << 16, .set = MEMPLAN_SET(s.layout.parallel = v.count)},
   {.key = "cache_type_k", .flag = "cache_type_k", .kind = OptionKind::text, .group = kEngine,
    .help = "llama.cpp -ctk: f16, bf16, f32, q8_0, q4_0, q4_1, iq4_nl, q5_0 or q5_1", .default_text = "f16",
    .set = MEMPLAN_SET((void)parse_llama_cpp_cache_type(v.text, "cache_type_k"); s.layout.cache_type_k = v.text)},

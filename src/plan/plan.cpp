@@ -35,7 +35,8 @@ void check_engine_options(const PlanSettings& s) {
             "block_size", "max_loras", "max_lora_rank"},
            "vLLM");
   }
-  if (engine != Engine::llama_cpp) refuse({"ngl", "ubatch", "cache_type_k", "cache_type_v", "flash_attn"}, "llama.cpp");
+  if (engine != Engine::llama_cpp)
+    refuse({"ngl", "ubatch", "parallel", "cache_type_k", "cache_type_v", "flash_attn"}, "llama.cpp");
 }
 
 // Knobs that only mean something together.
@@ -117,6 +118,7 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
   if (engine == Engine::llama_cpp) {
     LlamaCppOptions l;
     l.n_ubatch = a.ubatch;
+    l.n_seq = a.parallel;
     l.type_k = parse_llama_cpp_cache_type(a.cache_type_k, "cache_type_k").id;
     l.type_v = parse_llama_cpp_cache_type(a.cache_type_v, "cache_type_v").id;
     l.flash_attn = a.flash_attn != "off";

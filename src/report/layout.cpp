@@ -298,6 +298,7 @@ void layout_json(const EstimateReport& r, std::ostream& out) {
     const LlamaCppLayout& c = *l.llama_cpp;
     j["llama_cpp"] = {{"n_ctx", c.n_ctx},
                       {"cells", c.cells},
+                      {"sequences", c.n_seq},
                       {"n_ubatch", c.n_ubatch},
                       {"gpu_layers", c.gpu_layers},
                       {"n_layers", c.n_layers},

@@ -15,6 +15,18 @@ cli_case(engine_llama_cpp_table EXIT 0 ARGS estimate llama-2-7b --engine llama.c
 gguf_case(engine_llama_cpp_gguf_cpu EXIT 0 ARGS estimate "${gguf}/tiny-llama.gguf" --engine llama.cpp --cpu --seq 100
           --format json STDERR_EMPTY
           STDOUT "\"role\": \"cpu\".*\"name\": \"weights\",\n +\"bytes\": 7616,.*\"name\": \"kv_cache\",\n +\"bytes\": 16384,.*\"name\": \"output_buffer\",\n +\"bytes\": 32,.*\"cells\": 256,")
+# -np 3 over -c 1000: 333 tokens each, rounded up to 256-cell blocks: 512 cells a sequence, three
+# streams: 3 x 512 x 32 layers x 4096 x 2 B x (K + V) = 805,306,368 B, more than -np 1's 1,024
+# cells (536,870,912 B); three rows of 32,000 f32 logits = 384,000 B.
+cli_case(engine_llama_cpp_parallel EXIT 0 ARGS estimate llama-2-7b --engine llama.cpp --cpu -p fp16 --seq 1000
+         --parallel 3 --format json STDERR_EMPTY
+         STDOUT "\"name\": \"kv_cache\",\n +\"bytes\": 805306368,.*\"name\": \"output_buffer\",\n +\"bytes\": 384000,.*\"cells\": 512,.*\"sequences\": 3,")
+gguf_case(engine_llama_cpp_parallel_text EXIT 0 ARGS estimate "${gguf}/tiny-llama.gguf" --engine llama.cpp --cpu
+          --seq 1000 --parallel 4 STDOUT "-c 1,000 \\(-np 4: 256 cells each\\)")
+cli_case(engine_parallel_is_llama_cpps EXIT 2 ARGS estimate llama-2-7b --engine vllm --gpu l4 --parallel 2
+         STDERR "parallel.*llama.cpp")
+cli_case(engine_llama_cpp_parallel_leaves_no_token EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu --seq 3
+         --parallel 4 STDERR "-c 3 over -np 4 sequences leaves none a token")
 cli_case(engine_llama_cpp_fit_ngl EXIT 0 ARGS fit llama-2-13b --engine llama.cpp --gpu rtx-3060 --vary ngl -p fp16
          --seq 4096 STDERR_EMPTY
          STDOUT "largest ngl with -c 4096\nlimit +10\\.75 GiB of 11\\.75 GiB \\(llama.cpp's --fit margin of 1 GiB.*result +ngl [0-9]+ fits.*next +ngl [0-9]+ does not.*binds +weights.*option +--ngl [0-9]+\ngiven +ngl 41: does not fit")

@@ -18,6 +18,7 @@ namespace memplan {
 struct LlamaCppOptions {
   std::uint64_t n_ctx = 4096;            // -c: tokens of context (cells are whole blocks of 256)
   std::uint64_t n_ubatch = 512;          // -ub: tokens per micro-batch (the compute buffer's size)
+  std::uint64_t n_seq = 1;               // -np: sequences, each its own stream of n_ctx / n_seq cells
   std::uint32_t type_k = 1, type_v = 1;  // -ctk / -ctv: ggml type ids of the cache (1 = F16)
   bool flash_attn = true;                // -fa (auto turns it on where the backend has it: CPU, CUDA, Metal)
   std::uint64_t gpu_layers = 0;  // -ngl: the last N repeating layers on the GPU; N > n_layers adds the output layer
@@ -36,7 +37,7 @@ struct LlamaCppWeights {
 };
 
 struct LlamaCppEstimate {
-  std::uint64_t cells = 0;       // KV cells per layer
+  std::uint64_t cells = 0;       // KV cells per layer and sequence
   std::uint64_t gpu_layers = 0;  // repeating layers on the GPU
   bool output_on_gpu = false;
   Breakdown gpu;   // what the GPU holds (empty without one)
@@ -47,8 +48,10 @@ struct LlamaCppEstimate {
 // at `weights` precision. Throws Error(overflow).
 LlamaCppWeights llama_cpp_weights(const ModelSpec& spec, const Precision& weights);
 
-// Returns the KV cells llama.cpp allocates for n_ctx tokens: n_ctx rounded up to 256.
-std::uint64_t llama_cpp_cells(std::uint64_t n_ctx);
+// Returns the KV cells llama.cpp allocates per sequence for n_ctx tokens over n_seq sequences
+// (-np): n_ctx / n_seq rounded up to 256, each sequence its own stream (llama_context's
+// n_ctx_seq, the cache not unified).
+std::uint64_t llama_cpp_cells(std::uint64_t n_ctx, std::uint64_t n_seq = 1);
 
 // Returns the GPU's and the host's memory for `spec` under `options`. Throws
 // Error(invalid_input) for what llama.cpp refuses (a quantised V cache without flash

@@ -41,6 +41,7 @@ struct LayoutRequest {
   std::uint64_t max_lora_rank = 16;  // vLLM's max_lora_rank
   std::optional<std::uint64_t> ngl;  // llama.cpp -ngl; unset = everything on the GPU (0 with cpu)
   std::uint64_t ubatch = 512;
+  std::uint64_t parallel = 1;  // llama.cpp -np: sequences sharing -c, each its own cache stream
   std::string cache_type_k = "f16";
   std::string cache_type_v = "f16";
   std::string flash_attn = "auto";  // on, off, auto
