@@ -892,6 +892,32 @@ void read_transformer(const detail::JsonMap& map, Fields& f, ModelSpec& s, const
   }
 }
 
+// A ViT's sizes in a vision_config (hidden_size, num_hidden_layers, num_attention_heads,
+// intermediate_size, patch_size, image_size); a key left out takes its config class's default
+// (`d`, in that order), and a note names them.
+struct VitDefaults {
+  const char* config_class;
+  std::uint64_t hidden, layers, heads, mlp, patch, image;
+};
+void read_vit_sizes(const detail::JsonMap& vision, const VitDefaults& d, VisionTower& v,
+                    std::vector<std::string>& notes) {
+  std::vector<std::string> defaulted;
+  const auto size = [&](const char* key, std::uint64_t fallback) {
+    if (const std::optional<std::uint64_t> value = vision.optional_integer(key, 1, detail::kMaxConfigSize))
+      return *value;
+    defaulted.push_back(std::string(key) + " " + std::to_string(fallback));
+    return fallback;
+  };
+  v.d_model = size("hidden_size", d.hidden);
+  v.n_layers = size("num_hidden_layers", d.layers);
+  v.n_heads = size("num_attention_heads", d.heads);
+  v.d_mlp = size("intermediate_size", d.mlp);
+  v.patch = size("patch_size", d.patch);
+  v.image_size = size("image_size", d.image);
+  if (!defaulted.empty())
+    notes.push_back("vision_config leaves to " + std::string(d.config_class) + ": " + quoted_list(defaulted, "and"));
+}
+
 // LLaVA's or LLaVA-NeXT's (`next`) vision tower (vision_config, a CLIPVisionConfig: keys left
 // out take its defaults) and projector; the head's tying is the outer config's. A note says
 // what an image costs in tokens.
@@ -902,20 +928,8 @@ void read_llava_vision(const detail::JsonMap& outer, bool next, ModelSpec& s, st
     vision.fail("model_type",
                 "a LLaVA vision tower of type '" + printable(*type) + "': memplan reads CLIP's (clip_vision_model)");
   }
-  std::vector<std::string> defaulted;
-  const auto size = [&](const char* key, std::uint64_t fallback) {
-    if (const std::optional<std::uint64_t> v = vision.optional_integer(key, 1, detail::kMaxConfigSize)) return *v;
-    defaulted.push_back(std::string(key) + " " + std::to_string(fallback));
-    return fallback;
-  };
   VisionTower& v = s.vision;
-  v.d_model = size("hidden_size", 768);
-  v.n_layers = size("num_hidden_layers", 12);
-  v.n_heads = size("num_attention_heads", 12);
-  v.d_mlp = size("intermediate_size", 3072);
-  v.patch = size("patch_size", 32);
-  v.image_size = size("image_size", 224);
-  if (!defaulted.empty()) notes.push_back("vision_config leaves to CLIPVisionConfig: " + quoted_list(defaulted, "and"));
+  read_vit_sizes(vision, {"CLIPVisionConfig", 768, 12, 12, 3072, 32, 224}, v, notes);
   if (outer.has("vision_feature_layer") && !outer.value("vision_feature_layer").is_number_integer()) {
     outer.fail("vision_feature_layer",
                "vision_feature_layer must be one layer: a list concatenates several layers' "
@@ -959,22 +973,9 @@ void read_llava_vision(const detail::JsonMap& outer, bool next, ModelSpec& s, st
 // tiles a side, as every Idefics3 and SmolVLM checkpoint ships it.
 void read_idefics3_vision(const detail::JsonMap& outer, ModelSpec& s, std::vector<std::string>& notes) {
   const detail::JsonMap vision = outer.object("vision_config", "the vision_config of an Idefics3 config");
-  std::vector<std::string> defaulted;
-  const auto size = [&](const char* key, std::uint64_t fallback) {
-    if (const std::optional<std::uint64_t> v = vision.optional_integer(key, 1, detail::kMaxConfigSize)) return *v;
-    defaulted.push_back(std::string(key) + " " + std::to_string(fallback));
-    return fallback;
-  };
   VisionTower& v = s.vision;
   v.kind = VisionKind::idefics3;
-  v.d_model = size("hidden_size", 1152);
-  v.n_layers = size("num_hidden_layers", 12);
-  v.n_heads = size("num_attention_heads", 16);
-  v.d_mlp = size("intermediate_size", 3072);
-  v.patch = size("patch_size", 32);
-  v.image_size = size("image_size", 224);
-  if (!defaulted.empty())
-    notes.push_back("vision_config leaves to Idefics3VisionConfig: " + quoted_list(defaulted, "and"));
+  read_vit_sizes(vision, {"Idefics3VisionConfig", 1152, 12, 16, 3072, 32, 224}, v, notes);
   v.merge = outer.optional_integer("scale_factor", 1, 64).value_or(2);
   const auto longest_edge = [&](const char* key) -> std::optional<std::uint64_t> {
     if (!vision.has(key)) return std::nullopt;
@@ -1054,22 +1055,9 @@ void read_siglip_vision(const detail::JsonMap& outer, VisionKind kind, ModelSpec
                 "vision_use_head: true adds SigLIP's attention-pooling head, which neither "
                 "Gemma 3 nor PaliGemma has and memplan does not read");
   }
-  std::vector<std::string> defaulted;
-  const auto size = [&](const char* key, std::uint64_t fallback) {
-    if (const std::optional<std::uint64_t> v = vision.optional_integer(key, 1, detail::kMaxConfigSize)) return *v;
-    defaulted.push_back(std::string(key) + " " + std::to_string(fallback));
-    return fallback;
-  };
   VisionTower& v = s.vision;
   v.kind = kind;
-  v.d_model = size("hidden_size", 768);
-  v.n_layers = size("num_hidden_layers", 12);
-  v.n_heads = size("num_attention_heads", 12);
-  v.d_mlp = size("intermediate_size", 3072);
-  v.patch = size("patch_size", 16);
-  v.image_size = size("image_size", 224);
-  if (!defaulted.empty())
-    notes.push_back("vision_config leaves to SiglipVisionConfig: " + quoted_list(defaulted, "and"));
+  read_vit_sizes(vision, {"SiglipVisionConfig", 768, 12, 12, 3072, 16, 224}, v, notes);
   const std::uint64_t side = v.patch == 0 ? 0 : v.image_size / v.patch;
   if (kind == VisionKind::gemma3) {
     const std::uint64_t tokens = outer.optional_integer("mm_tokens_per_image", 1, detail::kMaxConfigSize).value_or(256);
