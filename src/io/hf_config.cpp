@@ -610,9 +610,17 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
             map.fail("layers_block_type", "layers_block_type holds 'mamba' and 'hybrid', not " + printable(e.dump()));
           s.layer_types.push_back(kind == "hybrid" ? AttentionKind::full : AttentionKind::mamba);
         }
+      } else if (map.has("hybrid_layer_ids") && map.value("hybrid_layer_ids").is_array()) {
+        s.layer_types.assign(s.n_layers, AttentionKind::mamba);  // Zamba2Config derives one from the other
+        for (const nlohmann::json& e : map.value("hybrid_layer_ids")) {
+          if (!e.is_number_unsigned() || e.get<std::uint64_t>() >= s.n_layers)
+            map.fail("hybrid_layer_ids", "hybrid_layer_ids holds " + printable(e.dump()) +
+                                             ": each entry must be a layer number below " + std::to_string(s.n_layers));
+          s.layer_types[e.get<std::size_t>()] = AttentionKind::full;
+        }
       } else {
         map.fail("num_hidden_layers",
-                 "a Zamba2 config needs layers_block_type, which says which layers use the "
+                 "a Zamba2 config needs layers_block_type (or hybrid_layer_ids), which says which layers use the "
                  "shared blocks (\"hybrid\") and which are Mamba-2 alone (\"mamba\")");
       }
       SharedBlocks& b = s.shared;

@@ -223,6 +223,14 @@ TEST(HfConfig, Zamba2SharedBlockFlagsAndRefusals) {
   const std::uint64_t base = 100ULL * 64 + 3 * mamba + 64;
   EXPECT_EQ(count_parameters(import(R"(["mamba", "hybrid", "mamba"])", "").entry.spec), base + block + use);
   EXPECT_EQ(count_parameters(import(R"(["hybrid", "mamba", "hybrid"])", "").entry.spec), base + block + 2 * use);
+  // hybrid_layer_ids alone says the same (Zamba2Config writes both).
+  const ModelSpec by_ids = parse_hf_config(R"({"model_type": "zamba2", "hidden_size": 64, "num_hidden_layers": 3,
+        "num_attention_heads": 4, "intermediate_size": 256, "vocab_size": 100, "n_mamba_heads": 4,
+        "mamba_d_state": 16, "adapter_rank": 8, "hybrid_layer_ids": [0, 2]})",
+                                           "z.json", "z")
+                               .entry.spec;
+  EXPECT_EQ(count_parameters(by_ids), base + block + 2 * use);
+  EXPECT_EQ(attention_kind(by_ids, 2), AttentionKind::full);
   // Attention adapters: q, k and v each 8 x 128 + 128 x 8 per use.
   EXPECT_EQ(count_parameters(
                 import(R"(["mamba", "hybrid", "mamba"])", R"(, "use_shared_attention_adapter": true)").entry.spec),
