@@ -104,10 +104,12 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
 
   const Engine engine = parse_engine(a.engine);
   if (engine == Engine::vllm) {
-    // vLLM 0.9-0.11's batch defaults (EngineArgs.get_batch_defaults): larger on a GPU of 70 GiB
-    // or more that is not an A100 (PR #17885), and larger for the LLM class than for vllm serve.
+    // vLLM 0.9-0.11's batch defaults (EngineArgs.get_batch_defaults): larger on a GPU whose
+    // total (torch's total_memory: CUDA's, a bare capacity's) is 70 GiB or more and that is not
+    // an A100 (PR #17885), and larger for the LLM class than for vllm serve.
     const GpuSpec* g = d.gpu ? &*d.gpu : d.gpus.empty() ? nullptr : &d.gpus.front();
-    const bool large = g && g->memory.count() >= (70ULL << 30) && g->name.find("a100") == std::string::npos;
+    const std::uint64_t total = g ? usable_memory(*g).count() : d.budget ? d.budget->count() : 0;
+    const bool large = total >= (70ULL << 30) && (g == nullptr || g->name.find("a100") == std::string::npos);
     const bool llm = a.vllm_entrypoint == "llm";
     const std::uint64_t tokens = large ? (llm ? 16384 : 8192) : (llm ? 8192 : 2048);
     o.vllm = ServingOptions{a.gpu_memory_utilization, a.max_model_len, a.max_num_seqs.value_or(large ? 1024 : 256),

@@ -27,6 +27,12 @@ cli_case(engine_parallel_is_llama_cpps EXIT 2 ARGS estimate llama-2-7b --engine 
          STDERR "parallel.*llama.cpp")
 cli_case(engine_llama_cpp_parallel_leaves_no_token EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu --seq 3
          --parallel 4 STDERR "-c 3 over -np 4 sequences leaves none a token")
+# vLLM's larger batch defaults (1,024 sequences, 8,192 batched tokens for vllm serve) follow the
+# total CUDA reports, 70 GiB or more: a bare capacity of 94.5 GiB gets them, 48 GiB does not.
+cli_case(engine_vllm_bare_capacity_defaults EXIT 0 ARGS estimate qwen3-8b --engine vllm --gpu 94.5GiB
+         STDOUT "94.50GiB GPU, .*max_num_seqs 1,024, max_num_batched_tokens 8,192")
+cli_case(engine_vllm_small_bare_capacity_defaults EXIT 0 ARGS estimate qwen3-8b --engine vllm --gpu 48GiB
+         STDOUT "48.00GiB GPU, .*max_num_seqs 256, max_num_batched_tokens 2,048")
 cli_case(engine_llama_cpp_fit_ngl EXIT 0 ARGS fit llama-2-13b --engine llama.cpp --gpu rtx-3060 --vary ngl -p fp16
          --seq 4096 STDERR_EMPTY
          STDOUT "largest ngl with -c 4096\nlimit +10\\.75 GiB of 11\\.75 GiB \\(llama.cpp's --fit margin of 1 GiB.*result +ngl [0-9]+ fits.*next +ngl [0-9]+ does not.*binds +weights.*option +--ngl [0-9]+\ngiven +ngl 41: does not fit")
