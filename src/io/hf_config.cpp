@@ -1233,48 +1233,33 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
     text_config.emplace(outer.object("text_config", "the text_config of a Llama 4 config"));
     out.notes.push_back("the language model (text_config); the vision tower and its projector are not counted");
   }
-  // LLaVA: a llama text_config (keys left to LlamaConfig's defaults) beside a CLIP vision_config.
-  const bool llava = out.model_type == "llava";
+  // A vision-language model's language model, in a nested text_config whose model_type (the
+  // first of `accepted` when left out, its keys left to that class's defaults) must be one
+  // memplan reads with that tower. `what` names the config ("a LLaVA").
   std::string text_type;  // a nested text_config's model_type
-  if (llava) {
-    text_config.emplace(outer.object("text_config", "the text_config of a LLaVA config"));
-    text_type = text_config->optional_string("model_type").value_or("llama");
-    if (text_type != "llama") {
-      text_config->fail("model_type", "a LLaVA config whose language model is '" + printable(text_type) +
-                                          "': memplan reads LLaVA with a llama text_config (LLaVA-1.5)");
+  const auto nested_text_config = [&](const std::string& what, std::initializer_list<std::string_view> accepted,
+                                      const std::string& reads) {
+    text_config.emplace(outer.object("text_config", "the text_config of " + what + " config"));
+    text_type = text_config->optional_string("model_type").value_or(std::string(*accepted.begin()));
+    if (std::find(accepted.begin(), accepted.end(), text_type) == accepted.end()) {
+      text_config->fail("model_type", what + " config whose language model is '" + printable(text_type) +
+                                          "': memplan reads " + reads);
     }
-  }
-  // Gemma 3 and PaliGemma: a Gemma text_config (keys left to its class's defaults) beside a
-  // SigLIP vision_config; LLaVA-NeXT: a llama or mistral text_config beside CLIP's. The
-  // text_config's model_type names the language model's family.
-  const bool siglip_vlm = out.model_type == "gemma3" || out.model_type == "paligemma";
+  };
+  // LLaVA, Idefics3: a llama beside a CLIP or SigLIP vision_config; LLaVA-NeXT: a llama or a
+  // mistral beside CLIP's; Gemma 3 and PaliGemma: a Gemma beside SigLIP's.
+  const bool llava = out.model_type == "llava";
   const bool llava_next = out.model_type == "llava_next";
   const bool idefics3 = out.model_type == "idefics3";
-  if (idefics3) {
-    text_config.emplace(outer.object("text_config", "the text_config of an Idefics3 config"));
-    text_type = text_config->optional_string("model_type").value_or("llama");
-    if (text_type != "llama") {
-      text_config->fail("model_type", "an Idefics3 config whose language model is '" + printable(text_type) +
-                                          "': memplan reads Idefics3 and SmolVLM with a llama text_config");
-    }
-  }
+  const bool siglip_vlm = out.model_type == "gemma3" || out.model_type == "paligemma";
+  if (llava) nested_text_config("a LLaVA", {"llama"}, "LLaVA with a llama text_config (LLaVA-1.5)");
+  if (idefics3) nested_text_config("an Idefics3", {"llama"}, "Idefics3 and SmolVLM with a llama text_config");
   if (llava_next) {
-    text_config.emplace(outer.object("text_config", "the text_config of a LLaVA-NeXT config"));
-    text_type = text_config->optional_string("model_type").value_or("llama");
-    if (text_type != "llama" && text_type != "mistral") {
-      text_config->fail("model_type", "a LLaVA-NeXT config whose language model is '" + printable(text_type) +
-                                          "': memplan reads LLaVA-NeXT with a llama or mistral text_config");
-    }
+    nested_text_config("a LLaVA-NeXT", {"llama", "mistral"}, "LLaVA-NeXT with a llama or mistral text_config");
   }
-  if (siglip_vlm) {
-    text_config.emplace(outer.object("text_config", "the text_config of a " + out.model_type + " config"));
-    const bool gemma3 = out.model_type == "gemma3";
-    text_type = text_config->optional_string("model_type").value_or(gemma3 ? "gemma3_text" : "gemma");
-    if (gemma3 ? text_type != "gemma3_text" : text_type != "gemma" && text_type != "gemma2") {
-      text_config->fail("model_type", "a " + out.model_type + " config whose language model is '" +
-                                          printable(text_type) + "': memplan reads " +
-                                          (gemma3 ? "gemma3_text" : "gemma (PaliGemma) or gemma2 (PaliGemma 2)"));
-    }
+  if (out.model_type == "gemma3") nested_text_config("a gemma3", {"gemma3_text"}, "gemma3_text");
+  if (out.model_type == "paligemma") {
+    nested_text_config("a paligemma", {"gemma", "gemma2"}, "gemma (PaliGemma) or gemma2 (PaliGemma 2)");
   }
   // Qwen2-VL: the language model's keys at the top (or, as newer transformers save it, in
   // text_config) beside the tower's vision_config.
