@@ -73,8 +73,10 @@ const GgmlType& parse_llama_cpp_cache_type(std::string_view name, const char* ke
               key);
 }
 
-std::uint64_t llama_cpp_cells(std::uint64_t n_ctx, std::uint64_t n_seq) {
-  return ceil_div(n_ctx / std::max<std::uint64_t>(n_seq, 1), kCellBlock) * kCellBlock;
+std::uint64_t llama_cpp_cells(std::uint64_t n_ctx, std::uint64_t n_seq, bool kv_unified) {
+  const std::uint64_t padded = ceil_div(n_ctx, kCellBlock) * kCellBlock;
+  if (kv_unified) return padded;
+  return ceil_div(padded / std::max<std::uint64_t>(n_seq, 1), kCellBlock) * kCellBlock;
 }
 
 LlamaCppWeights llama_cpp_weights(const ModelSpec& spec, const Precision& weights) {
@@ -160,17 +162,23 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   }
 
   if (o.n_seq == 0) throw Error(ErrorKind::invalid_input, "`parallel` (-np) must be at least 1", "parallel");
-  if (o.n_ctx / o.n_seq == 0) {
+  if (!o.kv_unified && o.n_ctx / o.n_seq == 0) {
     throw Error(ErrorKind::invalid_input,
                 "-c " + digits(o.n_ctx) + " over -np " + digits(o.n_seq) +
                     " sequences leaves none a token: llama.cpp gives each n_ctx / n_seq",
                 "parallel");
   }
   LlamaCppEstimate out;
-  const std::uint64_t L = spec.n_layers, S = o.n_seq;
-  // The micro-batch is at most n_batch, which llama.cpp caps at the whole context.
-  const std::uint64_t T = std::min(o.n_ubatch, checked_mul(llama_cpp_cells(o.n_ctx, S), S, "cells"));
-  out.cells = llama_cpp_cells(o.n_ctx, S);
+  const std::uint64_t L = spec.n_layers, S = o.kv_unified ? 1 : o.n_seq;
+  out.cells = llama_cpp_cells(o.n_ctx, o.n_seq, o.kv_unified);
+  out.streams = S;
+  // The worst micro-batch (llama_context::sched_reserve): n_ubatch tokens, at most the whole
+  // context, n_outputs_max of them outputs; graph_reserve then rounds the tokens up to a
+  // multiple of -np, one equal share per sequence, and keeps the outputs as they were.
+  const std::uint64_t tokens = std::min(o.n_ubatch, checked_mul(out.cells, S, "cells"));
+  const std::uint64_t T = checked_mul(ceil_div(tokens, o.n_seq), o.n_seq, "micro-batch");
+  const std::uint64_t outputs = o.n_outputs == 0 ? tokens : std::min(o.n_outputs, tokens);
+  out.outputs = outputs;
   const std::uint64_t on_gpu = o.gpu ? std::min(o.gpu_layers, L) : 0;
   out.gpu_layers = on_gpu;
   out.output_on_gpu = o.gpu && o.gpu_layers > L;
@@ -205,14 +213,18 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
     std::uint64_t& sum = layer_on_gpu(il) ? kv_gpu : kv_host;
     sum = checked_add(sum, bytes, "KV cache");
   }
-  const std::string kv_formula = (S == 1 ? digits(out.cells) + " cells (-c " + digits(o.n_ctx) + " rounded up to 256)"
+  const std::string shared = o.n_seq > 1 ? ", one stream the " + digits(o.n_seq) + " sequences share (--kv-unified)"
+                                         : std::string();
+  const std::string kv_formula = (S == 1 ? digits(out.cells) + " cells (-c " + digits(o.n_ctx) + " rounded up to 256" +
+                                               shared + ")"
                                          : digits(S) + " sequences x " + digits(out.cells) + " cells (-c " +
                                                digits(o.n_ctx) + " / -np " + digits(S) + ", rounded up to 256)") +
                                  " x " + digits(width) + " (n_kv_heads x d_head) per layer, K " + lowered(tk.name) +
                                  ", V " + lowered(tv.name);
 
   // The output buffer: one row of f32 logits per sequence (llama_context::output_reserve).
-  const std::uint64_t output_buffer = checked_mul(checked_mul(spec.vocab_size, kF32, "output buffer"), S, "output");
+  const std::uint64_t output_buffer = checked_mul(checked_mul(spec.vocab_size, kF32, "output buffer"), o.n_seq,
+                                                  "output");
 
   // The compute buffer: what ggml's graph allocator reserves for the worst micro-batch, n_ubatch
   // tokens, all of them outputs, against every cell. For the graphs memplan has recorded
@@ -221,22 +233,12 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   const std::uint64_t d = spec.d_model, F = std::max(spec.d_mlp, expert_width(spec)), V = spec.vocab_size;
   const std::uint64_t n_kv = std::max<std::uint64_t>(largest_kv, 1);
   const std::uint64_t per_token = checked_mul(T, kF32, "compute buffer");
-  detail::LlamaCppGraphShape shape{spec.family == Family::gpt2,
-                                   o.flash_attn,
-                                   L,
-                                   d,
-                                   spec.n_heads,
-                                   spec.n_kv_heads,
-                                   spec.d_head,
-                                   F,
-                                   V,
-                                   T,
-                                   n_kv,
-                                   tk.block_size != 1,
-                                   tv.block_size != 1,
-                                   tk.id == 0,
-                                   tv.id == 0,
-                                   S};
+  detail::LlamaCppGraphShape shape{spec.family == Family::gpt2, o.flash_attn, L, d, spec.n_heads, spec.n_kv_heads,
+                                   spec.d_head, F, V, T, n_kv, tk.block_size != 1, tv.block_size != 1, tk.id == 0,
+                                   tv.id == 0, S, outputs,
+                                   // The graph runs where the layers are: CUDA's buffers align to
+                                   // 128 bytes, the CPU's to 32 (ggml's TENSOR_ALIGNMENT).
+                                   o.gpu && (on_gpu > 0 || out.output_on_gpu) ? 128U : 32U};
   const auto kinds = attention_layer_counts(spec);
   const bool sliding = std::any_of(kinds.begin(), kinds.end(),
                                    [](const auto& c) { return c.first != AttentionKind::full; });
@@ -259,7 +261,10 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
         o.flash_attn
             ? checked_add(checked_add(rows(7), D, "c"), mask, "c")
             : checked_add(checked_add(checked_add(rows(5), rows(checked_mul(2, width, "c")), "c"), D, "c"), mask, "c");
-    const std::uint64_t logits = checked_add(checked_add(rows(1), checked_mul(2, D, "c"), "c"), rows(V), "c");
+    // Past the last layer's attention only the output rows remain: the norms and the logits.
+    const std::uint64_t out_rows = checked_mul(outputs, kF32, "compute buffer");
+    const std::uint64_t logits = checked_mul(out_rows, checked_add(checked_add(1, checked_mul(2, d, "c"), "c"), V, "c"),
+                                             "compute buffer");
     if (o.flash_attn) {
       compute = std::max(checked_add(checked_add(inputs, checked_mul(3, D, "c"), "c"), g, "c"), logits);
     } else {
@@ -271,10 +276,13 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
            checked_add(checked_add(rows(1), checked_mul(3, D, "c"), "c"), g, "c"), logits});
     }
   }
-  const std::uint64_t host_inputs = checked_add(checked_mul(T, 28, "c"), checked_mul(per_token, d, "c"), "c");
+  // Tokens, positions and the cache's i64 row indices per token, i32 ids per output, the embeddings.
+  const std::uint64_t host_inputs = checked_add(checked_add(checked_mul(T, 24, "c"), checked_mul(outputs, 4, "c"), "c"),
+                                                checked_mul(per_token, d, "c"), "c");
   const std::string compute_formula =
-      "one micro-batch of " + digits(T) + " tokens (-ub) against " + digits(n_kv) + " cells" +
-      (o.flash_attn ? ", flash attention" : ", without flash attention: every head's scores") +
+      "one micro-batch of " + digits(T) + " tokens (-ub)" +
+      (outputs < tokens ? ", " + digits(outputs) + " of them outputs," : std::string()) + " against " + digits(n_kv) +
+      " cells" + (o.flash_attn ? ", flash attention" : ", without flash attention: every head's scores") +
       (recorded ? "; ggml's allocator replayed over llama.cpp's graph" : "; closed form (graph not recorded)");
 
   const auto add = [](Breakdown& b, Item item) {
@@ -296,7 +304,7 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   add(out.host, buffer_row("kv_cache", kv_host, kv_formula, digits(L - on_gpu) + " layers' cache"));
   add(out.host, buffer_row("output_buffer", output_buffer,
                            "V=" + digits(V) + " f32 logits for " +
-                               (S == 1 ? "one sequence" : "each of " + digits(S) + " sequences")));
+                               (o.n_seq == 1 ? "one sequence" : "each of " + digits(o.n_seq) + " sequences")));
   const bool offloaded = on_gpu > 0 || out.output_on_gpu;
   add(out.host, offloaded ? buffer_row("compute_buffer", host_inputs,
                                        "the host's part of the graph: its inputs and the embedded micro-batch (" +

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <list>
 #include <map>
 #include <span>
@@ -443,12 +444,15 @@ std::string_view kind_of(std::string_view name) {
   return name;
 }
 
-std::uint64_t tensor_bytes(std::string_view kind, const LlamaCppGraphShape& s) {
-  const std::uint64_t T = s.n_ubatch;
+// `selected`: the tensor holds only the output rows (the last layer past its get_rows).
+std::uint64_t tensor_bytes(std::string_view kind, const LlamaCppGraphShape& s, bool selected) {
+  const std::uint64_t outputs = s.n_outputs == 0 ? s.n_ubatch : std::min(s.n_outputs, s.n_ubatch);
+  const std::uint64_t T = selected ? outputs : s.n_ubatch;
   const auto f32 = [&](std::uint64_t width) { return checked_mul(checked_mul(T, width, "compute buffer"), 4, "c"); };
   const std::uint64_t q = checked_mul(s.n_heads, s.d_head, "c"), kv = checked_mul(s.n_kv_heads, s.d_head, "c");
-  if (kind == "inp_tokens" || kind == "inp_pos" || kind == "out_ids") return f32(1);  // i32 per token
-  if (kind == "attn_inp_k_idxs") return f32(2);                                       // i64 per token
+  if (kind == "out_ids") return checked_mul(outputs, 4, "c");    // i32 per output
+  if (kind == "inp_tokens" || kind == "inp_pos") return f32(1);  // i32 per token
+  if (kind == "attn_inp_k_idxs") return f32(2);                  // i64 per token
   // Without flash attention the V cache is transposed: one i64 index per element.
   if (kind == "attn_inp_v_idxs") return s.flash_attn ? f32(2) : checked_mul(checked_mul(T, kv, "c"), 8, "c");
   const std::uint64_t streams = std::max<std::uint64_t>(s.n_seq, 1);
@@ -493,8 +497,9 @@ std::string expand(std::string_view e, std::uint64_t layer) {
 // ggml_dyn_tallocr: free blocks in address order; the last one is the open end.
 class Allocator {
  public:
+  explicit Allocator(std::uint64_t alignment) : alignment_(alignment) {}
   std::uint64_t allocate(std::uint64_t size) {
-    size = checked_mul(ceil_div(size, kAlignment), kAlignment, "compute buffer");
+    size = checked_mul(ceil_div(size, alignment_), alignment_, "compute buffer");
     auto best = free_.end();
     for (auto it = free_.begin(); std::next(it) != free_.end(); ++it) {
       if (it->size >= size && (best == free_.end() || it->size <= best->size)) best = it;
@@ -508,7 +513,7 @@ class Allocator {
     return at;
   }
   void release(std::uint64_t at, std::uint64_t size) {
-    size = ceil_div(size, kAlignment) * kAlignment;
+    size = ceil_div(size, alignment_) * alignment_;
     auto next = free_.begin();
     while (next != free_.end() && next->offset < at) ++next;
     auto it = free_.insert(next, Block{at, size});
@@ -527,7 +532,7 @@ class Allocator {
   std::uint64_t peak() const { return peak_; }
 
  private:
-  static constexpr std::uint64_t kAlignment = 64;
+  std::uint64_t alignment_;
   struct Block {
     std::uint64_t offset, size;
   };
@@ -535,16 +540,29 @@ class Allocator {
   std::uint64_t peak_ = 0;
 };
 
+// The last layer keeps the output rows with two get_rows (llm_graph's inp_out_ids): of the
+// attention's output, then of the residual, whose free (`residual_free`) follows at once.
+// Returns the index of the first of them; every tensor allocated from there on is that size.
+std::size_t first_selected(const Part& p, const std::string& residual_free) {
+  int allocations = 0;
+  for (std::size_t k = find_from(p, residual_free); k > 0; --k) {
+    if (p[k - 1][0] == 'A' && ++allocations == 2) return k - 1;
+  }
+  throw Error(ErrorKind::internal, "llama.cpp graph: no get_rows before '" + residual_free + "'");
+}
+
 }  // namespace
 
 std::uint64_t llama_cpp_graph_bytes(const LlamaCppGraphShape& s) {
-  Allocator a;
+  Allocator a(std::max<std::uint64_t>(s.alignment, 1));
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>, std::less<>> live;
-  const auto run = [&](const Part& list, std::uint64_t layer) {
-    for (const std::string& e : list) {
+  // From `selected_from` on, the last layer's tensors hold only the output rows.
+  const auto run = [&](const Part& list, std::uint64_t layer, std::size_t selected_from) {
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const std::string& e = list[k];
       const std::string name = expand(std::string_view(e).substr(2), layer);
       if (e[0] == 'A') {
-        const std::uint64_t bytes = tensor_bytes(kind_of(name), s);
+        const std::uint64_t bytes = tensor_bytes(kind_of(name), s, k >= selected_from);
         live[name] = {a.allocate(bytes), bytes};
       } else {
         const auto it = live.find(name);
@@ -556,13 +574,16 @@ std::uint64_t llama_cpp_graph_bytes(const LlamaCppGraphShape& s) {
     }
   };
   const Parts p = recorded(s.gpt2, s.flash_attn);
+  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
   if (s.n_layers <= 1) {
-    run(rewrite(p.one, s, true, true), 0);
+    const Part one = rewrite(p.one, s, true, true);
+    run(one, 0, first_selected(one, "F embd#0"));
   } else {
-    run(rewrite(p.head, s, true, false), 0);
+    run(rewrite(p.head, s, true, false), 0, kNone);
     const Part body = rewrite(p.body, s, false, false);
-    for (std::uint64_t il = 1; il + 1 < s.n_layers; ++il) run(body, il);
-    run(rewrite(p.tail, s, false, true), s.n_layers - 1);
+    for (std::uint64_t il = 1; il + 1 < s.n_layers; ++il) run(body, il, kNone);
+    const Part tail = rewrite(p.tail, s, false, true);
+    run(tail, s.n_layers - 1, first_selected(tail, s.gpt2 ? "F ffn_down-{p}#0" : "F ffn_out-{p}#0"));
   }
   return a.peak();
 }

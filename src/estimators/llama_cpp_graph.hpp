@@ -5,8 +5,8 @@
 
 namespace memplan::detail {
 
-// The shape of the graph llama.cpp reserves: a micro-batch of n_ubatch tokens, every one an
-// output, against n_kv cells.
+// The shape of the graph llama.cpp reserves: a micro-batch of n_ubatch tokens against n_kv
+// cells, n_outputs of them outputs (the last layer keeps only those rows after its attention).
 struct LlamaCppGraphShape {
   bool gpt2 = false;  // LayerNorm, fused qkv, learned positions, GELU MLP (else llama/qwen2: RMSNorm, SwiGLU)
   bool flash_attn = true;
@@ -14,13 +14,15 @@ struct LlamaCppGraphShape {
   std::uint64_t n_ubatch = 0, n_kv = 0;
   bool k_quantized = false, v_quantized = false;  // a block-quantised cache type (q8_0, q4_0, ...)
   bool k_f32 = false, v_f32 = false;              // an f32 cache
-  std::uint64_t n_seq = 1;  // -np: cache streams; the mask holds ceil(n_ubatch / n_seq) rows for each
+  std::uint64_t n_seq = 1;       // -np: cache streams; the mask holds ceil(n_ubatch / n_seq) rows for each
+  std::uint64_t n_outputs = 0;   // rows kept past the last layer's attention (n_outputs_max); 0 = n_ubatch
+  std::uint64_t alignment = 32;  // the buffer type's: the CPU's TENSOR_ALIGNMENT 32, CUDA's 128
 };
 
 // Returns the bytes ggml-alloc's dynamic allocator (ggml/src/ggml-alloc.c) reaches over the
 // tensors' allocations and frees in the order llama.cpp v0.5.0 makes them for this graph:
 // best fit among the free blocks but the last, else the last; neighbours merged on free;
-// 64-byte alignment. The order was recorded from an instrumented build of that release
+// the buffer's alignment. The order was recorded from an instrumented build of that release
 // (AT_PRINTF in ggml-alloc.c) for 1, 2, 3, 4, 6 and 8 layers and every cache type; a graph is
 // the first layer, the middle layers (all alike) and the last layer with the output. Throws
 // Error(overflow).

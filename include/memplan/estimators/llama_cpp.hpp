@@ -19,11 +19,23 @@ struct LlamaCppOptions {
   std::uint64_t n_ctx = 4096;            // -c: tokens of context (cells are whole blocks of 256)
   std::uint64_t n_ubatch = 512;          // -ub: tokens per micro-batch (the compute buffer's size)
   std::uint64_t n_seq = 1;               // -np: sequences, each its own stream of n_ctx / n_seq cells
+  bool kv_unified = false;               // --kv-unified: one stream of n_ctx cells the sequences share
+  std::uint64_t n_outputs = 0;           // n_outputs_max: rows a micro-batch keeps for sampling; 0 = all
+                                         //   (llama-server sets it to its slots' samples)
   std::uint32_t type_k = 1, type_v = 1;  // -ctk / -ctv: ggml type ids of the cache (1 = F16)
   bool flash_attn = true;                // -fa (auto turns it on where the backend has it: CPU, CUDA, Metal)
   std::uint64_t gpu_layers = 0;  // -ngl: the last N repeating layers on the GPU; N > n_layers adds the output layer
   bool gpu = false;              // a GPU to offload to (false: everything on the host)
   Precision weights = precisions::fp16;  // the weights' type when the model is not a .gguf
+  bool server = false;                   // llama-server's rules (for the description)
+};
+
+// A draft model for speculative decoding: its own context beside the main one, on the same
+// -c, -np and -ub, with its own cache types and layers on the GPU.
+struct LlamaCppDraft {
+  ModelSpec spec;
+  LlamaCppOptions options;
+  std::uint64_t draft_max = 3;  // --draft-max
 };
 
 // Where a model's tensors go: the input layer (token and position embeddings) always in host
@@ -37,7 +49,9 @@ struct LlamaCppWeights {
 };
 
 struct LlamaCppEstimate {
-  std::uint64_t cells = 0;       // KV cells per layer and sequence
+  std::uint64_t cells = 0;       // KV cells per layer and stream (each sequence's, or the unified one's)
+  std::uint64_t streams = 1;     // cache streams: n_seq, or 1 when unified
+  std::uint64_t outputs = 0;     // the worst micro-batch's outputs (its logits in the compute buffer)
   std::uint64_t gpu_layers = 0;  // repeating layers on the GPU
   bool output_on_gpu = false;
   Breakdown gpu;   // what the GPU holds (empty without one)
@@ -48,10 +62,10 @@ struct LlamaCppEstimate {
 // at `weights` precision. Throws Error(overflow).
 LlamaCppWeights llama_cpp_weights(const ModelSpec& spec, const Precision& weights);
 
-// Returns the KV cells llama.cpp allocates per sequence for n_ctx tokens over n_seq sequences
-// (-np): n_ctx / n_seq rounded up to 256, each sequence its own stream (llama_context's
-// n_ctx_seq, the cache not unified).
-std::uint64_t llama_cpp_cells(std::uint64_t n_ctx, std::uint64_t n_seq = 1);
+// Returns the KV cells of each cache stream llama.cpp allocates for n_ctx tokens over n_seq
+// sequences (-np), llama_context's n_ctx_seq: n_ctx rounded up to 256, then, unless the cache
+// is unified (one stream for all), divided among the sequences and rounded up to 256 again.
+std::uint64_t llama_cpp_cells(std::uint64_t n_ctx, std::uint64_t n_seq = 1, bool kv_unified = false);
 
 // Returns the GPU's and the host's memory for `spec` under `options`. Throws
 // Error(invalid_input) for what llama.cpp refuses (a quantised V cache without flash

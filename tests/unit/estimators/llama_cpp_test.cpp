@@ -23,6 +23,65 @@ TEST(LlamaCpp, CellsAreTheContextInBlocksOf256) {
   EXPECT_EQ(llama_cpp_cells(4096), 4096u);
 }
 
+TEST(LlamaCpp, CellsArePaddedBeforeTheSequencesShareThem) {
+  // llama_context pads -c to 256 first, then gives each of -np sequences its share padded
+  // again: 1025 -> 1280, / 2 = 640 -> 768 (1025 / 2 = 512 padded alone would be 512 cells).
+  EXPECT_EQ(llama_cpp_cells(1025, 2), 768u);
+  EXPECT_EQ(llama_cpp_cells(2100, 3), 768u);  // 2304 / 3 = 768
+  // --kv-unified: one stream of the padded context for them all.
+  EXPECT_EQ(llama_cpp_cells(1000, 3, true), 1024u);
+}
+
+TEST(LlamaCpp, AUnifiedCacheIsOneStreamAndEverySequenceKeepsItsLogits) {
+  // Llama-2-7B at -c 1000 over 3 sequences: 1,024 cells x 32 layers x 4096 x 2 B x (K + V) in
+  // one stream, where separate streams would be 3 x 512 cells; a row of 32,000 f32 logits each.
+  LlamaCppOptions o;
+  o.n_ctx = 1000;
+  o.n_seq = 3;
+  o.kv_unified = true;
+  const LlamaCppEstimate e = estimate_llama_cpp(testing::llama2_7b(), o);
+  EXPECT_EQ(e.streams, 1u);
+  EXPECT_EQ(bytes_of(e.host, "kv_cache"), 1024ULL * 32 * 4096 * 2 * 2);
+  EXPECT_EQ(bytes_of(e.host, "output_buffer"), 3ULL * 32000 * 4);
+}
+
+TEST(LlamaCpp, FewOutputsAsLlamaCppReservedThem) {
+  // Measured with tests/llama_cpp/context_probe.cpp (llama.cpp v0.5.0, CPU) on the comparison's
+  // llama-draft-q8_0 (d 128, 2 layers, 2 heads of 64, 1 key/value head, ff 384, 4,160 tokens):
+  // llama_context::memory_breakdown's compute bytes. n_outputs_max is what llama-server sets.
+  struct Run {
+    std::uint64_t ctx, n_seq;
+    bool unified;
+    std::uint64_t outputs;
+    bool flash_attn;
+    std::uint64_t compute;
+  };
+  const Run runs[] = {
+      {4096, 4, true, 4, true, 7614496},     // -np 4 slots, one output each: a layer is the peak
+      {4096, 4, true, 0, true, 9046016},     // every token an output: 512 x 4,160 f32 logits
+      {4096, 4, true, 16, false, 26746944},  // with 3 drafted tokens a slot, without flash attention
+      {2100, 3, false, 0, true, 9046560},    // the 512-token micro-batch made 513, a multiple of 3
+  };
+  ModelSpec s = testing::llama2_7b();
+  s.d_model = 128;
+  s.n_layers = 2;
+  s.n_heads = 2;
+  s.n_kv_heads = 1;
+  s.d_head = 64;
+  s.d_mlp = 384;
+  s.vocab_size = 4160;
+  for (const Run& r : runs) {
+    LlamaCppOptions o;
+    o.n_ctx = r.ctx;
+    o.n_seq = r.n_seq;
+    o.kv_unified = r.unified;
+    o.n_outputs = r.outputs;
+    o.flash_attn = r.flash_attn;
+    EXPECT_EQ(bytes_of(estimate_llama_cpp(s, o).host, "compute_buffer"), r.compute)
+        << "-c " << r.ctx << " -np " << r.n_seq << " outputs " << r.outputs;
+  }
+}
+
 TEST(LlamaCpp, Llama2KvCacheAsItsLogsPrintIt) {
   // llama.cpp logs "KV self size = 2048.00 MiB, K (f16): 1024.00 MiB" for Llama-2-7B at -c 4096:
   // 32 layers x 4096 cells x 4096 (32 heads x 128) x 2 B x (K + V).
