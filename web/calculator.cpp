@@ -63,7 +63,9 @@ json estimate_of(const json& request) {
     if (value.is_boolean() && !value.get<bool>()) continue;  // a flag that is not set
     given.push_back({def, words_of(name, value)});
   }
-  const PlanSettings settings = settings_from(given);
+  PlanSettings settings = settings_from(given);
+  // The page has no files: a draft model (llama-server -md) is a built-in.
+  if (!settings.layout.draft.empty()) settings.draft_model = load_builtin_model(settings.layout.draft).spec;
   DeviceChoice device;
   choose_from_table(device, DeviceArgs{request.value("gpu", std::string())}, settings, [] { return builtin_gpus(); });
   Plan plan = bind(model.spec, settings, device);

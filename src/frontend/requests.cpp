@@ -99,7 +99,7 @@ ProbeReport to_report(const ProbeResult& r, double warn_above) {
 }  // namespace
 
 EstimateReport estimate_report(const ModelEntry& model, const PlanSettings& settings, const DeviceArgs& device) {
-  Plan plan = bind(model.spec, settings, choose_device(device, settings));
+  Plan plan = bind(model.spec, with_draft_model(settings), choose_device(device, settings));
   PlanEstimate figures = estimate(plan);
   return EstimateReport{model.origin, std::move(plan), std::move(figures)};
 }
@@ -107,7 +107,7 @@ EstimateReport estimate_report(const ModelEntry& model, const PlanSettings& sett
 FitReport fit_report(const ModelEntry& model, const PlanSettings& settings, const DeviceArgs& device,
                      std::string_view vary) {
   FitReport report;
-  report.plan = bind(model.spec, settings, choose_device(device, settings));
+  report.plan = bind(model.spec, with_draft_model(settings), choose_device(device, settings));
   const Plan& plan = report.plan;
   if (!plan.budget) {
     throw_invalid_input("cpu",

@@ -185,6 +185,21 @@ PlanFile parse_plan_yaml(std::string_view text, const std::string& file, const s
       }
     }
     if (!k.has("kind")) k.fail("kind", "the workload needs 'kind:' (inference, extraction, training, ...)");
+    // A draft model (llama-server -md): a path is read from the plan's folder, as the model's.
+    if (!settings.layout.draft.empty()) {
+      std::string draft = settings.layout.draft;
+      if (path_like(draft) && std::filesystem::path(draft).is_relative()) {
+        draft = (std::filesystem::path(base_dir.empty() ? "." : base_dir) / draft).lexically_normal().string();
+        if (draft.find('/') == std::string::npos) draft = "./" + draft;
+      }
+      try {
+        settings.draft_model = find_model(draft).spec;
+      } catch (const ConfigError&) {
+        throw;  // located in the draft's own file
+      } catch (const Error& e) {
+        k.fail("draft", e.what());
+      }
+    }
   }
   Workload& w = settings.workload;
 

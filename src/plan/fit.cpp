@@ -222,7 +222,10 @@ FitResult fit_llama_cpp(const ModelSpec& spec, const Workload& workload, const L
   FitResult r;
   r.knob = knob;
   r.cap = fit_knob_cap(spec, workload, knob);
-  std::uint64_t lo = knob == FitKnob::gpu_layers ? 0 : 1, hi = r.cap;
+  // The shortest context gives each of -np separate streams a token.
+  const LlamaCppOptions& l = *options.llama_cpp;
+  std::uint64_t lo = knob == FitKnob::gpu_layers ? 0 : l.kv_unified ? 1 : std::max<std::uint64_t>(l.n_seq, 1);
+  std::uint64_t hi = r.cap;
   if (!fits(lo)) {
     const std::optional<Breakdown> first = at(lo);
     if (first) r.next_total = first->total();

@@ -1,6 +1,8 @@
 #include "llama_cpp_layout.hpp"
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
@@ -19,6 +21,37 @@ std::string layers_text(const LlamaCppEstimate& e, std::uint64_t n_layers) {
   return out + (e.output_on_gpu ? " and the output layer" : "");
 }
 
+// The draft's own context: the main one's -c, -np, unified cache and -ub (its options were
+// bound from the same settings), the weights at the main model's precision when not a .gguf.
+// Its errors name the draft.
+LlamaCppEstimate draft_estimate(const ModelSpec& spec, const LlamaCppDraft& draft, const LlamaCppOptions& main) {
+  // common/speculative.cpp: a draft whose vocabulary differs by more than 128 tokens is refused.
+  const std::uint64_t v = spec.vocab_size, dv = draft.spec.vocab_size;
+  if ((v > dv ? v - dv : dv - v) > 128) {
+    throw Error(ErrorKind::invalid_input,
+                "`draft` " + draft.spec.name + " has " + group_digits(dv) + " tokens, " + spec.name + " " +
+                    group_digits(v) + ": llama-server refuses a draft whose vocabulary is more than 128 tokens apart",
+                "draft");
+  }
+  LlamaCppOptions options = draft.options;
+  options.n_ctx = main.n_ctx;
+  options.weights = main.weights;
+  try {
+    return estimate_llama_cpp(draft.spec, options);
+  } catch (const Error& e) {
+    throw Error(e.kind(), "the draft model " + draft.spec.name + ": " + e.what(),
+                e.key().empty() || e.key() == "engine" ? "draft" : e.key());
+  }
+}
+
+// The draft's buffers as rows of their own beside the main model's.
+void append_draft(std::vector<Item>& rows, const Breakdown& draft) {
+  for (Item item : draft.components) {
+    item.name = "draft_" + item.name;
+    rows.push_back(std::move(item));
+  }
+}
+
 }  // namespace
 
 LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const LayoutOptions& o) {
@@ -32,6 +65,9 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
   options.n_ctx = checked_add(w.seq_len, w.kind == WorkloadKind::generation ? w.new_tokens : 0, "context");
   options.weights = w.weights.precision;
   const LlamaCppEstimate e = estimate_llama_cpp(spec, options);
+  const std::optional<LlamaCppEstimate> draft = o.llama_cpp_draft
+                                                    ? std::optional(draft_estimate(spec, *o.llama_cpp_draft, options))
+                                                    : std::nullopt;
 
   LayoutEstimate out;
   out.engine = "llama.cpp";
@@ -40,20 +76,38 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
   const std::string ngl = o.cpu
                               ? "no GPU"
                               : "-ngl " + group_digits(std::min<std::uint64_t>(options.gpu_layers, spec.n_layers + 1));
-  const std::string cells = options.n_seq == 1
-                                ? group_digits(e.cells) + " cells"
+  const std::string cells = options.n_seq == 1 ? group_digits(e.cells) + " cells"
+                            : options.kv_unified
+                                ? "-np " + group_digits(options.n_seq) + " sharing " + group_digits(e.cells) + " cells"
                                 : "-np " + group_digits(options.n_seq) + ": " + group_digits(e.cells) + " cells each";
-  out.description = "llama.cpp, " + ngl + ", -c " + group_digits(options.n_ctx) + " (" + cells + "), -ub " +
-                    group_digits(options.n_ubatch) + ", cache K " + lowered(tk.name) + " V " + lowered(tv.name) +
-                    ", flash attention " + (options.flash_attn ? "on" : "off");
-  out.llama_cpp = LlamaCppLayout{options.n_ctx,    e.cells,          options.n_seq,     options.n_ubatch,
-                                 e.gpu_layers,     spec.n_layers,    e.output_on_gpu,   !o.cpu,
-                                 lowered(tk.name), lowered(tv.name), options.flash_attn};
+  out.description = std::string(options.server ? "llama-server" : "llama.cpp") + ", " + ngl + ", -c " +
+                    group_digits(options.n_ctx) + " (" + cells + "), -ub " + group_digits(options.n_ubatch) +
+                    ", cache K " + lowered(tk.name) + " V " + lowered(tv.name) + ", flash attention " +
+                    (options.flash_attn ? "on" : "off") +
+                    (draft ? ", draft " + o.llama_cpp_draft->spec.name + " (--draft-max " +
+                                 group_digits(o.llama_cpp_draft->draft_max) + ")"
+                           : std::string());
+  out.llama_cpp = LlamaCppLayout{options.n_ctx,
+                                 e.cells,
+                                 options.n_seq,
+                                 options.n_ubatch,
+                                 e.gpu_layers,
+                                 spec.n_layers,
+                                 e.output_on_gpu,
+                                 !o.cpu,
+                                 lowered(tk.name),
+                                 lowered(tv.name),
+                                 options.flash_attn,
+                                 options.kv_unified,
+                                 options.server,
+                                 e.outputs,
+                                 draft ? o.llama_cpp_draft->spec.name : std::string()};
   if (!o.cpu) {
     DeviceMemory gpu;
     gpu.role = "gpu";
     gpu.holds = layers_text(e, spec.n_layers);
     gpu.breakdown.components = e.gpu.components;
+    if (draft) append_draft(gpu.breakdown.components, draft->gpu);
     if (w.include_overhead) {
       const Breakdown runtime = estimate_overhead(w.overhead, {}, {});
       for (const Item& r : runtime.components.front().detail) {
@@ -61,6 +115,7 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
       }
     }
     gpu.breakdown.host = e.host.components;
+    if (draft) append_draft(gpu.breakdown.host, draft->host);
     if (!o.gpus.empty()) {
       gpu.gpu = o.gpus.front().name;
       gpu.capacity = o.gpus.front().memory;
@@ -71,6 +126,7 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
     host.role = "cpu";
     host.holds = "the whole model";
     host.breakdown.components = e.host.components;
+    if (draft) append_draft(host.breakdown.components, draft->host);
     if (o.host_memory) {
       host.gpu = "cpu";
       host.capacity = *o.host_memory;

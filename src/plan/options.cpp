@@ -582,6 +582,32 @@ const std::array kOptions = std::to_array<OptionDef>({
   {.key = "parallel", .flag = "parallel", .kind = OptionKind::count, .group = kEngine,
    .help = "llama.cpp -np: sequences served at once; each gets -c / N cells of cache (rounded up to 256) and a row "
            "of logits", .default_text = "1", .min = 1, .max = 1 << 16, .set = MEMPLAN_SET(s.layout.parallel = v.count)},
+  {.key = "kv_unified", .flag = "kv_unified", .kind = OptionKind::flag, .group = kEngine,
+   .help = "llama.cpp --kv-unified: one cache of -c cells that the -np sequences share, instead of -c / N each",
+   .set = MEMPLAN_SET(s.layout.kv_unified = v.flag)},
+  {.key = "llama_server", .flag = "llama_server", .kind = OptionKind::flag, .group = kEngine,
+   .help = "Plan llama-server (llama-cli runs it too): -np 4 over one unified cache unless `parallel` is given, "
+           "and a compute buffer for only the tokens its slots sample (and verify, with a draft)",
+   .set = MEMPLAN_SET(s.layout.llama_server = v.flag)},
+  {.key = "draft", .flag = "draft", .kind = OptionKind::text, .group = kEngine,
+   .help = "llama-server -md: a draft model for speculative decoding (a .gguf, config, built-in or Hub id), "
+           "with its own weights, cache and compute buffer beside the main model's",
+   .set = MEMPLAN_SET(s.layout.draft = v.text)},
+  {.key = "draft_max", .flag = "draft_max", .kind = OptionKind::count, .group = kEngine,
+   .help = "llama-server --draft-max: tokens the draft proposes per step; the main model keeps that many more "
+           "outputs per sequence", .default_text = "3", .max = 1 << 16,
+   .set = MEMPLAN_SET(s.layout.draft_max = v.count)},
+  {.key = "ngl_draft", .flag = "ngl_draft", .kind = OptionKind::count, .group = kEngine,
+   .help = "llama-server -ngld: the draft model's last N layers on the GPU", .default_text = "as `ngl`",
+   .max = 1 << 20, .set = MEMPLAN_SET(s.layout.ngl_draft = v.count)},
+  {.key = "cache_type_k_draft", .flag = "cache_type_k_draft", .kind = OptionKind::text, .group = kEngine,
+   .help = "llama-server -ctkd: the draft's K cache type, as cache_type_k", .default_text = "f16",
+   .set = MEMPLAN_SET((void)parse_llama_cpp_cache_type(v.text, "cache_type_k_draft");
+                      s.layout.cache_type_k_draft = v.text)},
+  {.key = "cache_type_v_draft", .flag = "cache_type_v_draft", .kind = OptionKind::text, .group = kEngine,
+   .help = "llama-server -ctvd: the draft's V cache type, as cache_type_v", .default_text = "f16",
+   .set = MEMPLAN_SET((void)parse_llama_cpp_cache_type(v.text, "cache_type_v_draft");
+                      s.layout.cache_type_v_draft = v.text)},
   {.key = "cache_type_k", .flag = "cache_type_k", .kind = OptionKind::text, .group = kEngine,
    .help = "llama.cpp -ctk: f16, bf16, f32, q8_0, q4_0, q4_1, iq4_nl, q5_0 or q5_1", .default_text = "f16",
    .set = MEMPLAN_SET((void)parse_llama_cpp_cache_type(v.text, "cache_type_k"); s.layout.cache_type_k = v.text)},

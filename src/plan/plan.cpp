@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "memplan/core/bytes.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
 #include "memplan/plan/fit.hpp"
@@ -36,7 +37,9 @@ void check_engine_options(const PlanSettings& s) {
            "vLLM");
   }
   if (engine != Engine::llama_cpp)
-    refuse({"ngl", "ubatch", "parallel", "cache_type_k", "cache_type_v", "flash_attn"}, "llama.cpp");
+    refuse({"ngl", "ubatch", "parallel", "cache_type_k", "cache_type_v", "flash_attn", "kv_unified", "llama_server",
+            "draft", "draft_max", "ngl_draft", "cache_type_k_draft", "cache_type_v_draft"},
+           "llama.cpp");
 }
 
 // Knobs that only mean something together.
@@ -120,14 +123,46 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
   if (engine == Engine::llama_cpp) {
     LlamaCppOptions l;
     l.n_ubatch = a.ubatch;
-    l.n_seq = a.parallel;
+    // llama-server's -np auto: 4 slots over one unified cache (tools/server/server.cpp).
+    const bool server = a.llama_server || !a.draft.empty();
+    const bool auto_slots = server && !s.was_given("parallel");
+    l.n_seq = auto_slots ? 4 : a.parallel;
+    l.kv_unified = a.kv_unified || auto_slots;
     l.type_k = parse_llama_cpp_cache_type(a.cache_type_k, "cache_type_k").id;
     l.type_v = parse_llama_cpp_cache_type(a.cache_type_v, "cache_type_v").id;
     l.flash_attn = a.flash_attn != "off";
     l.gpu = !d.cpu;
-    l.gpu_layers = a.ngl.value_or(d.cpu ? 0 : std::numeric_limits<std::uint32_t>::max());
+    const std::uint64_t all_layers = d.cpu ? 0 : std::numeric_limits<std::uint32_t>::max();
+    l.gpu_layers = a.ngl.value_or(all_layers);
     if (d.cpu && a.ngl.value_or(0) != 0) {
       throw_invalid_input("ngl", "`ngl` offloads layers to a GPU; a plan for the CPU (`cpu`) has none");
+    }
+    if (d.cpu && a.ngl_draft.value_or(0) != 0) {
+      throw_invalid_input("ngl_draft", "`ngl_draft` offloads layers to a GPU; a plan for the CPU (`cpu`) has none");
+    }
+    // llama-server keeps the logits of what its slots sample: one token each, and with a draft
+    // the draft_max tokens it verifies (server_output_limits); a library context keeps them all.
+    if (server) {
+      l.n_outputs = checked_mul(l.n_seq, a.draft.empty() ? 1 : checked_add(a.draft_max, 1, "draft_max"), "outputs");
+    }
+    for (const char* key : {"draft_max", "ngl_draft", "cache_type_k_draft", "cache_type_v_draft"}) {
+      if (a.draft.empty() && s.was_given(key))
+        throw_invalid_input(key, "`" + std::string(key) + "` applies to a `draft` model");
+    }
+    l.server = server;
+    if (!a.draft.empty()) {
+      if (!s.draft_model) throw Error(ErrorKind::internal, "the draft model '" + a.draft + "' was not looked up");
+      // The draft's context copies the main one but for its cache types and layers
+      // (common_base_params_to_speculative); it keeps one output per sequence.
+      LlamaCppDraft draft;
+      draft.spec = *s.draft_model;
+      draft.options = l;
+      draft.options.type_k = parse_llama_cpp_cache_type(a.cache_type_k_draft, "cache_type_k_draft").id;
+      draft.options.type_v = parse_llama_cpp_cache_type(a.cache_type_v_draft, "cache_type_v_draft").id;
+      draft.options.gpu_layers = a.ngl_draft.value_or(all_layers);
+      draft.options.n_outputs = l.n_seq;
+      draft.draft_max = a.draft_max;
+      o.llama_cpp_draft = std::move(draft);
     }
     o.llama_cpp = l;
     o.cpu = d.cpu;

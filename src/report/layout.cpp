@@ -307,6 +307,10 @@ void layout_json(const EstimateReport& r, std::ostream& out) {
                       {"cache_type_k", c.cache_type_k},
                       {"cache_type_v", c.cache_type_v},
                       {"flash_attn", c.flash_attn},
+                      {"kv_unified", c.kv_unified},
+                      {"llama_server", c.server},
+                      {"outputs", c.outputs},
+                      {"draft", c.draft.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.draft)},
                       {"host_bytes", l.devices.empty() ? 0 : l.devices.front().breakdown.host_total().count()}};
   }
   if (!l.offloaded.empty()) j["offloaded"] = l.offloaded;

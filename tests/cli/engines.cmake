@@ -27,6 +27,45 @@ cli_case(engine_parallel_is_llama_cpps EXIT 2 ARGS estimate llama-2-7b --engine 
          STDERR "parallel.*llama.cpp")
 cli_case(engine_llama_cpp_parallel_leaves_no_token EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu --seq 3
          --parallel 4 STDERR "-c 3 over -np 4 sequences leaves none a token")
+# --kv-unified: one stream of -c 1000 -> 1,024 cells the three sequences share:
+# 1,024 x 32 layers x 4096 x 2 B x (K + V) = 536,870,912 B, not three streams of 512; still a row
+# of 32,000 f32 logits each (384,000 B).
+cli_case(engine_llama_cpp_kv_unified EXIT 0 ARGS estimate llama-2-7b --engine llama.cpp --cpu -p fp16 --seq 1000
+         --parallel 3 --kv-unified --format json STDERR_EMPTY
+         STDOUT "\"name\": \"kv_cache\",\n +\"bytes\": 536870912,.*\"name\": \"output_buffer\",\n +\"bytes\": 384000,.*\"cells\": 1024,.*\"sequences\": 3,.*\"kv_unified\": true,")
+# llama-server's -np auto: 4 slots over one unified cache of -c cells, one output each:
+# 4,096 x 32 x 4096 x 2 B x 2 = 2,147,483,648 B; 4 x 32,000 x 4 B = 512,000 B of logits.
+cli_case(engine_llama_server_auto_slots EXIT 0 ARGS estimate llama-2-7b --engine llama.cpp --cpu -p fp16 --seq 4096
+         --llama-server --format json STDERR_EMPTY
+         STDOUT "\"name\": \"kv_cache\",\n +\"bytes\": 2147483648,.*\"name\": \"output_buffer\",\n +\"bytes\": 512000,.*\"sequences\": 4,.*\"kv_unified\": true,\n +\"llama_server\": true,\n +\"outputs\": 4,")
+cli_case(engine_llama_server_given_slots EXIT 0 ARGS estimate llama-2-7b --engine llama.cpp --cpu --seq 4096
+         --llama-server --parallel 2 STDOUT "llama-server, no GPU, -c 4,096 \\(-np 2: 2,048 cells each\\)")
+# A draft (TinyLlama-1.1B, 22 layers of 4 key/value heads x 64) beside Llama-2-7B: its own cache
+# of the same 4,096 unified cells, 4,096 x 22 x 256 x 2 B x 2 = 92,274,688 B, and its own row of
+# 32,000 logits per slot; the main model keeps 4 x (1 + 3 drafted) = 16 outputs to verify.
+cli_case(engine_llama_server_draft EXIT 0 ARGS estimate llama-2-7b --engine llama.cpp --cpu -p fp16 --seq 4096
+         --draft tinyllama-1.1b --format json STDERR_EMPTY
+         STDOUT "\"name\": \"draft_kv_cache\",\n +\"bytes\": 92274688,.*\"name\": \"draft_output_buffer\",\n +\"bytes\": 512000,.*\"outputs\": 16,\n +\"draft\": \"tinyllama-1.1b\"")
+cli_case(engine_llama_server_draft_text EXIT 0 ARGS estimate qwen2.5-7b --engine llama.cpp --gpu rtx-4090 -p int4
+         --seq 32768 --draft qwen2.5-0.5b --draft-max 8
+         STDOUT "llama-server, -ngl 29, -c 32,768 \\(-np 4 sharing 32,768 cells\\).*draft qwen2.5-0.5b \\(--draft-max 8\\).*draft_kv_cache.*host draft_weights")
+# The longest context with a draft: both caches grow with it (llama-server's 4 slots share one
+# unified stream, so the search may start at one token).
+cli_case(engine_llama_server_draft_fit_ctx EXIT 0 ARGS fit qwen2.5-7b --engine llama.cpp --gpu rtx-3060 -p int4
+         --draft qwen2.5-0.5b --vary ctx STDERR_EMPTY
+         STDOUT "largest seq with batch 1.*result +seq [0-9]+ fits.*binds +kv_cache")
+cli_case(engine_draft_vocabulary EXIT 2 ARGS estimate llama-3.1-8b --engine llama.cpp --gpu rtx-4090 --draft gpt2
+         STDOUT_EMPTY STDERR "--draft gpt2 has 50,257 tokens, llama-3.1-8b 128,256: llama-server refuses a draft whose vocabulary is more than 128 tokens apart")
+cli_case(engine_draft_unknown EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu --draft no-such-model
+         STDOUT_EMPTY STDERR "--draft: unknown model 'no-such-model'")
+cli_case(engine_draft_missing_file EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu --draft /nonexistent/d.gguf
+         STDOUT_EMPTY STDERR "--draft: /nonexistent/d.gguf: no such file")
+cli_case(engine_draft_is_llama_cpps EXIT 2 ARGS estimate llama-2-7b --engine vllm --gpu h100 --draft tinyllama-1.1b
+         STDOUT_EMPTY STDERR "--draft is a llama.cpp setting: add --engine llama.cpp")
+cli_case(engine_draft_max_needs_a_draft EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu --draft-max 4
+         STDOUT_EMPTY STDERR "--draft-max applies to a --draft model")
+cli_case(engine_ngl_draft_needs_a_gpu EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu --draft tinyllama-1.1b
+         --ngl-draft 3 STDOUT_EMPTY STDERR "--ngl-draft offloads layers to a GPU")
 # vLLM's larger batch defaults (1,024 sequences, 8,192 batched tokens for vllm serve) follow the
 # total CUDA reports, 70 GiB or more: a bare capacity of 94.5 GiB gets them, 48 GiB does not.
 cli_case(engine_vllm_bare_capacity_defaults EXIT 0 ARGS estimate qwen3-8b --engine vllm --gpu 94.5GiB

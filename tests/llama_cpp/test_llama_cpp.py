@@ -11,6 +11,11 @@ memplan_llama_cpp_models writes and compares what llama.cpp reports with
 - the KV cache's log line (MiB, two decimals) and its cell count; the compute buffer's log
   line (MiB, four decimals); the output buffer's (MiB, two decimals).
 
+Settings node-llama-cpp does not pass (a unified cache, llama-server's output limits, the
+context of a draft model) are compared with context_probe.cpp, built here against the same
+llama.cpp: its libraries from the package and its headers from the source bundle the package
+ships (the exact bytes llama_context::memory_breakdown reports).
+
 Without npm or the npm registry the test says why and is skipped.
 """
 
@@ -112,9 +117,8 @@ def test_memplan_prices_what_llama_cpp_allocates(llama_cpp, models, model, ctx, 
 
 
 # -np N: N sequences of -c / N cells each (rounded up to 256), each its own stream of the cache,
-# and a row of logits each. With 512 tokens a micro-batch the graph is the one-sequence graph
-# when N divides them (2, 4); otherwise each stream's rows are padded and the compute buffer is
-# within 1% (the largest gap seen: 0.52%, qwen2-q8_0-tied at N = 5 without flash attention).
+# and a row of logits each. llama.cpp rounds the 512-token micro-batch up to a multiple of N
+# (513 for 3, 515 for 5), so every tensor of the graph has a row more per stream.
 PARALLEL = [
     ("llama-q4_k.gguf", 2000, 2, "on"),
     ("qwen2-q8_0-tied.gguf", 4000, 4, "off"),
@@ -133,11 +137,111 @@ def test_parallel_sequences_each_keep_their_cells(llama_cpp, models, model, ctx,
     assert rows["weights"] == real["model_bytes"]
     assert round(rows["kv_cache"] / MIB, 2) == pytest.approx(real["kv_mib"], abs=0.006)
     assert round(rows["output_buffer"] / MIB, 2) == pytest.approx(real["output_mib"], abs=0.006)
-    compute = real["context_bytes"] - rows["kv_cache"]
-    if 512 % sequences == 0:
-        assert rows["compute_buffer"] == compute
-    else:
-        assert rows["compute_buffer"] == pytest.approx(compute, rel=0.01)
+    assert rows["compute_buffer"] == real["context_bytes"] - rows["kv_cache"]
+
+
+@pytest.fixture(scope="module")
+def context_probe(llama_cpp, tmp_path_factory):
+    """context_probe.cpp built against node-llama-cpp's llama.cpp: (the program, its environment)."""
+    package = llama_cpp / "node_modules" / "node-llama-cpp" / "llama" / "gitRelease.bundle"
+    bins = [d for d in (llama_cpp / "node_modules" / "@node-llama-cpp").glob("*/bins/*/") if list(d.glob("libllama*.so"))]
+    cxx = os.environ.get("MEMPLAN_CXX") or shutil.which("c++")
+    if not package.is_file() or not bins:
+        pytest.skip("node-llama-cpp ships no llama.cpp source bundle or no CPU libraries to build context_probe against")
+    if cxx is None or shutil.which("git") is None:
+        pytest.skip("building context_probe needs a C++ compiler and git (to open llama.cpp's source bundle)")
+    out = tmp_path_factory.mktemp("probe")
+    source = out / "llama.cpp"
+    subprocess.run(["git", "clone", "-q", str(package), str(source)], check=True, capture_output=True)
+    lib = bins[0]
+    libraries = [next(lib.glob(pattern)) for pattern in ("libllama.*so", "libggml.*so", "libggml-base.so")]
+    program = out / "context_probe"
+    subprocess.run([cxx, "-std=c++17", "-O1", "-I", str(source / "include"), "-I", str(source / "src"), "-I",
+                    str(source / "ggml" / "include"), str(HERE / "context_probe.cpp"), *map(str, libraries),
+                    f"-Wl,-rpath,{lib}", "-o", str(program)], check=True)
+    return program, {**os.environ, "LLAMA_CPP_BACKENDS": str(lib)}
+
+
+GGML_TYPES = {"f16": 1, "q8_0": 8}
+
+
+def probe_report(probe, model, ctx, ubatch, sequences, unified, outputs, fa, type_k="f16", type_v="f16"):
+    program, env = probe
+    done = subprocess.run([str(program), str(model), str(ctx), str(ubatch), str(sequences), str(int(unified)),
+                           str(outputs), str(int(fa != "off")), str(GGML_TYPES[type_k]), str(GGML_TYPES[type_v])],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def memplan_rows(model, ctx, ubatch, fa, *extra):
+    done = subprocess.run([CLI, "estimate", str(model), "--engine", "llama.cpp", "--cpu", "--seq", str(ctx),
+                           "--ubatch", str(ubatch), "--flash-attn", fa, *extra, "--format", "json"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    (device,) = report["devices"]
+    return report, {c["name"]: c["bytes"] for c in device["components"]}
+
+
+# (model, -c, -ub, -np, --kv-unified, llama-server, flash attention). llama-server keeps one
+# output per slot (n_outputs_max = -np): its compute buffer drops the micro-batch's logits.
+# Unset -np with llama-server is its auto: 4 slots over one unified cache. -c 1025 over 2 is
+# 1280 / 2 = 640 -> 768 cells (the context is padded before it is divided); 2100 over 3 makes
+# the 512-token micro-batch 513 tokens, a multiple of 3.
+CONTEXTS = [
+    ("llama-q4_k.gguf", 4096, 512, 4, True, False, "on"),
+    ("qwen2-q8_0-tied.gguf", 3000, 512, 3, True, True, "on"),
+    ("gpt2-f16.gguf", 4096, 512, 4, True, True, "off"),
+    ("llama-draft-q8_0.gguf", 8192, 512, None, False, True, "on"),
+    ("qwen2-q8_0-tied.gguf", 2048, 256, 2, False, True, "off"),
+    ("llama-q4_k.gguf", 1025, 512, 2, False, False, "on"),
+    ("gpt2-f16.gguf", 2100, 512, 3, False, False, "off"),
+]
+
+
+@pytest.mark.parametrize("model,ctx,ubatch,sequences,unified,server,fa", CONTEXTS)
+def test_unified_caches_and_server_outputs_as_llama_cpp_allocates(context_probe, models, model, ctx, ubatch,
+                                                                  sequences, unified, server, fa):
+    extra = (["--parallel", str(sequences)] if sequences else []) + (["--kv-unified"] if unified else []) + (
+        ["--llama-server"] if server else [])
+    report, rows = memplan_rows(models / model, ctx, ubatch, fa, *extra)
+    n_seq = sequences or 4
+    real = probe_report(context_probe, models / model, ctx, ubatch, n_seq, unified or sequences is None,
+                        n_seq if server else 0, fa)
+    assert report["llama_cpp"]["sequences"] == n_seq
+    assert rows["weights"] == real["model_bytes"]
+    assert rows["kv_cache"] == real["kv_bytes"]
+    assert rows["compute_buffer"] == real["compute_bytes"]
+
+
+# llama-server with a draft model (-md): the draft's context copies the main one's -c, -np,
+# unified cache and -ub, with its own cache types and one output per slot; the main context
+# keeps -np x (1 + --draft-max) outputs to verify the drafts (common_base_params_to_speculative,
+# server_output_limits).
+DRAFTS = [
+    (4096, 512, None, 3, "q8_0", "on"),
+    (2048, 256, 2, 5, "f16", "off"),
+]
+
+
+@pytest.mark.parametrize("ctx,ubatch,sequences,draft_max,draft_cache,fa", DRAFTS)
+def test_a_draft_model_has_its_own_context(context_probe, models, ctx, ubatch, sequences, draft_max, draft_cache,
+                                           fa):
+    main, draft = models / "qwen2-q8_0-tied.gguf", models / "llama-draft-q8_0.gguf"
+    extra = ["--draft", str(draft), "--draft-max", str(draft_max), "--cache-type-k-draft", draft_cache,
+             "--cache-type-v-draft", draft_cache] + (["--parallel", str(sequences)] if sequences else [])
+    report, rows = memplan_rows(main, ctx, ubatch, fa, *extra)
+    n_seq, unified = sequences or 4, sequences is None
+    real_main = probe_report(context_probe, main, ctx, ubatch, n_seq, unified, n_seq * (1 + draft_max), fa)
+    real_draft = probe_report(context_probe, draft, ctx, ubatch, n_seq, unified, n_seq, fa, draft_cache, draft_cache)
+    assert report["llama_cpp"]["draft"] == "llama-draft-q8_0"
+    assert rows["weights"] == real_main["model_bytes"]
+    assert rows["kv_cache"] == real_main["kv_bytes"]
+    assert rows["compute_buffer"] == real_main["compute_bytes"]
+    assert rows["draft_weights"] == real_draft["model_bytes"]
+    assert rows["draft_kv_cache"] == real_draft["kv_bytes"]
+    assert rows["draft_compute_buffer"] == real_draft["compute_bytes"]
 
 
 def test_the_cache_cells_are_the_context_rounded_up_to_256(llama_cpp, models):

@@ -1,5 +1,6 @@
 // Writes the small GGUF models the llama.cpp comparison loads (tests/llama_cpp/test_llama_cpp.py):
-// three architectures llama.cpp and memplan both read, in k-quant, 8-bit and 16-bit types,
+// three architectures llama.cpp and memplan both read, in k-quant, 8-bit and 16-bit types, and a
+// small llama to draft with,
 // with zeros for data (llama.cpp allocates by type and shape; the values never matter here).
 //   memplan_llama_cpp_models DIR
 #include <cstdio>
@@ -92,5 +93,8 @@ int main(int argc, char** argv) {
   model({"llama", 256, 3, 4, 2, 768, 2048, 4096, "Q4_K", "Q4_K", "Q6_K"}).write(dir / "llama-q4_k.gguf");
   model({"qwen2", 384, 2, 6, 2, 1024, 4096, 8192, "Q8_0", "Q8_0", nullptr}).write(dir / "qwen2-q8_0-tied.gguf");
   model({"gpt2", 256, 2, 4, 4, 1024, 2048, 1024, "F16", "F16", "F16"}).write(dir / "gpt2-f16.gguf");
+  // A draft for qwen2-q8_0-tied: within llama-server's 128 tokens of its vocabulary, and so
+  // narrow that its logits outweigh its layers.
+  model({"llama", 128, 2, 2, 1, 384, 4160, 4096, "Q8_0", "Q8_0", "Q8_0"}).write(dir / "llama-draft-q8_0.gguf");
   return 0;
 }

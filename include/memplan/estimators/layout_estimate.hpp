@@ -30,7 +30,7 @@ struct DeviceMemory {
 struct LlamaCppLayout {
   std::uint64_t n_ctx = 0;       // -c
   std::uint64_t cells = 0;       // KV cells per full-attention layer and sequence
-  std::uint64_t n_seq = 1;       // -np: sequences, each with its own cells
+  std::uint64_t n_seq = 1;       // -np: sequences, each with its own cells unless kv_unified
   std::uint64_t n_ubatch = 0;    // -ub
   std::uint64_t gpu_layers = 0;  // repeating layers on the GPU
   std::uint64_t n_layers = 0;
@@ -38,6 +38,10 @@ struct LlamaCppLayout {
   bool gpu = false;  // false: the plan is for the CPU alone
   std::string cache_type_k, cache_type_v;
   bool flash_attn = true;
+  bool kv_unified = false;    // one cache stream for all sequences
+  bool server = false;        // llama-server's rules
+  std::uint64_t outputs = 0;  // the micro-batch's outputs the compute buffer holds
+  std::string draft;          // the draft model's name; empty = none
 };
 
 struct LayoutEstimate {

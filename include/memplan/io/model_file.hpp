@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "memplan/core/model_spec.hpp"
+#include "memplan/plan/options.hpp"
 
 namespace memplan {
 
@@ -48,6 +49,11 @@ ModelEntry load_builtin_model(std::string_view name);
 // (load_hf_config); refused (key "as") for a built-in, a model file or a GGUF file.
 ModelEntry find_model(std::string_view name_or_path, const std::function<void(const std::string&)>& progress = {},
                       const std::string& as_model_type = {});
+
+// Returns `settings` with the draft model `layout.draft` names looked up (find_model) into
+// draft_model, when one is named and not yet found. Throws as find_model, its errors naming
+// the key `draft`.
+PlanSettings with_draft_model(PlanSettings settings, const std::function<void(const std::string&)>& progress = {});
 
 // The model `memplan estimate` uses when none is named.
 inline constexpr std::string_view default_model_name = "llama-2-7b";

@@ -41,7 +41,14 @@ struct LayoutRequest {
   std::uint64_t max_lora_rank = 16;  // vLLM's max_lora_rank
   std::optional<std::uint64_t> ngl;  // llama.cpp -ngl; unset = everything on the GPU (0 with cpu)
   std::uint64_t ubatch = 512;
-  std::uint64_t parallel = 1;  // llama.cpp -np: sequences sharing -c, each its own cache stream
+  std::uint64_t parallel = 1;              // llama.cpp -np: sequences sharing -c, each its own cache stream
+  bool kv_unified = false;                 // llama.cpp --kv-unified: one cache stream of -c cells for all sequences
+  bool llama_server = false;               // llama-server's rules (its -np default, outputs, draft context)
+  std::string draft;                       // llama.cpp -md: the draft model as named; empty = none
+  std::uint64_t draft_max = 3;             // llama.cpp --draft-max: tokens drafted per step
+  std::optional<std::uint64_t> ngl_draft;  // llama.cpp -ngld; unset = as `ngl` defaults
+  std::string cache_type_k_draft = "f16";  // llama.cpp -ctkd
+  std::string cache_type_v_draft = "f16";  // llama.cpp -ctvd
   std::string cache_type_k = "f16";
   std::string cache_type_v = "f16";
   std::string flash_attn = "auto";  // on, off, auto
@@ -61,6 +68,7 @@ struct PlanSettings {
   std::uint64_t pos_index_from_end = 0;  // pos_slice given as -k (TransformerLens: one position, k-th from the end)
   std::uint64_t max_pixels = 0;          // Qwen2-VL's processor max_pixels; 0: the model's
   std::vector<std::string> given;        // the keys set, in the order given (defaults, applicability, commands)
+  std::optional<ModelSpec> draft_model;  // layout.draft as the front-end found it (the core reads no files)
 
   bool was_given(std::string_view key) const;
 };
