@@ -51,6 +51,9 @@ std::uint64_t layer_cells(AttentionKind kind, const ModelSpec& spec, std::uint64
   return std::min(cells, ceil_div(checked_add(window, n_ubatch, "KV cells"), kCellBlock) * kCellBlock);
 }
 
+// "layer 0" or "layers 0-N" for the first n layers.
+std::string layer_range(std::uint64_t n) { return n == 1 ? "layer 0" : "layers 0-" + digits(n - 1); }
+
 }  // namespace
 
 const std::vector<std::uint32_t>& llama_cpp_cache_types() {
@@ -85,6 +88,8 @@ LlamaCppWeights llama_cpp_weights(const ModelSpec& spec, const Precision& weight
     const StoredLayers& l = *spec.stored_layers;
     out.input = l.input;
     out.layers = l.blocks;
+    out.experts = l.experts;
+    out.experts.resize(out.layers.size(), 0);
     out.output = l.output;
     out.tied_head = l.tied_head;
     out.stored = true;
@@ -96,26 +101,37 @@ LlamaCppWeights llama_cpp_weights(const ModelSpec& spec, const Precision& weight
   o.precision = weights;
   const auto priced = [&](const ModelSpec& s) {
     const Breakdown b = estimate_weights(s, o);
-    std::uint64_t embeddings = 0, head = 0;
+    std::uint64_t embeddings = 0, head = 0, experts = 0;
     for (const Item& c : b.components.front().detail) {
       if (c.name == "embeddings") embeddings = c.bytes.count();
       if (c.name == "lm_head") head = c.bytes.count();
+      if (c.name == "experts") experts = c.bytes.count();
     }
-    return std::array<std::uint64_t, 3>{b.total().count(), embeddings, head};
+    return std::array<std::uint64_t, 4>{b.total().count(), embeddings, head, experts};
   };
-  const auto [total, embeddings, head] = priced(spec);
+  const auto [total, embeddings, head, experts] = priced(spec);
   const std::uint64_t L = std::max<std::uint64_t>(spec.n_layers, 1);
-  std::uint64_t block = 0;
+  // The routed experts, alike in every layer that has them.
+  const std::uint64_t moe_layers = layers_in(spec, LayerSet::moe_mlp, 0, spec.n_layers);
+  const std::uint64_t per_moe_layer = moe_layers == 0 ? 0 : experts / moe_layers;
+  out.input = embeddings;
+  out.experts.assign(L, 0);
+  for (std::uint64_t il = 0; il < spec.n_layers; ++il) {
+    if (layer_holds(spec, LayerSet::moe_mlp, il)) out.experts[il] = per_moe_layer;
+  }
   if (spec.n_layers >= 2 && uniform_layers(spec)) {
     ModelSpec fewer = spec;
     fewer.n_layers -= 1;
-    block = total - priced(fewer)[0];
+    out.layers.assign(L, total - priced(fewer)[0]);
   } else {
-    block = (total - embeddings - head) / L;  // layers that differ: an even share each
+    // Layers that differ: an even share each of all but the experts, and the experts where they are.
+    const std::uint64_t share = (total - embeddings - head - per_moe_layer * moe_layers) / L;
+    out.layers.assign(L, share);
+    for (std::uint64_t il = 0; il < L; ++il) out.layers[il] += out.experts[il];
   }
-  out.input = embeddings;
-  out.layers.assign(L, block);
-  out.output = total - embeddings - block * L;
+  std::uint64_t blocks = 0;
+  for (const std::uint64_t b : out.layers) blocks = checked_add(blocks, b, "weights");
+  out.output = total - embeddings - blocks;
   if (spec.lm_head == LmHead::tied) {
     const Precision& embedding = is_quantized(weights) ? o.unquantized : weights;
     out.tied_head = ceil_div(
@@ -186,10 +202,14 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
 
   // Weights: the input layer on the host, each block and the output layer where -ngl puts them.
   const LlamaCppWeights w = llama_cpp_weights(spec, o.weights);
-  std::uint64_t w_gpu = 0, w_host = w.input;
+  std::uint64_t w_gpu = 0, w_host = w.input, experts_kept = 0;
   for (std::uint64_t il = 0; il < w.layers.size(); ++il) {
+    // --n-cpu-moe: an offloaded layer's routed experts stay in host memory (a tensor override).
+    const std::uint64_t kept = layer_on_gpu(il) && il < o.n_cpu_moe ? w.experts[il] : 0;
+    experts_kept = checked_add(experts_kept, kept, "weights");
+    w_host = checked_add(w_host, kept, "weights");
     std::uint64_t& sum = layer_on_gpu(il) ? w_gpu : w_host;
-    sum = checked_add(sum, w.layers[il], "weights");
+    sum = checked_add(sum, w.layers[il] - kept, "weights");
   }
   // A tied head on the host is the embedding itself; on the GPU it is a copy.
   if (out.output_on_gpu) {
@@ -299,6 +319,9 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   }
   add(out.host, buffer_row("weights", w_host,
                            "the input layer" + (on_gpu < L ? ", " + digits(L - on_gpu) + " layers" : std::string()) +
+                               (experts_kept > 0 ? ", the routed experts of " + layer_range(std::min(o.n_cpu_moe, L)) +
+                                                       " (--n-cpu-moe)"
+                                                 : std::string()) +
                                (out.output_on_gpu ? std::string() : " and the output layer"),
                            weights_note));
   add(out.host, buffer_row("kv_cache", kv_host, kv_formula, digits(L - on_gpu) + " layers' cache"));

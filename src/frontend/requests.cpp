@@ -117,10 +117,14 @@ FitReport fit_report(const ModelEntry& model, const PlanSettings& settings, cons
   const std::string key = knob == FitKnob::batch        ? "batch_size"
                           : knob == FitKnob::seq        ? "seq_len"
                           : knob == FitKnob::gpu_layers ? "ngl"
-                                                        : to_string(knob);
+                                                        : to_string(knob);  // n_cpu_moe, the chunks
   if (const OptionDef* o = find_option(key)) report.option = flag_of(*o);
-  if (knob == FitKnob::gpu_layers && plan.cpu) {
-    throw_invalid_input("vary", "`vary` ngl offloads layers to a GPU; a plan for the CPU (`cpu`) has none: vary ctx");
+  if ((knob == FitKnob::gpu_layers || knob == FitKnob::cpu_moe_layers) && plan.cpu) {
+    throw_invalid_input("vary",
+                        knob == FitKnob::gpu_layers
+                            ? "`vary` ngl offloads layers to a GPU; a plan for the CPU (`cpu`) has none: vary ctx"
+                            : "`vary` n_cpu_moe keeps experts off a GPU; a plan for the CPU (`cpu`) has none: "
+                              "vary ctx");
   }
   if (plan.layout && plan.layout->llama_cpp) {
     // llama.cpp's --fit: each GPU keeps a margin of 1 GiB free (--fit-target's default); on

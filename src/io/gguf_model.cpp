@@ -157,6 +157,18 @@ std::vector<StoredTensors> stored_weights(const GgufFile& f) {
   return out;
 }
 
+// Whether a block's tensor (its name after "blk.N") is a routed expert's, as --n-cpu-moe's
+// pattern \.ffn_(up|down|gate|gate_up)_(ch|)exps picks them (common/common.h), biases included.
+bool routed_experts(std::string_view rest) {
+  for (const std::string_view m : {".ffn_up_", ".ffn_down_", ".ffn_gate_", ".ffn_gate_up_"}) {
+    if (rest.starts_with(m) &&
+        (rest.substr(m.size()).starts_with("exps") || rest.substr(m.size()).starts_with("chexps"))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // The tensors by the llama.cpp layer that loads them (src/llama-model.cpp: the input layer
 // always on the CPU, blocks and the output layer where -ngl puts them), each rounded up to
 // ggml's CPU buffer alignment (32 bytes, TENSOR_ALIGNMENT in ggml-cpu).
@@ -164,6 +176,7 @@ StoredLayers stored_layers(const GgufFile& f, std::uint64_t n_layers) {
   constexpr std::uint64_t kAlignment = 32;
   StoredLayers out;
   out.blocks.assign(n_layers, 0);
+  out.experts.assign(n_layers, 0);
   bool head = false;
   std::uint64_t token_embd = 0;
   for (const GgufTensor& t : f.tensors) {
@@ -180,7 +193,12 @@ StoredLayers stored_layers(const GgufFile& f, std::uint64_t n_layers) {
       std::uint64_t block = 0;
       const char* first = name.data() + 4;
       const auto [end, ec] = std::from_chars(first, name.data() + name.size(), block);
-      if (ec == std::errc() && block < n_layers) sum = &out.blocks[block];
+      if (ec == std::errc() && block < n_layers) {
+        sum = &out.blocks[block];
+        if (routed_experts(std::string_view(end, static_cast<std::size_t>(name.data() + name.size() - end)))) {
+          out.experts[block] = checked_add(out.experts[block], bytes, "GGUF layer bytes");
+        }
+      }
     }
     *sum = checked_add(*sum, bytes, "GGUF layer bytes");
   }

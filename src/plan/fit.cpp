@@ -60,6 +60,7 @@ std::string to_string(FitKnob knob) {
     case FitKnob::attention_chunk: return "attention_chunk";
     case FitKnob::streaming_chunk: return "streaming_chunk";
     case FitKnob::gpu_layers: return "ngl";
+    case FitKnob::cpu_moe_layers: return "n_cpu_moe";
   }
   return "batch";
 }
@@ -72,6 +73,7 @@ FitKnob choose_fit_knob(std::string_view vary, const Workload& w) {
   if (vary == "batch") return FitKnob::batch;
   if (vary == "seq" || vary == "ctx") return FitKnob::seq;
   if (vary == "ngl") return FitKnob::gpu_layers;
+  if (vary == "n_cpu_moe") return FitKnob::cpu_moe_layers;
   if (vary == "chunk") {
     if (streaming) return FitKnob::streaming_chunk;
     if (chunked_attention(w)) return FitKnob::attention_chunk;
@@ -94,8 +96,8 @@ FitKnob choose_fit_knob(std::string_view vary, const Workload& w) {
     return FitKnob::attention_chunk;
   }
   throw Error(ErrorKind::invalid_input,
-              "`vary` must be batch, seq or chunk (or attention_chunk, streaming_chunk; with `engine` llama.cpp ngl or "
-              "ctx), got '" +
+              "`vary` must be batch, seq or chunk (or attention_chunk, streaming_chunk; with `engine` llama.cpp ngl, "
+              "ctx or n_cpu_moe), got '" +
                   std::string(vary) + "'",
               "vary");
 }
@@ -106,7 +108,8 @@ std::uint64_t fit_knob_value(const Workload& w, FitKnob knob) {
     case FitKnob::seq: return w.seq_len;
     case FitKnob::attention_chunk: return w.attention_chunk;
     case FitKnob::streaming_chunk: return w.streaming_chunk;
-    case FitKnob::gpu_layers: return 0;  // a layout option, not the workload's
+    case FitKnob::gpu_layers:
+    case FitKnob::cpu_moe_layers: return 0;  // layout options, not the workload's
   }
   return 0;
 }
@@ -117,7 +120,8 @@ void set_fit_knob(Workload& w, FitKnob knob, std::uint64_t value) {
     case FitKnob::seq: w.seq_len = value; break;
     case FitKnob::attention_chunk: w.attention_chunk = value; break;
     case FitKnob::streaming_chunk: w.streaming_chunk = value; break;
-    case FitKnob::gpu_layers: break;
+    case FitKnob::gpu_layers:
+    case FitKnob::cpu_moe_layers: break;
   }
 }
 
@@ -146,13 +150,17 @@ std::uint64_t fit_knob_cap(const ModelSpec& spec, const Workload& w, FitKnob kno
     case FitKnob::attention_chunk:
     case FitKnob::streaming_chunk: return std::max<std::uint64_t>(w.seq_len, 1);
     case FitKnob::gpu_layers: return spec.n_layers + 1;
+    case FitKnob::cpu_moe_layers: return spec.n_layers;
   }
   return 1;
 }
 
 FitResult fit_largest(const ModelSpec& spec, const Workload& workload, FitKnob knob, Bytes limit, std::uint64_t cap) {
-  if (knob == FitKnob::gpu_layers) {
-    throw Error(ErrorKind::invalid_input, "`vary` ngl is llama.cpp's -ngl: add `engine` llama.cpp", "vary");
+  if (knob == FitKnob::gpu_layers || knob == FitKnob::cpu_moe_layers) {
+    throw Error(ErrorKind::invalid_input,
+                "`vary` " + to_string(knob) + " is llama.cpp's " +
+                    (knob == FitKnob::gpu_layers ? "-ngl" : "--n-cpu-moe") + ": add `engine` llama.cpp",
+                "vary");
   }
   FitResult r;
   r.knob = knob;
@@ -194,8 +202,8 @@ FitResult fit_largest(const ModelSpec& spec, const Workload& workload, FitKnob k
 
 FitResult fit_llama_cpp(const ModelSpec& spec, const Workload& workload, const LayoutOptions& options, FitKnob knob,
                         Bytes limit) {
-  if (knob != FitKnob::gpu_layers && knob != FitKnob::seq) {
-    throw Error(ErrorKind::invalid_input, "with `engine` llama.cpp, `vary` is ngl or ctx (= seq)", "vary");
+  if (knob != FitKnob::gpu_layers && knob != FitKnob::seq && knob != FitKnob::cpu_moe_layers) {
+    throw Error(ErrorKind::invalid_input, "with `engine` llama.cpp, `vary` is ngl, ctx (= seq) or n_cpu_moe", "vary");
   }
   // The device the search watches: the GPU, or the host for a plan on the CPU.
   const auto at = [&](std::uint64_t value) -> std::optional<Breakdown> {
@@ -203,6 +211,8 @@ FitResult fit_llama_cpp(const ModelSpec& spec, const Workload& workload, const L
     LayoutOptions o = options;
     if (knob == FitKnob::gpu_layers) {
       o.llama_cpp->gpu_layers = value;
+    } else if (knob == FitKnob::cpu_moe_layers) {
+      o.llama_cpp->n_cpu_moe = value;
     } else {
       w.seq_len = value;
     }
@@ -222,6 +232,40 @@ FitResult fit_llama_cpp(const ModelSpec& spec, const Workload& workload, const L
   FitResult r;
   r.knob = knob;
   r.cap = fit_knob_cap(spec, workload, knob);
+  if (knob == FitKnob::cpu_moe_layers) {
+    // The fewer layers keep their experts on the host, the more the GPU holds: the smallest
+    // that fits, by bisection between one that does not (lo) and one that does (hi).
+    if (spec.experts == 0) {
+      throw Error(ErrorKind::invalid_input, "`vary` n_cpu_moe moves routed experts; " + spec.name + " has none",
+                  "vary");
+    }
+    std::uint64_t lo = 0, hi = r.cap;
+    if (!fits(hi)) {
+      const std::optional<Breakdown> last = at(hi);
+      if (last) r.next_total = last->total();
+      r.next_overflows = !last;
+      return r;
+    }
+    if (fits(lo)) {
+      hi = lo;
+    } else {
+      while (hi - lo > 1) {
+        const std::uint64_t mid = lo + (hi - lo) / 2;
+        (fits(mid) ? hi : lo) = mid;
+      }
+    }
+    r.value = hi;
+    r.breakdown = at(hi);
+    if (hi == 0) return r;
+    const std::optional<Breakdown> over = at(hi - 1);
+    if (!over) {
+      r.next_overflows = true;
+      return r;
+    }
+    r.next_total = over->total();
+    set_binding(r, *over);
+    return r;
+  }
   // The shortest context gives each of -np separate streams a token.
   const LlamaCppOptions& l = *options.llama_cpp;
   std::uint64_t lo = knob == FitKnob::gpu_layers ? 0 : l.kv_unified ? 1 : std::max<std::uint64_t>(l.n_seq, 1);

@@ -61,6 +61,10 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
                 "the whole context",
                 "batch_size");
   }
+  if (o.llama_cpp->n_cpu_moe > 0 && spec.experts == 0) {
+    throw Error(ErrorKind::invalid_input, "`n_cpu_moe` keeps routed experts in host memory; " + spec.name + " has none",
+                "n_cpu_moe");
+  }
   LlamaCppOptions options = *o.llama_cpp;
   options.n_ctx = checked_add(w.seq_len, w.kind == WorkloadKind::generation ? w.new_tokens : 0, "context");
   options.weights = w.weights.precision;
@@ -101,7 +105,8 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
                                  options.kv_unified,
                                  options.server,
                                  e.outputs,
-                                 draft ? o.llama_cpp_draft->spec.name : std::string()};
+                                 draft ? o.llama_cpp_draft->spec.name : std::string(),
+                                 options.n_cpu_moe};
   if (!o.cpu) {
     DeviceMemory gpu;
     gpu.role = "gpu";
@@ -136,6 +141,12 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
   if (!o.cpu && e.gpu_layers < spec.n_layers) {
     out.notes.push_back(group_digits(spec.n_layers - e.gpu_layers) + " of " + group_digits(spec.n_layers) +
                         " layers run on the CPU from host memory (far slower); their weights and cache are host rows");
+  }
+  if (!o.cpu && options.n_cpu_moe > 0) {
+    out.notes.push_back(
+        "--n-cpu-moe: the experts of " + group_digits(std::min(options.n_cpu_moe, spec.n_layers)) +
+        " layers are host rows; for micro-batches of 32 tokens or more llama.cpp copies a layer's experts to the "
+        "GPU to multiply there (op offload), which the GPU's compute buffer holds and memplan does not count");
   }
   out.notes.push_back("the input layer (token embeddings) stays in host memory, as llama.cpp keeps it");
   if (!spec.stored_layers) {

@@ -576,6 +576,10 @@ const std::array kOptions = std::to_array<OptionDef>({
    .help = "llama.cpp -ngl: the last N layers on the GPU; more than the model's layers puts the output layer there "
            "too", .default_text = "every layer and the output layer with a GPU, 0 with cpu", .max = 1 << 20,
    .set = MEMPLAN_SET(s.layout.ngl = v.count)},
+  {.key = "n_cpu_moe", .flag = "n_cpu_moe", .kind = OptionKind::count, .group = kEngine,
+   .help = "llama.cpp --n-cpu-moe: the routed experts of the first N layers stay in host memory, the rest of "
+           "those layers on the GPU", .default_text = "0", .max = 1 << 20,
+   .set = MEMPLAN_SET(s.layout.n_cpu_moe = v.count)},
   {.key = "ubatch", .flag = "ubatch", .kind = OptionKind::count, .group = kEngine,
    .help = "llama.cpp -ub: tokens per micro-batch, which sizes the compute buffer", .default_text = "512", .min = 1,
    .max = 1 << 24, .set = MEMPLAN_SET(s.layout.ubatch = v.count)},

@@ -37,8 +37,8 @@ void check_engine_options(const PlanSettings& s) {
            "vLLM");
   }
   if (engine != Engine::llama_cpp)
-    refuse({"ngl", "ubatch", "parallel", "cache_type_k", "cache_type_v", "flash_attn", "kv_unified", "llama_server",
-            "draft", "draft_max", "ngl_draft", "cache_type_k_draft", "cache_type_v_draft"},
+    refuse({"ngl", "n_cpu_moe", "ubatch", "parallel", "cache_type_k", "cache_type_v", "flash_attn", "kv_unified",
+            "llama_server", "draft", "draft_max", "ngl_draft", "cache_type_k_draft", "cache_type_v_draft"},
            "llama.cpp");
 }
 
@@ -136,6 +136,11 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
     l.gpu_layers = a.ngl.value_or(all_layers);
     if (d.cpu && a.ngl.value_or(0) != 0) {
       throw_invalid_input("ngl", "`ngl` offloads layers to a GPU; a plan for the CPU (`cpu`) has none");
+    }
+    l.n_cpu_moe = a.n_cpu_moe;
+    if (d.cpu && a.n_cpu_moe != 0) {
+      throw_invalid_input("n_cpu_moe",
+                          "`n_cpu_moe` keeps experts off a GPU; a plan for the CPU (`cpu`) has everything on the host");
     }
     if (d.cpu && a.ngl_draft.value_or(0) != 0) {
       throw_invalid_input("ngl_draft", "`ngl_draft` offloads layers to a GPU; a plan for the CPU (`cpu`) has none");

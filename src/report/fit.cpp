@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "memplan/core/text.hpp"
+
 #include "common.hpp"
 
 namespace memplan {
@@ -29,16 +31,24 @@ FitFigures figures_of(const FitReport& r) {
   switch (r.result.knob) {
     case FitKnob::batch: f.fixed = "seq_len " + std::to_string(w.seq_len); break;
     case FitKnob::seq: f.fixed = "batch " + std::to_string(w.batch); break;
-    case FitKnob::gpu_layers: f.fixed = "-c " + std::to_string(w.seq_len); break;
+    case FitKnob::gpu_layers:
+    case FitKnob::cpu_moe_layers: f.fixed = "-c " + std::to_string(w.seq_len); break;
     default: f.fixed = "batch " + std::to_string(w.batch) + ", seq_len " + std::to_string(w.seq_len); break;
   }
-  f.gpu = r.plan.device ? r.plan.device->name : "";
+  // A GPU of the table by name; the host, or a bare capacity, as what the budget is.
+  f.gpu = r.plan.device ? r.plan.device->name
+          : r.plan.cpu
+              ? "cpu"
+              : fixed_text(static_cast<double>(r.plan.budget.value_or(Bytes(0)).count()) / (1ULL << 30), 2) + "GiB GPU";
   f.budget = r.plan.budget.value_or(Bytes(0));
   f.limit = r.limit.value_or(budget_limit(f.budget, r.plan.threshold));
   if (r.result.breakdown) f.total = r.result.breakdown->total();
   f.given_value = fit_knob_value(w, r.result.knob);
   if (r.result.knob == FitKnob::gpu_layers && r.plan.layout && r.plan.layout->llama_cpp) {
     f.given_value = std::min<std::uint64_t>(r.plan.layout->llama_cpp->gpu_layers, r.plan.model.n_layers + 1);
+  }
+  if (r.result.knob == FitKnob::cpu_moe_layers && r.plan.layout && r.plan.layout->llama_cpp) {
+    f.given_value = std::min<std::uint64_t>(r.plan.layout->llama_cpp->n_cpu_moe, r.plan.model.n_layers);
   }
   return f;
 }
@@ -47,12 +57,13 @@ void table(const FitReport& report, const PrintOptions& options, std::ostream& o
   const FitResult& r = report.result;
   const FitFigures f = figures_of(report);
   const Units u = options.units;
-  const std::string on = report.plan.cpu ? "the CPU (" + format_bytes(f.budget, u) + " of RAM)"
-                         : f.gpu.empty() ? "a budget of " + format_bytes(f.budget, u)  // --gpu 24GiB
-                                         : f.gpu;
-  out << fmt::format("fit        {} {} ({}) on {}: largest {} with {}\n", report.plan.model.name,
+  const std::string on = report.plan.cpu       ? "the CPU (" + format_bytes(f.budget, u) + " of RAM)"
+                         : !report.plan.device ? "a budget of " + format_bytes(f.budget, u)  // --gpu 24GiB
+                                               : f.gpu;
+  const bool fewest = r.knob == FitKnob::cpu_moe_layers;
+  out << fmt::format("fit        {} {} ({}) on {}: {} {} with {}\n", report.plan.model.name,
                      to_string(report.plan.workload.kind), to_string(report.plan.workload.weights.precision), on,
-                     f.vary, f.fixed);
+                     fewest ? "smallest" : "largest", f.vary, f.fixed);
   if (report.limit_rule.empty()) {
     out << fmt::format("limit      {} of {} ({:g}%)\n", format_bytes(f.limit, u), format_bytes(f.budget, u),
                        report.plan.threshold * 100.0);
@@ -62,18 +73,23 @@ void table(const FitReport& report, const PrintOptions& options, std::ostream& o
   }
   const std::string next = r.next_total ? format_bytes(*r.next_total, u) : std::string("more than 64 bits of bytes");
   if (!r.breakdown) {
-    out << fmt::format("result     nothing fits: {} {} needs {}\n", f.vary, r.knob == FitKnob::gpu_layers ? 0 : 1,
+    out << fmt::format("result     nothing fits: {} {} needs {}\n", f.vary,
+                       r.knob == FitKnob::gpu_layers ? 0
+                       : fewest                      ? r.cap
+                                                     : 1,
                        next);
     for (const std::string& w : report.plan.warnings) out << "warning: " << w << '\n';
     return;
   }
   out << fmt::format("result     {} {} fits: {}\n", f.vary, r.value, format_bytes(f.total, u));
   if (r.next_total || r.next_overflows) {
-    out << fmt::format("next       {} {} does not: {}\n", f.vary, r.value + 1, next);
+    out << fmt::format("next       {} {} does not: {}\n", f.vary, r.next_value(), next);
     if (!r.binding.empty()) {
       out << fmt::format("binds      {} ({} at {} {}, the component that grows the most)\n", r.binding,
-                         format_bytes(r.binding_bytes, u), f.vary, r.value + 1);
+                         format_bytes(r.binding_bytes, u), f.vary, r.next_value());
     }
+  } else if (fewest) {
+    out << fmt::format("note       {} 0 fits: every expert on the GPU\n", f.vary);
   } else {
     out << fmt::format("note       {} {} is the search's upper end ({})\n", f.vary, r.cap,
                        r.knob == FitKnob::batch        ? "2^24 sequences"

@@ -311,6 +311,7 @@ void layout_json(const EstimateReport& r, std::ostream& out) {
                       {"llama_server", c.server},
                       {"outputs", c.outputs},
                       {"draft", c.draft.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.draft)},
+                      {"n_cpu_moe", c.n_cpu_moe},
                       {"host_bytes", l.devices.empty() ? 0 : l.devices.front().breakdown.host_total().count()}};
   }
   if (!l.offloaded.empty()) j["offloaded"] = l.offloaded;

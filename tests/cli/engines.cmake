@@ -54,6 +54,12 @@ cli_case(engine_llama_server_draft_text EXIT 0 ARGS estimate qwen2.5-7b --engine
 cli_case(engine_llama_server_draft_fit_ctx EXIT 0 ARGS fit qwen2.5-7b --engine llama.cpp --gpu rtx-3060 -p int4
          --draft qwen2.5-0.5b --vary ctx STDERR_EMPTY
          STDOUT "largest seq with batch 1.*result +seq [0-9]+ fits.*binds +kv_cache")
+cli_case(engine_fit_n_cpu_moe_dense EXIT 2 ARGS fit llama-2-7b --engine llama.cpp --gpu rtx-3060 --vary n_cpu_moe
+         STDOUT_EMPTY STDERR "--vary n_cpu_moe moves routed experts; llama-2-7b has none")
+cli_case(engine_fit_n_cpu_moe_needs_llama_cpp EXIT 2 ARGS fit qwen3-30b-a3b --gpu rtx-3060 --vary n_cpu_moe
+         STDOUT_EMPTY STDERR "--vary n_cpu_moe is llama.cpp's --n-cpu-moe: add --engine llama.cpp")
+cli_case(engine_fit_n_cpu_moe_cpu EXIT 2 ARGS fit qwen3-30b-a3b --engine llama.cpp --cpu --vary n_cpu_moe
+         STDOUT_EMPTY STDERR "--vary n_cpu_moe keeps experts off a GPU")
 cli_case(engine_draft_vocabulary EXIT 2 ARGS estimate llama-3.1-8b --engine llama.cpp --gpu rtx-4090 --draft gpt2
          STDOUT_EMPTY STDERR "--draft gpt2 has 50,257 tokens, llama-3.1-8b 128,256: llama-server refuses a draft whose vocabulary is more than 128 tokens apart")
 cli_case(engine_draft_unknown EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu --draft no-such-model

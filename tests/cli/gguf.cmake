@@ -49,4 +49,29 @@ gguf_case(bad_gguf_magic EXIT 2 ARGS estimate "${gguf}/bad-magic.gguf" STDOUT_EM
 gguf_case(bad_gguf_architecture EXIT 2 ARGS estimate "${gguf}/bad-architecture.gguf" STDOUT_EMPTY
           STDERR "bad-architecture\\.gguf: unsupported architecture 'mamba'.*memplan maps 'falcon', 'gemma', 'gpt2', 'gptneox', 'llama', 'phi2', 'phi3' and 'qwen2'\n$")
 gguf_case(bad_gguf_missing EXIT 2 ARGS estimate "${gguf}/no-such.gguf" STDOUT_EMPTY STDERR "no-such\\.gguf: no such file\n$")
+# --n-cpu-moe on tiny-moe.gguf (two layers, each 26,112 B of routed experts in Q8_0): N = 1
+# keeps layer 0's on the host beside the 512-B token embedding, 26,624 B; the GPU holds the
+# rest, 2 x 30,144 B of layers + 640 B of output layer - 26,112 = 34,816 B.
+gguf_case(gguf_llama_cpp_n_cpu_moe EXIT 0 ARGS estimate "${gguf}/tiny-moe.gguf" --engine llama.cpp --gpu rtx-4090
+          --seq 256 --n-cpu-moe 1 --format json STDERR_EMPTY
+          STDOUT "\"components\": \\[\n +{\n +\"name\": \"weights\",\n +\"bytes\": 34816,.*\"host_components\": \\[\n +{\n +\"name\": \"weights\",\n +\"bytes\": 26624,\n +\"formula\": \"the input layer, the routed experts of layer 0 \\(--n-cpu-moe\\)\".*\"n_cpu_moe\": 1,")
+# More than the layers: every layer's experts, 512 + 2 x 26,112 = 52,736 B on the host.
+gguf_case(gguf_llama_cpp_n_cpu_moe_all EXIT 0 ARGS estimate "${gguf}/tiny-moe.gguf" --engine llama.cpp --gpu rtx-4090
+          --seq 256 --n-cpu-moe 9 --format json STDERR_EMPTY
+          STDOUT "\"host_components\": \\[\n +{\n +\"name\": \"weights\",\n +\"bytes\": 52736,")
+# The fewest layers whose experts must stay on the host: on a budget of 1 GiB (llama.cpp's --fit
+# margin) + 512 MiB (CUDA context) + 32,768 (KV) + 465,920 (compute) + 34,816 (weights at N = 1)
+# = 1,611,146,240 B, N = 1 fits to the byte and N = 0 needs its 26,112 B more.
+gguf_case(gguf_llama_cpp_fit_n_cpu_moe EXIT 0 ARGS fit "${gguf}/tiny-moe.gguf" --engine llama.cpp --gpu 1611146240B
+          --seq 256 --vary n_cpu_moe STDERR_EMPTY
+          STDOUT "smallest n_cpu_moe with -c 256\n.*result +n_cpu_moe 1 fits.*next +n_cpu_moe 0 does not.*binds +weights.*option +--n-cpu-moe 1\n")
+gguf_case(gguf_llama_cpp_fit_n_cpu_moe_json EXIT 0 ARGS fit "${gguf}/tiny-moe.gguf" --engine llama.cpp
+          --gpu 1611146240B --seq 256 --vary n_cpu_moe --format json STDERR_EMPTY
+          STDOUT "\"vary\": \"n_cpu_moe\",.*\"value\": 1,.*\"total_bytes\": 537404416,\n +\"next_total_bytes\": 537430528,")
+gguf_case(gguf_llama_cpp_n_cpu_moe_dense EXIT 2 ARGS estimate "${gguf}/tiny-llama.gguf" --engine llama.cpp --gpu rtx-4090
+          --n-cpu-moe 1 STDOUT_EMPTY STDERR "--n-cpu-moe keeps routed experts in host memory; tiny-llama has none")
+gguf_case(gguf_llama_cpp_n_cpu_moe_cpu EXIT 2 ARGS estimate "${gguf}/tiny-moe.gguf" --engine llama.cpp --cpu
+          --n-cpu-moe 1 STDOUT_EMPTY STDERR "--n-cpu-moe keeps experts off a GPU")
+
 set_tests_properties(${gguf_cases} PROPERTIES FIXTURES_REQUIRED gguf_files)
+

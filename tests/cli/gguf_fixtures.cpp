@@ -111,6 +111,35 @@ void write_small(const fs::path& dir) {
   v2.u32("general.alignment", 64);
   v2.write(dir / "tiny-llama-v2-align64.gguf");
 
+  // A Mixtral-like llama: two layers of four routed experts (their Q8_0 matrices 3 x 8,704 B a
+  // layer: 64 x 4 rows of 32 elements, or 32 x 4 of 64, at 34 B a block of 32).
+  GgufWriter moe;
+  moe.str("general.architecture", "llama")
+      .u32("llama.context_length", 256)
+      .u32("llama.embedding_length", 32)
+      .u32("llama.block_count", 2)
+      .u32("llama.feed_forward_length", 64)
+      .u32("llama.attention.head_count", 2)
+      .u32("llama.attention.head_count_kv", 1)
+      .u32("llama.expert_count", 4)
+      .u32("llama.expert_used_count", 2)
+      .tokens("tokenizer.ggml.tokens", 4);
+  moe.tensor("token_embd.weight", {32, 4}, "F32");
+  for (const std::string layer : {"blk.0.", "blk.1."}) {
+    moe.tensor(layer + "attn_norm.weight", {32}, "F32")
+        .tensor(layer + "attn_q.weight", {32, 32}, "Q8_0")
+        .tensor(layer + "attn_k.weight", {32, 16}, "Q8_0")
+        .tensor(layer + "attn_v.weight", {32, 16}, "Q8_0")
+        .tensor(layer + "attn_output.weight", {32, 32}, "Q8_0")
+        .tensor(layer + "ffn_norm.weight", {32}, "F32")
+        .tensor(layer + "ffn_gate_inp.weight", {32, 4}, "F32")
+        .tensor(layer + "ffn_gate_exps.weight", {32, 64, 4}, "Q8_0")
+        .tensor(layer + "ffn_up_exps.weight", {32, 64, 4}, "Q8_0")
+        .tensor(layer + "ffn_down_exps.weight", {64, 32, 4}, "Q8_0");
+  }
+  moe.tensor("output_norm.weight", {32}, "F32").tensor("output.weight", {32, 4}, "F32");
+  moe.write(dir / "tiny-moe.gguf");
+
   GgufWriter qwen;
   qwen.str("general.architecture", "qwen2")
       .u32("qwen2.context_length", 64)

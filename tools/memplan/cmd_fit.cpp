@@ -49,7 +49,8 @@ void define_fit(CLI::App& self, int& exit_code, const NamedOptions& named) {
       "  memplan fit llama-2-7b --gpu rtx-4090 --vary chunk -w streaming_extraction --seq 4096\n"
       "  memplan fit llama-2-7b --gpu a10 --vary chunk --attention chunked --seq 4096 --batch 2\n"
       "  memplan fit model.gguf --engine llama.cpp --gpu rtx-3060 --vary ngl\n"
-      "  memplan fit model.gguf --engine llama.cpp --cpu --vary ctx");
+      "  memplan fit model.gguf --engine llama.cpp --cpu --vary ctx\n"
+      "  memplan fit qwen3-30b-a3b --engine llama.cpp --gpu rtx-4070 -p int4 --seq 16384 --vary n_cpu_moe");
   cmd->footer("Only the common options are listed: 'memplan help options [WORKLOAD]' lists them all.");
   cmd->add_option("MODEL", args->model,
                   "Built-in name, .yaml, config.json, snapshot dir, .safetensors, .gguf or Hub id ORG/NAME[@REV]")
@@ -59,7 +60,9 @@ void define_fit(CLI::App& self, int& exit_code, const NamedOptions& named) {
   add_cpu_option(*cmd, args->device);
   cmd->add_option("--vary", args->vary,
                   "batch, seq, or chunk: --streaming-chunk for -w streaming_extraction, else --attention-chunk\n"
-                  "for --attention chunked|causal_linear_chunked (or name one: streaming_chunk, attention_chunk)")
+                  "for --attention chunked|causal_linear_chunked (or name one: streaming_chunk, attention_chunk);\n"
+                  "with --engine llama.cpp ngl (most layers on the GPU), ctx (longest -c) or n_cpu_moe\n"
+                  "(fewest layers whose experts stay in host memory)")
       ->required();
   add_plan_options(*cmd, args->options, named);
   add_output_options(*cmd, args->output);

@@ -260,6 +260,8 @@ struct StoredTensors {
 struct StoredLayers {
   std::uint64_t input = 0;
   std::vector<std::uint64_t> blocks;
+  std::vector<std::uint64_t>
+      experts;  // of each block's bytes, the routed experts' (what --n-cpu-moe keeps on the host)
   std::uint64_t output = 0;
   std::uint64_t tied_head = 0;  // no output.weight: token_embd's bytes, which llama.cpp loads again as the head
   bool operator==(const StoredLayers&) const = default;

@@ -38,10 +38,11 @@ struct LlamaCppLayout {
   bool gpu = false;  // false: the plan is for the CPU alone
   std::string cache_type_k, cache_type_v;
   bool flash_attn = true;
-  bool kv_unified = false;    // one cache stream for all sequences
-  bool server = false;        // llama-server's rules
-  std::uint64_t outputs = 0;  // the micro-batch's outputs the compute buffer holds
-  std::string draft;          // the draft model's name; empty = none
+  bool kv_unified = false;      // one cache stream for all sequences
+  bool server = false;          // llama-server's rules
+  std::uint64_t outputs = 0;    // the micro-batch's outputs the compute buffer holds
+  std::string draft;            // the draft model's name; empty = none
+  std::uint64_t n_cpu_moe = 0;  // --n-cpu-moe: the first N layers' experts in host memory
 };
 
 struct LayoutEstimate {

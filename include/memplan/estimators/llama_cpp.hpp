@@ -25,6 +25,7 @@ struct LlamaCppOptions {
   std::uint32_t type_k = 1, type_v = 1;  // -ctk / -ctv: ggml type ids of the cache (1 = F16)
   bool flash_attn = true;                // -fa (auto turns it on where the backend has it: CPU, CUDA, Metal)
   std::uint64_t gpu_layers = 0;  // -ngl: the last N repeating layers on the GPU; N > n_layers adds the output layer
+  std::uint64_t n_cpu_moe = 0;   // --n-cpu-moe: the routed experts of the first N layers stay in host memory
   bool gpu = false;              // a GPU to offload to (false: everything on the host)
   Precision weights = precisions::fp16;  // the weights' type when the model is not a .gguf
   bool server = false;                   // llama-server's rules (for the description)
@@ -41,11 +42,12 @@ struct LlamaCppDraft {
 // Where a model's tensors go: the input layer (token and position embeddings) always in host
 // memory, each repeating layer and the output layer (final norm and LM head) where -ngl puts it.
 struct LlamaCppWeights {
-  std::uint64_t input = 0;            // token_embd, position_embd, ...
-  std::vector<std::uint64_t> layers;  // blk.N.*
-  std::uint64_t output = 0;           // output_norm and an untied output (LM head)
-  std::uint64_t tied_head = 0;        // a tied head: token_embd, which the output layer loads again off the host
-  bool stored = false;                // from a .gguf's tensors (else the architecture at a precision)
+  std::uint64_t input = 0;             // token_embd, position_embd, ...
+  std::vector<std::uint64_t> layers;   // blk.N.*
+  std::vector<std::uint64_t> experts;  // of each layer's bytes, the routed experts' (blk.N.ffn_*_exps)
+  std::uint64_t output = 0;            // output_norm and an untied output (LM head)
+  std::uint64_t tied_head = 0;         // a tied head: token_embd, which the output layer loads again off the host
+  bool stored = false;                 // from a .gguf's tensors (else the architecture at a precision)
 };
 
 struct LlamaCppEstimate {

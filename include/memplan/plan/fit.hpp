@@ -27,9 +27,10 @@ enum class FitKnob {
   attention_chunk,  // Workload::attention_chunk: query rows per chunk (--attention chunked, causal_linear_chunked)
   streaming_chunk,  // Workload::streaming_chunk: tokens per chunk (streaming_extraction)
   gpu_layers,       // llama.cpp's -ngl (LayoutOptions::llama_cpp): layers on the GPU
+  cpu_moe_layers,   // llama.cpp's --n-cpu-moe: layers whose experts stay in host memory (the fewest that fit)
 };
 
-// Returns "batch", "seq", "attention_chunk", "streaming_chunk", "ngl".
+// Returns "batch", "seq", "attention_chunk", "streaming_chunk", "ngl", "n_cpu_moe".
 std::string to_string(FitKnob knob);
 
 // Returns the knob `vary` names for `workload`: "batch", "seq" (or "ctx", llama.cpp's name),
@@ -52,6 +53,8 @@ void set_fit_knob(Workload& workload, FitKnob knob, std::uint64_t value);
 // no room in the context.
 std::uint64_t fit_knob_cap(const ModelSpec& spec, const Workload& workload, FitKnob knob);
 
+// n_cpu_moe is searched the other way: memory falls as it grows, so `value` is the smallest
+// that fits and "next" is value - 1 (at cap when nothing fits; unset at 0).
 struct FitResult {
   FitKnob knob = FitKnob::batch;
   std::uint64_t value = 0;             // the largest value in [1, cap] (ngl: [0, cap]) that fits; 0 when none does
@@ -61,6 +64,9 @@ struct FitResult {
   bool next_overflows = false;         // the total at value + 1 does not fit in 64 bits
   std::string binding;                 // the component that grows the most from value to value + 1
   Bytes binding_bytes;                 // its bytes at value + 1
+
+  // The value one step past the result, toward what does not fit.
+  std::uint64_t next_value() const { return knob == FitKnob::cpu_moe_layers ? value - 1 : value + 1; }
 };
 
 // Returns the largest value of `knob` in [1, cap] at which estimate_workload(spec,
@@ -73,8 +79,9 @@ FitResult fit_largest(const ModelSpec& spec, const Workload& workload, FitKnob k
                       std::uint64_t cap = 0);
 
 // llama.cpp's question (LayoutOptions::llama_cpp): the most layers on the GPU (knob
-// gpu_layers, 0 to n_layers + 1, the last adding the output layer) or the longest context
-// (knob seq) whose buffers on the GPU (or, planned for the CPU, on the host) stay within
+// gpu_layers, 0 to n_layers + 1, the last adding the output layer), the longest context
+// (knob seq), or the fewest layers whose experts stay in host memory (knob cpu_moe_layers,
+// 0 to n_layers) whose buffers on the GPU (or, planned for the CPU, on the host) stay within
 // `limit`; the breakdown is that device's. Throws Error(invalid_input, key "vary") for
 // another knob, and as estimate_layout.
 FitResult fit_llama_cpp(const ModelSpec& spec, const Workload& workload, const LayoutOptions& options, FitKnob knob,

@@ -82,6 +82,31 @@ TEST(LlamaCpp, FewOutputsAsLlamaCppReservedThem) {
   }
 }
 
+TEST(LlamaCpp, NCpuMoeKeepsTheFirstLayersExpertsOnTheHost) {
+  // Llama-2-7B's blocks with Mixtral's experts (8 of 14,336 wide), the first layer dense: at
+  // fp16 each MoE layer's experts are 8 x 3 x 4096 x 14,336 x 2 B = 2,818,572,288 B.
+  ModelSpec s = testing::llama2_7b();
+  s.experts = 8;
+  s.experts_per_token = 2;
+  s.d_expert = 14336;
+  s.first_dense_layers = 1;
+  const std::uint64_t experts = 8ULL * 3 * 4096 * 14336 * 2;
+  const LlamaCppWeights w = llama_cpp_weights(s, precisions::fp16);
+  EXPECT_EQ(w.experts[0], 0u);
+  EXPECT_EQ(w.experts[1], experts);
+  EXPECT_EQ(w.experts[31], experts);
+  // --n-cpu-moe 2 with every layer on the GPU: layer 1's experts join the token embedding
+  // (32,000 x 4096 x 2 B) on the host; layer 0 has none to keep.
+  LlamaCppOptions o;
+  o.gpu = true;
+  o.gpu_layers = 33;
+  o.n_cpu_moe = 2;
+  const LlamaCppEstimate e = estimate_llama_cpp(s, o);
+  EXPECT_EQ(bytes_of(e.host, "weights"), 32000ULL * 4096 * 2 + experts);
+  o.n_cpu_moe = 0;
+  EXPECT_EQ(bytes_of(estimate_llama_cpp(s, o).gpu, "weights"), bytes_of(e.gpu, "weights") + experts);
+}
+
 TEST(LlamaCpp, Llama2KvCacheAsItsLogsPrintIt) {
   // llama.cpp logs "KV self size = 2048.00 MiB, K (f16): 1024.00 MiB" for Llama-2-7B at -c 4096:
   // 32 layers x 4096 cells x 4096 (32 heads x 128) x 2 B x (K + V).
