@@ -395,6 +395,16 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
     Stage& st = stages[k];
     const Bytes non_kv = st.weights.bytes.plus(st.peak.bytes, "non-KV memory").plus(cublas, "non-KV memory");
     st.cap = vllm_kv_capacity(usable_memory(gpu), so.gpu_memory_utilization, non_kv, st.block, so.block_size, max_len);
+    if (so.kv_cache_memory) {
+      // kv_cache_memory_bytes: vLLM reserves that much for the cache and skips the profile's
+      // budget (gpu_worker.py determine_available_memory); the blocks are what it holds.
+      st.cap.kv_budget = *so.kv_cache_memory;
+      st.cap.kv_given = true;
+      st.cap.shortfall = Bytes(0);
+      st.cap.blocks = st.cap.kv_budget.count() / st.block.count();
+      st.cap.tokens = checked_mul(st.cap.blocks, so.block_size, "KV cache tokens");
+      st.cap.full_sequences = max_len > 0 ? st.cap.tokens / max_len : 0;
+    }
     if (st.cap.blocks < stages[binding].cap.blocks) binding = k;
   }
   const ServingCapacity cap = stages[binding].cap;
@@ -412,9 +422,13 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
     // Every stage allocates the engine's blocks: the scarcest stage's count.
     Item kv = row("kv_cache", st.block.times(cap.blocks, "KV cache"),
                   group_digits(cap.blocks) + " blocks x " + group_digits(st.block.count()) + " B (" + block_text +
-                      " at " + to_string(kv_dtype) + "); blocks = floor((ceil(" +
-                      shortest_text(so.gpu_memory_utilization) + " x " + group_digits(usable_memory(gpu).count()) +
-                      ") - " + group_digits(st.cap.non_kv.count()) + ") / " + group_digits(st.block.count()) + ")" +
+                      " at " + to_string(kv_dtype) + "); blocks = " +
+                      (so.kv_cache_memory
+                           ? "floor(kv_cache_memory_bytes " + group_digits(so.kv_cache_memory->count()) + " / " +
+                                 group_digits(st.block.count()) + ")"
+                           : "floor((ceil(" + shortest_text(so.gpu_memory_utilization) + " x " +
+                                 group_digits(usable_memory(gpu).count()) + ") - " +
+                                 group_digits(st.cap.non_kv.count()) + ") / " + group_digits(st.block.count()) + ")") +
                       (pp > 1 ? ", the fewest of the " + s(pp) + " stages'" : std::string()),
                   group_digits(cap.tokens) + " tokens: " + group_digits(cap.full_sequences) + " sequences of " +
                       group_digits(max_len) +

@@ -572,6 +572,10 @@ const std::array kOptions = std::to_array<OptionDef>({
   {.key = "max_lora_rank", .flag = "max_lora_rank", .kind = OptionKind::count, .group = kEngine,
    .help = "vLLM --max-lora-rank: the rank every adapter buffer is sized for", .default_text = "16", .min = 1,
    .max = 1 << 16, .set = MEMPLAN_SET(s.layout.max_lora_rank = v.count)},
+  {.key = "kv_cache_memory_bytes", .flag = "kv_cache_memory_bytes", .kind = OptionKind::text, .group = kEngine,
+   .help = "vLLM --kv-cache-memory-bytes: the KV cache's size on each GPU (e.g. 4GiB), given instead of what "
+           "gpu_memory_utilization leaves after the profile", .default_text = "what the profile leaves",
+   .set = MEMPLAN_SET(s.layout.kv_cache_memory_bytes = parse_size(v.text))},
   {.key = "ngl", .flag = "ngl", .kind = OptionKind::count, .group = kEngine,
    .help = "llama.cpp -ngl: the last N layers on the GPU; more than the model's layers puts the output layer there "
            "too", .default_text = "every layer and the output layer with a GPU, 0 with cpu", .max = 1 << 20,

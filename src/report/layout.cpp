@@ -178,9 +178,15 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
 
   if (l.serving) {
     const ServingCapacity& s = *l.serving;
-    out << fmt::format("\nvLLM       KV budget {} = ceil({} x {}) - {} (weights, activation peak, workspace)\n",
-                       format_bytes(s.kv_budget, u), ratio_text(s.gpu_memory_utilization), format_bytes(s.capacity, u),
-                       format_bytes(s.non_kv, u));
+    if (s.kv_given) {
+      out << fmt::format(
+          "\nvLLM       KV budget {} = kv_cache_memory_bytes, as given (vLLM skips the profile's budget)\n",
+          format_bytes(s.kv_budget, u));
+    } else {
+      out << fmt::format("\nvLLM       KV budget {} = ceil({} x {}) - {} (weights, activation peak, workspace)\n",
+                         format_bytes(s.kv_budget, u), ratio_text(s.gpu_memory_utilization),
+                         format_bytes(s.capacity, u), format_bytes(s.non_kv, u));
+    }
     out << fmt::format("           {} blocks of {} tokens ({} each); {} full-length sequences at once\n",
                        group_digits(s.blocks), s.block_size, format_bytes(s.block_bytes, u),
                        group_digits(s.full_sequences));
@@ -286,6 +292,7 @@ void layout_json(const EstimateReport& r, std::ostream& out) {
                     {"requested_bytes", s.requested.count()},
                     {"non_kv_bytes", s.non_kv.count()},
                     {"kv_budget_bytes", s.kv_budget.count()},
+                    {"kv_budget_given", s.kv_given},
                     {"shortfall_bytes", s.shortfall.count()},
                     {"block_size", s.block_size},
                     {"block_bytes", s.block_bytes.count()},

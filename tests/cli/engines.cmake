@@ -72,6 +72,19 @@ cli_case(engine_draft_max_needs_a_draft EXIT 2 ARGS estimate llama-2-7b --engine
          STDOUT_EMPTY STDERR "--draft-max applies to a --draft model")
 cli_case(engine_ngl_draft_needs_a_gpu EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu --draft tinyllama-1.1b
          --ngl-draft 3 STDOUT_EMPTY STDERR "--ngl-draft offloads layers to a GPU")
+# vLLM's kv_cache_memory_bytes with an fp8 cache (docs/accuracy.md: a v0.18 start-up of
+# Qwen3-8B logs 58,240 tokens): 36 layers x 8 KV heads x 128 x 2 x 1 B = 73,728 B a token,
+# 1,179,648 B a block of 16, floor(4 GiB / 1,179,648) = 3,640 blocks = 58,240 tokens, 14.22x of
+# 4,096; bf16 gives 1,820 blocks, 29,120 tokens (its paired log's).
+cli_case(engine_vllm_kv_cache_memory_bytes_fp8 EXIT 0 ARGS estimate qwen3-8b --engine vllm --gpu 48GiB
+         --kv-cache-memory-bytes 4GiB --kv-precision fp8 --max-model-len 4096 --max-num-seqs 8
+         --max-num-batched-tokens 4096 STDERR_EMPTY
+         STDOUT "KV budget 4\\.00 GiB = kv_cache_memory_bytes, as given.*GPU KV cache size: 58,240 tokens\n +Maximum concurrency for 4,096 tokens per request: 14\\.22x")
+cli_case(engine_vllm_kv_cache_memory_bytes_json EXIT 0 ARGS estimate qwen3-8b --engine vllm --gpu 48GiB
+         --kv-cache-memory-bytes 4GiB --max-model-len 4096 --format json STDERR_EMPTY
+         STDOUT "\"kv_budget_bytes\": 4294967296,\n +\"kv_budget_given\": true,.*\"tokens\": 29120,")
+cli_case(engine_kv_cache_memory_bytes_is_vllms EXIT 2 ARGS estimate qwen3-8b --engine llama.cpp --cpu
+         --kv-cache-memory-bytes 4GiB STDOUT_EMPTY STDERR "--kv-cache-memory-bytes is a vLLM setting: add --engine vllm")
 # vLLM's larger batch defaults (1,024 sequences, 8,192 batched tokens for vllm serve) follow the
 # total CUDA reports, 70 GiB or more: a bare capacity of 94.5 GiB gets them, 48 GiB does not.
 cli_case(engine_vllm_bare_capacity_defaults EXIT 0 ARGS estimate qwen3-8b --engine vllm --gpu 94.5GiB

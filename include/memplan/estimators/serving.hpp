@@ -15,11 +15,12 @@ namespace memplan {
 struct ServingCapacity {
   Bytes capacity;  // the GPU's memory as the driver reports it
   double gpu_memory_utilization = 0.9;
-  Bytes requested;    // floor(gpu_memory_utilization x capacity)
-  Bytes non_kv;       // weights + activation peak + non-torch allocations
-  Bytes kv_budget;    // requested - non_kv (0 when non_kv is larger)
-  Bytes shortfall;    // non_kv - requested when it is larger, else 0
-  Bytes block_bytes;  // one block: block_size tokens of every layer's keys and values on one rank
+  Bytes requested;        // floor(gpu_memory_utilization x capacity)
+  Bytes non_kv;           // weights + activation peak + non-torch allocations
+  Bytes kv_budget;        // requested - non_kv (0 when non_kv is larger), or kv_cache_memory_bytes as given
+  bool kv_given = false;  // kv_budget is vLLM's kv_cache_memory_bytes, not what the profile left
+  Bytes shortfall;        // non_kv - requested when it is larger, else 0
+  Bytes block_bytes;      // one block: block_size tokens of every layer's keys and values on one rank
   std::uint64_t block_size = 16;
   std::uint64_t blocks = 0;  // floor(kv_budget / block_bytes)
   std::uint64_t tokens = 0;  // blocks x block_size

@@ -25,6 +25,7 @@ struct ServingOptions {
   std::uint64_t max_loras = 0;    // enable_lora: adapters served at once, each a stack of buffers; 0 = no LoRA
   std::uint64_t max_lora_rank = 16;
   std::uint64_t lora_extra_vocab_size = 256;  // tokens an adapter may add (vLLM 0.8-0.10's default)
+  std::optional<Bytes> kv_cache_memory;       // kv_cache_memory_bytes: the KV cache's size, given (no profile budget)
 };
 
 // Whose allocation rules a plan follows (`engine`).

@@ -37,10 +37,11 @@ struct LayoutRequest {
   std::optional<std::uint64_t> max_num_seqs;            // unset: vLLM's default for the GPU and entrypoint
   std::optional<std::uint64_t> max_num_batched_tokens;  // unset: the same
   std::uint64_t block_size = 16;
-  std::uint64_t max_loras = 0;       // vLLM enable_lora's max_loras; 0 = LoRA off
-  std::uint64_t max_lora_rank = 16;  // vLLM's max_lora_rank
-  std::optional<std::uint64_t> ngl;  // llama.cpp -ngl; unset = everything on the GPU (0 with cpu)
-  std::uint64_t n_cpu_moe = 0;       // llama.cpp --n-cpu-moe: the first N layers' experts in host memory
+  std::uint64_t max_loras = 0;                 // vLLM enable_lora's max_loras; 0 = LoRA off
+  std::uint64_t max_lora_rank = 16;            // vLLM's max_lora_rank
+  std::optional<Bytes> kv_cache_memory_bytes;  // vLLM's kv_cache_memory_bytes; unset = what the profile leaves
+  std::optional<std::uint64_t> ngl;            // llama.cpp -ngl; unset = everything on the GPU (0 with cpu)
+  std::uint64_t n_cpu_moe = 0;                 // llama.cpp --n-cpu-moe: the first N layers' experts in host memory
   std::uint64_t ubatch = 512;
   std::uint64_t parallel = 1;              // llama.cpp -np: sequences sharing -c, each its own cache stream
   bool kv_unified = false;                 // llama.cpp --kv-unified: one cache stream of -c cells for all sequences
