@@ -232,62 +232,39 @@ FitResult fit_llama_cpp(const ModelSpec& spec, const Workload& workload, const L
   FitResult r;
   r.knob = knob;
   r.cap = fit_knob_cap(spec, workload, knob);
-  if (knob == FitKnob::cpu_moe_layers) {
-    // The fewer layers keep their experts on the host, the more the GPU holds: the smallest
-    // that fits, by bisection between one that does not (lo) and one that does (hi).
-    if (spec.experts == 0) {
-      throw Error(ErrorKind::invalid_input, "`vary` n_cpu_moe moves routed experts; " + spec.name + " has none",
-                  "vary");
-    }
-    std::uint64_t lo = 0, hi = r.cap;
-    if (!fits(hi)) {
-      const std::optional<Breakdown> last = at(hi);
-      if (last) r.next_total = last->total();
-      r.next_overflows = !last;
-      return r;
-    }
-    if (fits(lo)) {
-      hi = lo;
-    } else {
-      while (hi - lo > 1) {
-        const std::uint64_t mid = lo + (hi - lo) / 2;
-        (fits(mid) ? hi : lo) = mid;
-      }
-    }
-    r.value = hi;
-    r.breakdown = at(hi);
-    if (hi == 0) return r;
-    const std::optional<Breakdown> over = at(hi - 1);
-    if (!over) {
-      r.next_overflows = true;
-      return r;
-    }
-    r.next_total = over->total();
-    set_binding(r, *over);
-    return r;
+  if (knob == FitKnob::cpu_moe_layers && spec.experts == 0) {
+    throw Error(ErrorKind::invalid_input, "`vary` n_cpu_moe moves routed experts; " + spec.name + " has none", "vary");
   }
-  // The shortest context gives each of -np separate streams a token.
+  // The search runs from the value needing the least memory (`safe`) toward the one needing the
+  // most (`greedy`): the shortest context (one token for each of -np separate streams) or no
+  // layer on the GPU up to the cap, or for n_cpu_moe every layer's experts on the host down to none.
   const LlamaCppOptions& l = *options.llama_cpp;
-  std::uint64_t lo = knob == FitKnob::gpu_layers ? 0 : l.kv_unified ? 1 : std::max<std::uint64_t>(l.n_seq, 1);
-  std::uint64_t hi = r.cap;
-  if (!fits(lo)) {
-    const std::optional<Breakdown> first = at(lo);
+  const bool falling = knob == FitKnob::cpu_moe_layers;
+  const std::uint64_t safe = falling                       ? r.cap
+                             : knob == FitKnob::gpu_layers ? 0
+                             : l.kv_unified                ? 1
+                                                           : std::max<std::uint64_t>(l.n_seq, 1);
+  const std::uint64_t greedy = falling ? 0 : r.cap;
+  const auto toward_greedy = [&](std::uint64_t v) { return falling ? v - 1 : v + 1; };
+  if (!fits(safe)) {
+    const std::optional<Breakdown> first = at(safe);
     if (first) r.next_total = first->total();
     r.next_overflows = !first;
     return r;
   }
-  if (fits(hi)) {
-    lo = hi;
+  std::uint64_t good = safe, bad = greedy;  // fits(good), !fits(bad)
+  if (fits(greedy)) {
+    good = greedy;
   } else {
-    while (hi - lo > 1) {  // fits(lo), !fits(hi)
-      const std::uint64_t mid = lo + (hi - lo) / 2;
-      (fits(mid) ? lo : hi) = mid;
+    while ((good < bad ? bad - good : good - bad) > 1) {
+      const std::uint64_t mid = good < bad ? good + (bad - good) / 2 : good - (good - bad) / 2;
+      (fits(mid) ? good : bad) = mid;
     }
   }
-  r.value = lo;
-  r.breakdown = at(lo);
-  if (lo == r.cap) return r;
-  const std::optional<Breakdown> over = at(lo + 1);
+  r.value = good;
+  r.breakdown = at(good);
+  if (good == greedy) return r;
+  const std::optional<Breakdown> over = at(toward_greedy(good));
   if (!over) {
     r.next_overflows = true;
     return r;
