@@ -194,8 +194,9 @@ PlanFile parse_plan_yaml(std::string_view text, const std::string& file, const s
       }
       try {
         settings.draft_model = find_model(draft).spec;
-      } catch (const ConfigError&) {
-        throw;  // located in the draft's own file
+      } catch (const ConfigError& e) {
+        if (e.line() != 0) throw;  // located in the draft's own file
+        k.fail("draft", e.what());
       } catch (const Error& e) {
         k.fail("draft", e.what());
       }

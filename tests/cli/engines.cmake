@@ -138,6 +138,11 @@ cli_case(engine_plan_file EXIT 0 ARGS check "${PROJECT_SOURCE_DIR}/tests/cli/dat
          STDERR_EMPTY STDOUT "^PASS [^\n]*llama-cpp-partial-offload\\.yaml +llama-2-7b inference")
 cli_case(engine_plan_file_bad_ngl EXIT 2 ARGS check "${PROJECT_SOURCE_DIR}/tests/cli/data/plans/llama-cpp-bad-ngl.yaml"
          STDOUT_EMPTY STDERR "llama-cpp-bad-ngl\\.yaml:5:8: 'ngl' must be a whole number, got 'twenty'")
+cli_case(engine_plan_file_draft EXIT 0 ARGS check "${PROJECT_SOURCE_DIR}/tests/cli/data/plans/llama-server-draft.yaml"
+         STDERR_EMPTY STDOUT "^PASS [^\n]*llama-server-draft\\.yaml +llama-2-7b inference")
+cli_case(engine_plan_file_missing_draft EXIT 2 ARGS check
+         "${PROJECT_SOURCE_DIR}/tests/cli/data/plans/llama-server-missing-draft.yaml" STDOUT_EMPTY
+         STDERR "llama-server-missing-draft\\.yaml:7:10: .*no-such-draft\\.gguf: no such file")
 
 # vLLM 0.9-0.11's batch defaults (EngineArgs.get_batch_defaults): vllm serve on a GPU of 70 GiB
 # or more that is not an A100 takes 1,024 sequences and 8,192 tokens, the LLM class 16,384;
