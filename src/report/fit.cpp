@@ -61,9 +61,13 @@ void table(const FitReport& report, const PrintOptions& options, std::ostream& o
                          : !report.plan.device ? "a budget of " + format_bytes(f.budget, u)  // --gpu 24GiB
                                                : f.gpu;
   const bool fewest = r.knob == FitKnob::cpu_moe_layers;
+  // A checkpoint's own bytes (a .gguf's tensor types) are not the resolver's precision.
+  const std::string precision = report.plan.model.stored_weights.empty()
+                                    ? to_string(report.plan.workload.weights.precision)
+                                    : std::string("weights as stored");
   out << fmt::format("fit        {} {} ({}) on {}: {} {} with {}\n", report.plan.model.name,
-                     to_string(report.plan.workload.kind), to_string(report.plan.workload.weights.precision), on,
-                     fewest ? "smallest" : "largest", f.vary, f.fixed);
+                     to_string(report.plan.workload.kind), precision, on, fewest ? "smallest" : "largest", f.vary,
+                     f.fixed);
   if (report.limit_rule.empty()) {
     out << fmt::format("limit      {} of {} ({:g}%)\n", format_bytes(f.limit, u), format_bytes(f.budget, u),
                        report.plan.threshold * 100.0);
