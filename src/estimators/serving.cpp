@@ -8,7 +8,7 @@
 namespace memplan {
 
 ServingCapacity vllm_kv_capacity(Bytes capacity, double utilization, Bytes non_kv, Bytes block_bytes,
-                                 std::uint64_t block_size, std::uint64_t max_model_len) {
+                                 std::uint64_t block_size, std::uint64_t max_model_len, std::optional<Bytes> given) {
   if (!(utilization > 0.0 && utilization <= 1.0)) {
     throw Error(ErrorKind::invalid_input, "`gpu_memory_utilization` must be above 0 and at most 1",
                 "gpu_memory_utilization");
@@ -25,7 +25,12 @@ ServingCapacity vllm_kv_capacity(Bytes capacity, double utilization, Bytes non_k
   const double requested = std::ceil(static_cast<double>(capacity.count()) * utilization);
   out.requested = Bytes(std::min<std::uint64_t>(static_cast<std::uint64_t>(requested), capacity.count()));
   out.non_kv = non_kv;
-  if (out.requested > non_kv) {
+  if (given) {
+    // kv_cache_memory_bytes: vLLM reserves that much and skips the profile's budget
+    // (gpu_worker.py determine_available_memory).
+    out.kv_budget = *given;
+    out.kv_given = true;
+  } else if (out.requested > non_kv) {
     out.kv_budget = Bytes(out.requested.count() - non_kv.count());
   } else {
     out.shortfall = Bytes(non_kv.count() - out.requested.count());

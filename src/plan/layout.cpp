@@ -394,17 +394,8 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   for (std::size_t k = 0; k < stages.size(); ++k) {
     Stage& st = stages[k];
     const Bytes non_kv = st.weights.bytes.plus(st.peak.bytes, "non-KV memory").plus(cublas, "non-KV memory");
-    st.cap = vllm_kv_capacity(usable_memory(gpu), so.gpu_memory_utilization, non_kv, st.block, so.block_size, max_len);
-    if (so.kv_cache_memory) {
-      // kv_cache_memory_bytes: vLLM reserves that much for the cache and skips the profile's
-      // budget (gpu_worker.py determine_available_memory); the blocks are what it holds.
-      st.cap.kv_budget = *so.kv_cache_memory;
-      st.cap.kv_given = true;
-      st.cap.shortfall = Bytes(0);
-      st.cap.blocks = st.cap.kv_budget.count() / st.block.count();
-      st.cap.tokens = checked_mul(st.cap.blocks, so.block_size, "KV cache tokens");
-      st.cap.full_sequences = max_len > 0 ? st.cap.tokens / max_len : 0;
-    }
+    st.cap = vllm_kv_capacity(usable_memory(gpu), so.gpu_memory_utilization, non_kv, st.block, so.block_size, max_len,
+                              so.kv_cache_memory);
     if (st.cap.blocks < stages[binding].cap.blocks) binding = k;
   }
   const ServingCapacity cap = stages[binding].cap;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "memplan/core/bytes.hpp"
 
@@ -30,10 +31,12 @@ struct ServingCapacity {
   bool holds_a_sequence() const { return max_model_len > 0 && tokens >= max_model_len; }
 };
 
-// Returns vLLM's KV budget arithmetic. Throws Error(invalid_input, key
+// Returns vLLM's KV budget arithmetic; `given` (kv_cache_memory_bytes) is the budget instead of
+// what gpu_memory_utilization leaves. Throws Error(invalid_input, key
 // "gpu_memory_utilization") outside (0, 1], Error(invalid_input) for a zero block size or
 // block bytes, Error(overflow).
 ServingCapacity vllm_kv_capacity(Bytes capacity, double gpu_memory_utilization, Bytes non_kv, Bytes block_bytes,
-                                 std::uint64_t block_size, std::uint64_t max_model_len);
+                                 std::uint64_t block_size, std::uint64_t max_model_len,
+                                 std::optional<Bytes> given = std::nullopt);
 
 }  // namespace memplan
