@@ -28,8 +28,9 @@ struct ArchFamily {
 // The architectures whose every parameter memplan's spec describes. llama.cpp writes
 // "llama" for Llama, Mistral and Mixtral checkpoints alike (Mixtral: with an expert count).
 constexpr ArchFamily kArchitectures[] = {
-    {"falcon", Family::falcon}, {"gemma", Family::gemma}, {"gpt2", Family::gpt2}, {"gptneox", Family::gpt_neox},
-    {"llama", Family::llama},   {"phi2", Family::phi},    {"phi3", Family::phi3}, {"qwen2", Family::qwen2},
+    {"falcon", Family::falcon}, {"gemma", Family::gemma}, {"gpt2", Family::gpt2},     {"gptneox", Family::gpt_neox},
+    {"llama", Family::llama},   {"mamba", Family::mamba}, {"mamba2", Family::mamba2}, {"phi2", Family::phi},
+    {"phi3", Family::phi3},     {"qwen2", Family::qwen2},
 };
 
 // The GGUF key (after "{arch}.") behind each spec field validate() may name.
@@ -46,7 +47,13 @@ constexpr SpecKey kSpecKeys[] = {{"d_model", "embedding_length"},
                                  {"max_seq_len", "context_length"},
                                  {"experts", "expert_count"},
                                  {"experts_per_token", "expert_used_count"},
-                                 {"sliding_window", "attention.sliding_window"}};
+                                 {"sliding_window", "attention.sliding_window"},
+                                 {"ssm_d_inner", "ssm.inner_size"},
+                                 {"ssm_d_state", "ssm.state_size"},
+                                 {"ssm_d_conv", "ssm.conv_kernel"},
+                                 {"ssm_dt_rank", "ssm.time_step_rank"},
+                                 {"ssm_heads", "ssm.time_step_rank"},
+                                 {"ssm_groups", "ssm.group_count"}};
 
 // The weights row a tensor belongs to, from its llama.cpp name.
 std::string component_of(std::string_view name) {
@@ -67,6 +74,7 @@ std::string component_of(std::string_view name) {
   if (dot == std::string_view::npos) return "other";
   name.remove_prefix(dot + 1);  // "attn_q", "ffn_up_exps", "ffn_gate.3", ...
   if (name.find("norm") != std::string_view::npos) return "norms";
+  if (name.starts_with("ssm_")) return "ssm";
   if (name == "attn_q" || name == "attn_k" || name == "attn_v" || name == "attn_qkv" || name == "attn_output") {
     return "attention";
   }
@@ -206,6 +214,65 @@ StoredLayers stored_layers(const GgufFile& f, std::uint64_t n_layers) {
   return out;
 }
 
+// A transformer's attention heads, head size and MLP width.
+void read_attention_and_mlp(const Mapper& m, const std::string& p, ModelSpec& s, std::vector<std::string>& notes) {
+  s.n_heads = m.required(p + "attention.head_count", 1);
+  s.n_kv_heads = m.count(p + "attention.head_count_kv", 1).value_or(s.n_heads);
+
+  // d_head: key_length, else d_model / n_heads; one size for keys and values.
+  const std::optional<std::uint64_t> key_length = m.count(p + "attention.key_length", 1);
+  const std::optional<std::uint64_t> value_length = m.count(p + "attention.value_length", 1);
+  if (key_length && value_length && *key_length != *value_length) {
+    m.fail(p + "attention.value_length", "'" + p + "attention.value_length' " + group_digits(*value_length) +
+                                             " differs from key_length " + group_digits(*key_length) +
+                                             ": memplan's model spec has one head size for keys and values");
+  }
+  if (key_length || value_length) {
+    s.d_head = key_length ? *key_length : *value_length;
+  } else if (s.d_model % s.n_heads != 0) {
+    m.fail(p + "attention.head_count", "embedding_length " + group_digits(s.d_model) +
+                                           " is not divisible by head_count " + group_digits(s.n_heads) +
+                                           " and the file gives no attention.key_length");
+  } else {
+    s.d_head = s.d_model / s.n_heads;
+  }
+
+  // d_mlp: feed_forward_length, else the up projection's width.
+  if (const std::optional<std::uint64_t> ff = m.count(p + "feed_forward_length", 1)) {
+    s.d_mlp = *ff;
+  } else if (const GgufTensor* up = m.tensor("blk.0.ffn_up.weight"); up && up->shape.size() >= 2) {
+    s.d_mlp = up->shape[1];
+    notes.push_back("no " + p + "feed_forward_length: d_mlp " + group_digits(s.d_mlp) + " from blk.0.ffn_up.weight");
+  } else {
+    m.fail(p + "feed_forward_length",
+           "missing '" + p + "feed_forward_length', and no blk.0.ffn_up.weight to read it from");
+  }
+}
+
+// A Mamba's or Mamba-2's state-space sizes (llama.cpp's src/models/mamba.cpp, mamba2.cpp):
+// no attention, no MLP. Mamba-2's time_step_rank is its head count.
+void read_ssm_sizes(const Mapper& m, const std::string& p, Family family, ModelSpec& s) {
+  SsmSizes& ssm = s.ssm;
+  ssm.version = family == Family::mamba ? 1 : 2;
+  ssm.d_conv = m.required(p + "ssm.conv_kernel", 1);
+  ssm.d_inner = m.required(p + "ssm.inner_size", 1);
+  ssm.d_state = m.required(p + "ssm.state_size", 1);
+  const std::uint64_t rank = m.required(p + "ssm.time_step_rank", 1);
+  if (ssm.version == 1) {
+    ssm.dt_rank = rank;
+    ssm.dt_bc_norms = m.has("blk.0.ssm_dt_norm.weight");
+  } else {
+    ssm.heads = rank;
+    ssm.groups = m.required(p + "ssm.group_count", 1);
+    ssm.chunk = 256;  // Mamba-2's default chunk_size; llama.cpp's scan has none
+    ssm.gated_norm = m.has("blk.0.ssm_norm.weight") || !m.has_prefix("blk.0.");
+  }
+  ssm.conv_bias = m.has("blk.0.ssm_conv1d.bias") || !m.has_prefix("blk.0.");
+  ssm.proj_bias = m.has("blk.0.ssm_in.bias");
+  ssm.out_proj_bias = m.has("blk.0.ssm_out.bias");
+  s.n_heads = s.n_kv_heads = s.d_head = s.d_mlp = 0;
+}
+
 }  // namespace
 
 std::vector<std::string> gguf_architectures() {
@@ -252,38 +319,11 @@ GgufImport gguf_model(const GgufFile& f) {
 
   s.d_model = m.required(p + "embedding_length", 1);
   s.n_layers = m.required(p + "block_count", 1);
-  s.n_heads = m.required(p + "attention.head_count", 1);
-  s.n_kv_heads = m.count(p + "attention.head_count_kv", 1).value_or(s.n_heads);
   s.max_seq_len = m.required(p + "context_length", 1);
-
-  // d_head: key_length, else d_model / n_heads; one size for keys and values.
-  const std::optional<std::uint64_t> key_length = m.count(p + "attention.key_length", 1);
-  const std::optional<std::uint64_t> value_length = m.count(p + "attention.value_length", 1);
-  if (key_length && value_length && *key_length != *value_length) {
-    m.fail(p + "attention.value_length", "'" + p + "attention.value_length' " + group_digits(*value_length) +
-                                             " differs from key_length " + group_digits(*key_length) +
-                                             ": memplan's model spec has one head size for keys and values");
-  }
-  if (key_length || value_length) {
-    s.d_head = key_length ? *key_length : *value_length;
-  } else if (s.d_model % s.n_heads != 0) {
-    m.fail(p + "attention.head_count", "embedding_length " + group_digits(s.d_model) +
-                                           " is not divisible by head_count " + group_digits(s.n_heads) +
-                                           " and the file gives no attention.key_length");
+  if (family == Family::mamba || family == Family::mamba2) {
+    read_ssm_sizes(m, p, family, s);
   } else {
-    s.d_head = s.d_model / s.n_heads;
-  }
-
-  // d_mlp: feed_forward_length, else the up projection's width.
-  if (const std::optional<std::uint64_t> ff = m.count(p + "feed_forward_length", 1)) {
-    s.d_mlp = *ff;
-  } else if (const GgufTensor* up = m.tensor("blk.0.ffn_up.weight"); up && up->shape.size() >= 2) {
-    s.d_mlp = up->shape[1];
-    out.notes.push_back("no " + p + "feed_forward_length: d_mlp " + group_digits(s.d_mlp) +
-                        " from blk.0.ffn_up.weight");
-  } else {
-    m.fail(p + "feed_forward_length",
-           "missing '" + p + "feed_forward_length', and no blk.0.ffn_up.weight to read it from");
+    read_attention_and_mlp(m, p, s, out.notes);
   }
 
   // vocab_size: the token embedding's rows (what the parameters are), else the vocabulary.
@@ -324,7 +364,8 @@ GgufImport gguf_model(const GgufFile& f) {
       s.norm = m.has("blk.0.attn_norm.bias") ? NormKind::layernorm : NormKind::rmsnorm;
     std::uint64_t norms = 0;
     for (const GgufTensor& t : f.tensors) {
-      if (t.name.starts_with("blk.0.") && t.name.ends_with("norm.weight")) ++norms;
+      // A Mamba-2 mixer's gated norm (ssm_norm) is the mixer's, not a layer norm.
+      if (t.name.starts_with("blk.0.") && t.name.ends_with("norm.weight") && !t.name.starts_with("blk.0.ssm_")) ++norms;
     }
     if (norms > 0) s.norms_per_layer = norms;
     s.final_norm = m.has("output_norm.weight");

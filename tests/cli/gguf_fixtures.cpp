@@ -92,7 +92,7 @@ void write_bad(const fs::path& dir) {
   name.write(dir / "bad-long-name.gguf");
 
   GgufWriter arch;
-  arch.str("general.architecture", "mamba");
+  arch.str("general.architecture", "rwkv6");
   arch.write(dir / "bad-architecture.gguf");
 
   write_raw(dir / "bad-magic.gguf", "GGML" + le32(3) + le64(0) + le64(0));

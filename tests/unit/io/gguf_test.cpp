@@ -456,6 +456,65 @@ TEST_F(Gguf, LlamaMapsToTheSpecAndCountsExactly) {
   EXPECT_EQ(count_parameters(find_model(path("tiny-llama.gguf")).spec), 9'824U);
 }
 
+TEST_F(Gguf, Mamba2MapsToStateSpaceSizesAndCountsExactly) {
+  // llama.cpp's mamba2 keys and tensors (src/models/mamba2.cpp): d 32, 1 layer, d_inner 64 of
+  // 4 heads (time_step_rank) in 2 groups, state 8, conv 4 taps over 64 + 2 x 2 x 8 = 96 channels.
+  const auto file = [](bool groups) {
+    GgufWriter w;
+    w.str("general.architecture", "mamba2")
+        .u32("mamba2.context_length", 1U << 20U)
+        .u32("mamba2.embedding_length", 32)
+        .u32("mamba2.block_count", 1)
+        .u32("mamba2.feed_forward_length", 0)
+        .u32("mamba2.attention.head_count", 0)
+        .u32("mamba2.ssm.conv_kernel", 4)
+        .u32("mamba2.ssm.inner_size", 64)
+        .u32("mamba2.ssm.state_size", 8)
+        .u32("mamba2.ssm.time_step_rank", 4)
+        .tokens("tokenizer.ggml.tokens", 8);
+    if (groups) w.u32("mamba2.ssm.group_count", 2);
+    w.tensor("token_embd.weight", {32, 8}, "F16")
+        .tensor("blk.0.attn_norm.weight", {32}, "F32")
+        .tensor("blk.0.ssm_in.weight", {32, 64 + 96 + 4}, "F16")
+        .tensor("blk.0.ssm_conv1d.weight", {4, 96}, "F32")
+        .tensor("blk.0.ssm_conv1d.bias", {96}, "F32")
+        .tensor("blk.0.ssm_dt.bias", {4}, "F32")
+        .tensor("blk.0.ssm_a", {1, 4}, "F32")
+        .tensor("blk.0.ssm_d", {1, 4}, "F32")
+        .tensor("blk.0.ssm_norm.weight", {32, 2}, "F32")
+        .tensor("blk.0.ssm_out.weight", {64, 32}, "F16")
+        .tensor("output_norm.weight", {32}, "F32");
+    return w;
+  };
+  const GgufImport m = load_gguf_model(file(true).write(path("mamba2.gguf")));
+  const ModelSpec& s = m.entry.spec;
+  EXPECT_EQ(s.family, Family::mamba2);
+  EXPECT_EQ(s.ssm.version, 2U);
+  EXPECT_EQ(s.ssm.d_inner, 64U);
+  EXPECT_EQ(s.ssm.d_state, 8U);
+  EXPECT_EQ(s.ssm.d_conv, 4U);
+  EXPECT_EQ(s.ssm.heads, 4U);
+  EXPECT_EQ(s.ssm.groups, 2U);
+  EXPECT_TRUE(s.ssm.gated_norm);
+  EXPECT_EQ(s.norms_per_layer, 1U);  // ssm_norm is the mixer's gated norm, not a second layer norm
+  EXPECT_EQ(s.lm_head, LmHead::tied);
+  EXPECT_EQ(ssm_only_layers(s), 1U);
+  // Embedding 256 + norm 32 + in_proj 32 x 164 = 5,248 + conv 384 + 96 + dt_bias, A, D 3 x 4 +
+  // gated norm 64 + out_proj 2,048 + final norm 32.
+  EXPECT_EQ(count_parameters(s), 8'172U);
+  EXPECT_EQ(read_gguf(path("mamba2.gguf")).elements, 8'172U);
+  for (const std::string& note : m.notes) EXPECT_EQ(note.find("the architecture counts"), std::string::npos) << note;
+
+  const std::string bad = file(false).write(path("no-groups.gguf"));
+  try {
+    load_gguf_model(bad);
+    ADD_FAILURE() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "mamba2.ssm.group_count");
+    EXPECT_NE(e.message().find("missing 'mamba2.ssm.group_count'"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(Gguf, TensorsDecideBiasesHeadTyingPositionsAndExperts) {
   GgufWriter qwen;
   qwen.str("general.architecture", "qwen2")
@@ -510,18 +569,18 @@ TEST_F(Gguf, TensorsDecideBiasesHeadTyingPositionsAndExperts) {
 }
 
 TEST_F(Gguf, UnmappedArchitecturesAndBadKeysAreNamed) {
-  GgufWriter mamba;
-  mamba.str("general.architecture", "mamba");
-  std::string file = mamba.write(path("mamba.gguf"));
+  GgufWriter rwkv;
+  rwkv.str("general.architecture", "rwkv6");
+  std::string file = rwkv.write(path("rwkv6.gguf"));
   try {
     load_gguf_model(file);
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.file(), file);
     EXPECT_EQ(e.key(), "general.architecture");
-    EXPECT_NE(e.message().find("unsupported architecture 'mamba'"), std::string::npos) << e.what();
-    EXPECT_NE(e.message().find(
-                  "memplan maps 'falcon', 'gemma', 'gpt2', 'gptneox', 'llama', 'phi2', 'phi3' and 'qwen2'"),
+    EXPECT_NE(e.message().find("unsupported architecture 'rwkv6'"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("memplan maps 'falcon', 'gemma', 'gpt2', 'gptneox', 'llama', 'mamba', 'mamba2', 'phi2', "
+                               "'phi3' and 'qwen2'"),
               std::string::npos)
         << e.what();
   }
