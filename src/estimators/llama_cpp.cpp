@@ -154,12 +154,24 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                     spec.name + " with -w generation",
                 "engine");
   }
-  if (ssm_layers(spec) > 0) {
+  const bool recurrent = ssm_layers(spec) > 0;
+  if (spec.family == Family::zamba2) {
     throw Error(ErrorKind::invalid_input,
-                "memplan's llama.cpp policy sizes attention layers' KV cells; " + spec.name + " has " +
-                    ssm_layers_text(spec) +
-                    ", whose recurrent state llama.cpp keeps in cells memplan does not "
-                    "model yet: plan it with -w generation",
+                "llama.cpp has no Zamba2 architecture (src/llama-arch.cpp): plan " + spec.name +
+                    " with `engine` pytorch",
+                "engine");
+  }
+  if (recurrent && spec.family != Family::mamba && spec.family != Family::mamba2) {
+    throw Error(ErrorKind::invalid_input,
+                "memplan's llama.cpp policy prices Mamba and Mamba-2 models' recurrent state, not yet a hybrid's; " +
+                    spec.name + " has " + ssm_layers_text(spec) + ": plan it with -w generation",
+                "engine");
+  }
+  // src/models/mamba.cpp: "only an expansion factor of 2 is supported for now".
+  if (spec.family == Family::mamba && spec.ssm.d_inner != checked_mul(2, spec.d_model, "d_inner")) {
+    throw Error(ErrorKind::invalid_input,
+                "llama.cpp runs Mamba only with an inner width of twice d_model; " + spec.name + " has " +
+                    digits(spec.ssm.d_inner) + " for d_model " + digits(spec.d_model),
                 "engine");
   }
   if (spec.mla.kv_lora_rank != 0) {
@@ -186,12 +198,18 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   }
   LlamaCppEstimate out;
   const std::uint64_t L = spec.n_layers, S = o.kv_unified ? 1 : o.n_seq;
-  out.cells = llama_cpp_cells(o.n_ctx, o.n_seq, o.kv_unified);
+  const std::uint64_t ctx_cells = llama_cpp_cells(o.n_ctx, o.n_seq, o.kv_unified);
+  // A state-space model keeps no KV cells but a recurrent state slot per sequence
+  // (llama_memory_recurrent's mem_size, max(1, n_seq_max)), unified or not.
+  out.cells = recurrent ? 0 : ctx_cells;
+  out.state_cells = recurrent ? std::max<std::uint64_t>(o.n_seq, 1) : 0;
   out.streams = S;
-  // The worst micro-batch (llama_context::sched_reserve): n_ubatch tokens, at most the whole
-  // context, n_outputs_max of them outputs; graph_reserve then rounds the tokens up to a
-  // multiple of -np, one equal share per sequence, and keeps the outputs as they were.
-  const std::uint64_t tokens = std::min(o.n_ubatch, checked_mul(out.cells, S, "cells"));
+  // The worst micro-batch (llama_context::sched_reserve): n_ubatch tokens, which llama_context
+  // caps at -c as given (n_batch = min(n_ctx, n_batch) before -c is padded), n_outputs_max of
+  // them outputs; graph_reserve then rounds the tokens up to a multiple of -np, one equal share
+  // per sequence, and keeps the outputs as they were.
+  const std::uint64_t ubatch = std::min(o.n_ubatch, o.n_ctx);
+  const std::uint64_t tokens = std::min(ubatch, checked_mul(ctx_cells, S, "cells"));
   const std::uint64_t T = checked_mul(ceil_div(tokens, o.n_seq), o.n_seq, "micro-batch");
   const std::uint64_t outputs = o.n_outputs == 0 ? tokens : std::min(o.n_outputs, tokens);
   out.outputs = outputs;
@@ -223,9 +241,33 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   // The KV cache: per layer, keys and values of n_kv_heads x d_head per cell.
   const std::uint64_t width = checked_mul(spec.n_kv_heads, spec.d_head, "KV width");
   std::uint64_t kv_gpu = 0, kv_host = 0, largest_kv = 0;
+  // The recurrent state (llama_memory_recurrent): per layer f32 rows of the convolution's last
+  // d_conv - 1 columns (r) and of the scan's state (s), a row each per slot, each tensor
+  // aligned as its buffer aligns.
+  const std::uint64_t alignment = o.gpu && (on_gpu > 0 || out.output_on_gpu) ? 128U : 32U;
+  const auto aligned = [](std::uint64_t bytes, std::uint64_t to) { return checked_mul(ceil_div(bytes, to), to, "c"); };
+  const std::uint64_t n_embd_r = recurrent ? checked_mul(spec.ssm.d_conv - 1, ssm_conv_channels(spec.ssm), "state") : 0;
+  const std::uint64_t n_embd_s = checked_mul(spec.ssm.d_state, spec.ssm.d_inner, "state");
+  std::uint64_t state_gpu = 0, state_host = 0;
+  for (std::uint64_t il = 0; il < L; ++il) {
+    if (attention_kind(spec, il) == AttentionKind::mamba) {
+      const std::uint64_t align = layer_on_gpu(il) ? 128U : 32U;  // CUDA's buffers, the CPU's
+      const std::uint64_t bytes = checked_add(
+          aligned(checked_mul(checked_mul(n_embd_r, out.state_cells, "state"), kF32, "state"), align),
+          aligned(checked_mul(checked_mul(n_embd_s, out.state_cells, "state"), kF32, "state"), align), "state");
+      std::uint64_t& sum = layer_on_gpu(il) ? state_gpu : state_host;
+      sum = checked_add(sum, bytes, "state");
+    }
+  }
+  const std::string state_formula = digits(out.state_cells) +
+                                    (out.state_cells == 1 ? " slot" : " slots (one per sequence)") + " x f32 (conv " +
+                                    digits(n_embd_r) + " = (d_conv - 1) x " + digits(ssm_conv_channels(spec.ssm)) +
+                                    " channels, scan " + digits(n_embd_s) + " = d_state x d_inner) per layer";
+
   for (std::uint64_t il = 0; il < L; ++il) {
     const AttentionKind kind = attention_kind(spec, il);
-    const std::uint64_t cells = layer_cells(kind, spec, out.cells, o.n_ubatch);
+    if (!attends(kind)) continue;
+    const std::uint64_t cells = layer_cells(kind, spec, out.cells, ubatch);
     largest_kv = std::max(largest_kv, cells);
     const std::uint64_t bytes = checked_mul(checked_add(cache_bytes(tk, width, cells, "cache_type_k"),
                                                         cache_bytes(tv, width, cells, "cache_type_v"), "KV cache"),
@@ -258,7 +300,7 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                                    tv.id == 0, S, outputs,
                                    // The graph runs where the layers are: CUDA's buffers align to
                                    // 128 bytes, the CPU's to 32 (ggml's TENSOR_ALIGNMENT).
-                                   o.gpu && (on_gpu > 0 || out.output_on_gpu) ? 128U : 32U};
+                                   alignment};
   const auto kinds = attention_layer_counts(spec);
   const bool sliding = std::any_of(kinds.begin(), kinds.end(),
                                    [](const auto& c) { return c.first != AttentionKind::full; });
@@ -269,7 +311,11 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   const bool recorded = (llama_like || gpt2_like) && spec.experts == 0 && !sliding &&
                         checked_mul(spec.n_heads, spec.d_head, "c") == d;
   std::uint64_t compute = 0;
-  if (recorded) {
+  if (recurrent) {
+    compute = detail::llama_cpp_ssm_graph_bytes({spec.ssm.version, L, d, V, spec.ssm.d_inner, spec.ssm.d_state,
+                                                 spec.ssm.d_conv, spec.ssm.dt_rank, spec.ssm.heads, spec.ssm.groups, T,
+                                                 o.n_seq, outputs, alignment});
+  } else if (recorded) {
     compute = detail::llama_cpp_graph_bytes(shape);
   } else {
     // inputs I, then the larger of a layer's peak and the logits above the final norm.
@@ -297,13 +343,22 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
     }
   }
   // Tokens, positions and the cache's i64 row indices per token, i32 ids per output, the embeddings.
-  const std::uint64_t host_inputs = checked_add(checked_add(checked_mul(T, 24, "c"), checked_mul(outputs, 4, "c"), "c"),
-                                                checked_mul(per_token, d, "c"), "c");
+  // A Mamba's: tokens, i32 ids per output and per state slot, the embeddings.
+  const std::uint64_t host_inputs =
+      recurrent ? checked_add(checked_mul(checked_add(checked_add(T, outputs, "c"), out.state_cells, "c"), 4, "c"),
+                              checked_mul(per_token, d, "c"), "c")
+                : checked_add(checked_add(checked_mul(T, 24, "c"), checked_mul(outputs, 4, "c"), "c"),
+                              checked_mul(per_token, d, "c"), "c");
+  const std::string batch_text = "one micro-batch of " + digits(T) + " tokens (-ub)" +
+                                 (outputs < tokens ? ", " + digits(outputs) + " of them outputs," : std::string());
   const std::string compute_formula =
-      "one micro-batch of " + digits(T) + " tokens (-ub)" +
-      (outputs < tokens ? ", " + digits(outputs) + " of them outputs," : std::string()) + " against " + digits(n_kv) +
-      " cells" + (o.flash_attn ? ", flash attention" : ", without flash attention: every head's scores") +
-      (recorded ? "; ggml's allocator replayed over llama.cpp's graph" : "; closed form (graph not recorded)");
+      recurrent
+          ? batch_text + " over " + digits(o.n_seq) + (o.n_seq == 1 ? " sequence" : " sequences") +
+                "; ggml's allocator replayed over llama.cpp's Mamba" + (spec.ssm.version == 2 ? "-2" : "") + " graph"
+          : batch_text + " against " + digits(n_kv) + " cells" +
+                (o.flash_attn ? ", flash attention" : ", without flash attention: every head's scores") +
+                (recorded ? "; ggml's allocator replayed over llama.cpp's graph"
+                          : "; closed form (graph not recorded)");
 
   const auto add = [](Breakdown& b, Item item) {
     if (item.bytes.count() > 0) b.components.push_back(std::move(item));
@@ -315,6 +370,7 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                    digits(on_gpu) + " of " + digits(L) + " layers" + (out.output_on_gpu ? " and the output layer" : ""),
                    weights_note));
     add(out.gpu, buffer_row("kv_cache", kv_gpu, kv_formula, digits(on_gpu) + " layers' cache"));
+    add(out.gpu, buffer_row("recurrent_state", state_gpu, state_formula, digits(on_gpu) + " layers' state"));
     if (on_gpu > 0 || out.output_on_gpu) add(out.gpu, buffer_row("compute_buffer", compute, compute_formula));
   }
   add(out.host, buffer_row("weights", w_host,
@@ -325,6 +381,7 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                                (out.output_on_gpu ? std::string() : " and the output layer"),
                            weights_note));
   add(out.host, buffer_row("kv_cache", kv_host, kv_formula, digits(L - on_gpu) + " layers' cache"));
+  add(out.host, buffer_row("recurrent_state", state_host, state_formula, digits(L - on_gpu) + " layers' state"));
   add(out.host, buffer_row("output_buffer", output_buffer,
                            "V=" + digits(V) + " f32 logits for " +
                                (o.n_seq == 1 ? "one sequence" : "each of " + digits(o.n_seq) + " sequences")));

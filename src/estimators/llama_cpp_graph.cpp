@@ -551,6 +551,85 @@ std::size_t first_selected(const Part& p, const std::string& residual_free) {
   throw Error(ErrorKind::internal, "llama.cpp graph: no get_rows before '" + residual_free + "'");
 }
 
+// One allocation ('A') or free ('F') of the tensor named, in a Mamba graph's order.
+struct SsmEvent {
+  char op;
+  std::string name;
+};
+
+// The events of a Mamba (version 1) or Mamba-2 graph of `layers` layers, recorded from
+// llama.cpp v0.5.0 on the CPU. Names are kinds with the layer after '-'; in-place ops keep
+// their parent's allocation and are not events. The residual stream stays in `embd` for
+// Mamba; for Mamba-2 it moves into each layer's output projection (`out`), freeing the last.
+std::vector<SsmEvent> ssm_events(std::uint64_t version, std::uint64_t layers) {
+  std::vector<SsmEvent> ev;
+  const auto a = [&](std::string n) { ev.push_back({'A', std::move(n)}); };
+  const auto f = [&](std::string n) { ev.push_back({'F', std::move(n)}); };
+  for (const char* n : {"inp_tokens", "inp_embd", "rs_s_copy", "out_ids", "embd"}) a(n);
+  f("inp_tokens");
+  a("conv_rows-0");
+  for (std::uint64_t il = 0; il < layers; ++il) {
+    const std::string i = "-" + std::to_string(il);
+    const bool last = il + 1 == layers;
+    a("norm" + i), a("ssm_in" + i), f("norm" + i);
+    a("conv_x" + i), f("conv_rows" + i), a("conv" + i), f("conv_x" + i);
+    if (version == 1) {
+      a("x_db" + i), a("dt_cont" + i), a("dt" + i), f("dt_cont" + i), a("scan" + i), f("dt" + i), f("x_db" + i);
+    } else {
+      a("dt_cont" + i), a("scan" + i), f("dt_cont" + i);
+    }
+    // The next layer's conv rows are gathered here; after the last layer the state ids go.
+    last ? f("rs_s_copy") : a("conv_rows-" + std::to_string(il + 1));
+    if (version == 1) {
+      a("z" + i), f("ssm_in" + i), f("scan" + i), a("y" + i), f("z" + i), f("conv" + i), a("out" + i), f("y" + i);
+    } else {
+      a("z" + i), f("ssm_in" + i), a("xd" + i), f("conv" + i), f("scan" + i), a("y" + i), f("z" + i), f("xd" + i);
+      a("gnorm" + i), f("y" + i), a("out" + i), f("gnorm" + i);
+    }
+    const std::string stream = version == 1 || il == 0 ? "embd" : "out-" + std::to_string(il - 1);
+    if (!last) {
+      f(version == 1 ? "out" + i : stream);
+      continue;
+    }
+    // The last layer keeps the output rows: of its output, then of the residual stream.
+    a("sel_cur"), f("out" + i), a("sel_inp"), f(stream), f("out_ids"), f("sel_inp"), a("result_output");
+  }
+  return ev;
+}
+
+std::uint64_t ssm_tensor_bytes(std::string_view name, const LlamaCppSsmGraphShape& s) {
+  const std::string_view kind = name.substr(0, name.find('-'));
+  const std::uint64_t T = s.n_ubatch, S = std::max<std::uint64_t>(s.n_seq, 1);
+  const std::uint64_t outputs = s.n_outputs == 0 ? T : std::min(s.n_outputs, T);
+  const auto f32 = [](std::uint64_t a, std::uint64_t b) {
+    return checked_mul(checked_mul(a, b, "compute buffer"), 4, "compute buffer");
+  };
+  // The convolution's channels: Mamba's inner width, Mamba-2's also B and C of every group.
+  const std::uint64_t channels = checked_add(s.d_inner, checked_mul(2, checked_mul(s.groups, s.d_state, "c"), "c"),
+                                             "c");
+  if (kind == "inp_tokens") return f32(T, 1);
+  if (kind == "rs_s_copy") return f32(S, 1);  // an i32 state slot per sequence
+  if (kind == "out_ids") return f32(outputs, 1);
+  if (kind == "inp_embd" || kind == "embd" || kind == "norm" || kind == "out") return f32(T, s.d_model);
+  if (kind == "conv_rows") return f32(checked_mul(s.d_conv - 1, channels, "c"), S);
+  if (kind == "ssm_in") {
+    const std::uint64_t width = s.version == 1 ? checked_mul(2, s.d_inner, "c")
+                                               : checked_add(checked_add(s.d_inner, channels, "c"), s.heads, "c");
+    return f32(T, width);
+  }
+  if (kind == "conv_x") return f32(checked_mul(checked_add(s.d_conv - 1, T / S, "c"), channels, "c"), S);
+  if (kind == "conv") return f32(T, channels);
+  if (kind == "x_db") return f32(T, checked_add(s.dt_rank, checked_mul(2, s.d_state, "c"), "c"));
+  if (kind == "dt_cont") return f32(T, s.version == 1 ? s.dt_rank : s.heads);
+  if (kind == "scan") {  // every token's output, then each sequence's new state
+    return checked_add(f32(T, s.d_inner), f32(checked_mul(s.d_state, s.d_inner, "c"), S), "compute buffer");
+  }
+  if (kind == "dt" || kind == "z" || kind == "y" || kind == "xd" || kind == "gnorm") return f32(T, s.d_inner);
+  if (kind == "sel_cur" || kind == "sel_inp") return f32(outputs, s.d_model);
+  if (kind == "result_output") return f32(outputs, s.vocab);
+  throw Error(ErrorKind::internal, "llama.cpp Mamba graph: no size for '" + std::string(name) + "'");
+}
+
 }  // namespace
 
 std::uint64_t llama_cpp_graph_bytes(const LlamaCppGraphShape& s) {
@@ -584,6 +663,24 @@ std::uint64_t llama_cpp_graph_bytes(const LlamaCppGraphShape& s) {
     for (std::uint64_t il = 1; il + 1 < s.n_layers; ++il) run(body, il, kNone);
     const Part tail = rewrite(p.tail, s, false, true);
     run(tail, s.n_layers - 1, first_selected(tail, s.gpt2 ? "F ffn_down-{p}#0" : "F ffn_out-{p}#0"));
+  }
+  return a.peak();
+}
+
+std::uint64_t llama_cpp_ssm_graph_bytes(const LlamaCppSsmGraphShape& s) {
+  Allocator a(std::max<std::uint64_t>(s.alignment, 1));
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>, std::less<>> live;
+  for (const SsmEvent& e : ssm_events(s.version, std::max<std::uint64_t>(s.n_layers, 1))) {
+    if (e.op == 'A') {
+      const std::uint64_t bytes = ssm_tensor_bytes(e.name, s);
+      live[e.name] = {a.allocate(bytes), bytes};
+      continue;
+    }
+    const auto it = live.find(e.name);
+    if (it == live.end())
+      throw Error(ErrorKind::internal, "llama.cpp Mamba graph: '" + e.name + "' freed, never allocated");
+    a.release(it->second.first, it->second.second);
+    live.erase(it);
   }
   return a.peak();
 }

@@ -28,4 +28,25 @@ struct LlamaCppGraphShape {
 // Error(overflow).
 std::uint64_t llama_cpp_graph_bytes(const LlamaCppGraphShape& shape);
 
+// The graph of a Mamba or Mamba-2 model (src/models/mamba-base.cpp): per layer an RMSNorm, the
+// input projection, the convolution over the cached d_conv - 1 columns and the micro-batch,
+// the selective scan (its output holds the micro-batch's outputs and the sequences' new
+// states) and the output projection; the sequences split the micro-batch evenly.
+struct LlamaCppSsmGraphShape {
+  std::uint64_t version = 1;  // 1: Mamba, 2: Mamba-2
+  std::uint64_t n_layers = 0, d_model = 0, vocab = 0;
+  std::uint64_t d_inner = 0, d_state = 0, d_conv = 0;
+  std::uint64_t dt_rank = 0;            // Mamba
+  std::uint64_t heads = 0, groups = 0;  // Mamba-2
+  std::uint64_t n_ubatch = 0;           // a multiple of n_seq
+  std::uint64_t n_seq = 1;              // sequences in the micro-batch (-np), each a state slot
+  std::uint64_t n_outputs = 0;          // 0 = n_ubatch
+  std::uint64_t alignment = 32;
+};
+
+// Returns the bytes ggml-alloc reaches over this graph's allocations and frees, in the order
+// the same release makes them (recorded as above for Mamba and Mamba-2 of 1 to 4 layers and 1
+// to 4 sequences). Throws Error(overflow).
+std::uint64_t llama_cpp_ssm_graph_bytes(const LlamaCppSsmGraphShape& shape);
+
 }  // namespace memplan::detail

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "memplan/core/bytes.hpp"
 #include "memplan/core/error.hpp"
 #include "memplan/core/text.hpp"
 #include "memplan/estimators/overhead.hpp"
@@ -80,19 +81,26 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
   const std::string ngl = o.cpu
                               ? "no GPU"
                               : "-ngl " + group_digits(std::min<std::uint64_t>(options.gpu_layers, spec.n_layers + 1));
-  const std::string cells = options.n_seq == 1 ? group_digits(e.cells) + " cells"
+  // A state-space model has no KV cells and no attention: its recurrent state has a slot a sequence.
+  const bool recurrent = e.state_cells > 0;
+  const std::string cells = recurrent
+                                ? (options.n_seq == 1 ? "1 state slot"
+                                                      : "-np " + group_digits(options.n_seq) + ": a state slot each")
+                            : options.n_seq == 1 ? group_digits(e.cells) + " cells"
                             : options.kv_unified
                                 ? "-np " + group_digits(options.n_seq) + " sharing " + group_digits(e.cells) + " cells"
                                 : "-np " + group_digits(options.n_seq) + ": " + group_digits(e.cells) + " cells each";
   out.description = std::string(options.server ? "llama-server" : "llama.cpp") + ", " + ngl + ", -c " +
                     group_digits(options.n_ctx) + " (" + cells + "), -ub " + group_digits(options.n_ubatch) +
-                    ", cache K " + lowered(tk.name) + " V " + lowered(tv.name) + ", flash attention " +
-                    (options.flash_attn ? "on" : "off") +
+                    (recurrent ? ", recurrent state f32"
+                               : ", cache K " + lowered(tk.name) + " V " + lowered(tv.name) + ", flash attention " +
+                                     (options.flash_attn ? "on" : "off")) +
                     (draft ? ", draft " + o.llama_cpp_draft->spec.name + " (--draft-max " +
                                  group_digits(o.llama_cpp_draft->draft_max) + ")"
                            : std::string());
   out.llama_cpp = LlamaCppLayout{options.n_ctx,
                                  e.cells,
+                                 e.state_cells,
                                  options.n_seq,
                                  options.n_ubatch,
                                  e.gpu_layers,
@@ -147,6 +155,25 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
         "--n-cpu-moe: the experts of " + group_digits(std::min(options.n_cpu_moe, spec.n_layers)) +
         " layers are host rows; for micro-batches of 32 tokens or more llama.cpp copies a layer's experts to the "
         "GPU to multiply there (op offload), which the GPU's compute buffer holds and memplan does not count");
+  }
+  if (options.server && e.state_cells > 0) {
+    // tools/server: a model whose memory cannot drop a sequence's tail (a recurrent state)
+    // is restored from checkpoints, copies of a slot's state kept in host RAM as it runs.
+    std::uint64_t state = 0;
+    for (const Breakdown* b : {&e.gpu, &e.host}) {
+      if (const Item* i = b->find("recurrent_state")) state = checked_add(state, i->bytes.count(), "state");
+    }
+    const std::uint64_t slot = state / e.state_cells;
+    const auto mib = [](std::uint64_t bytes) {  // "264 MiB", "32.9 GiB"
+      if (bytes < GiB) return group_digits(ceil_div(bytes, MiB)) + " MiB";
+      const std::uint64_t tenths = ceil_div(bytes, GiB / 10);
+      return group_digits(tenths / 10) + "." + std::to_string(tenths % 10) + " GiB";
+    };
+    out.notes.push_back(
+        "llama-server keeps up to 32 context checkpoints per slot (--ctx-checkpoints) in host RAM, "
+        "each a copy of the slot's recurrent state (" +
+        mib(slot) + "): up to " + mib(checked_mul(slot, checked_mul(32, options.n_seq, "c"), "c")) +
+        " as it runs, not counted here");
   }
   out.notes.push_back("the input layer (token embeddings) stays in host memory, as llama.cpp keeps it");
   if (!spec.stored_layers) {

@@ -198,8 +198,11 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
   }
   if (l.llama_cpp && l.llama_cpp->gpu) {
     const LlamaCppLayout& c = *l.llama_cpp;
-    out << fmt::format("\nllama.cpp  {} of {} layers{} on the GPU; KV cache {} cells per layer; host RAM {}\n",
-                       c.gpu_layers, c.n_layers, c.output_on_gpu ? " and the output layer" : "", group_digits(c.cells),
+    const std::string cache = c.state_cells > 0 ? "recurrent state " + group_digits(c.state_cells) +
+                                                      (c.state_cells == 1 ? " slot per layer" : " slots per layer")
+                                                : "KV cache " + group_digits(c.cells) + " cells per layer";
+    out << fmt::format("\nllama.cpp  {} of {} layers{} on the GPU; {}; host RAM {}\n", c.gpu_layers, c.n_layers,
+                       c.output_on_gpu ? " and the output layer" : "", cache,
                        format_bytes(l.devices.front().breakdown.host_total(), u));
   }
   if (!l.offloaded.empty()) {
@@ -305,6 +308,7 @@ void layout_json(const EstimateReport& r, std::ostream& out) {
     const LlamaCppLayout& c = *l.llama_cpp;
     j["llama_cpp"] = {{"n_ctx", c.n_ctx},
                       {"cells", c.cells},
+                      {"state_cells", c.state_cells},
                       {"sequences", c.n_seq},
                       {"n_ubatch", c.n_ubatch},
                       {"gpu_layers", c.gpu_layers},

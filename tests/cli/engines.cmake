@@ -72,6 +72,18 @@ cli_case(engine_draft_max_needs_a_draft EXIT 2 ARGS estimate llama-2-7b --engine
          STDOUT_EMPTY STDERR "--draft-max applies to a --draft model")
 cli_case(engine_ngl_draft_needs_a_gpu EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu --draft tinyllama-1.1b
          --ngl-draft 3 STDOUT_EMPTY STDERR "--ngl-draft offloads layers to a GPU")
+# A Mamba: no KV cells, a recurrent state slot per sequence. Mamba-130M over -np 2: 24 layers x
+# ((4 - 1) x 1,536 conv columns + 16 x 1,536 states) x 4 B x 2 slots = 5,603,328 B.
+cli_case(engine_llama_cpp_mamba EXIT 0 ARGS estimate mamba-130m-hf --engine llama.cpp --cpu --seq 2048 --parallel 2
+         --format json STDERR_EMPTY
+         STDOUT "\"name\": \"recurrent_state\",\n +\"bytes\": 5603328,.*\"cells\": 0,\n +\"state_cells\": 2,")
+cli_case(engine_llama_cpp_mamba_text EXIT 0 ARGS estimate mamba-codestral-7b --engine llama.cpp --gpu rtx-4090
+         -p int4 --seq 32768 --llama-server STDERR_EMPTY
+         STDOUT "-c 32,768 \\(-np 4: a state slot each\\), -ub 512, recurrent state f32.*recurrent_state.*recurrent state 4 slots per layer")
+cli_case(engine_llama_cpp_hybrid EXIT 2 ARGS estimate falcon-h1-0.5b-instruct --engine llama.cpp --cpu
+         STDOUT_EMPTY STDERR "prices Mamba and Mamba-2 models' recurrent state, not yet a hybrid's; falcon-h1-0.5b-instruct has 36 layers")
+cli_case(engine_llama_cpp_zamba2 EXIT 2 ARGS estimate zamba2-1.2b --engine llama.cpp --cpu
+         STDOUT_EMPTY STDERR "llama.cpp has no Zamba2 architecture")
 # vLLM's kv_cache_memory_bytes with an fp8 cache (docs/accuracy.md: a v0.18 start-up of
 # Qwen3-8B logs 58,240 tokens): 36 layers x 8 KV heads x 128 x 2 x 1 B = 73,728 B a token,
 # 1,179,648 B a block of 16, floor(4 GiB / 1,179,648) = 3,640 blocks = 58,240 tokens, 14.22x of

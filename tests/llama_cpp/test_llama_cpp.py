@@ -215,6 +215,43 @@ def test_unified_caches_and_server_outputs_as_llama_cpp_allocates(context_probe,
     assert rows["compute_buffer"] == real["compute_bytes"]
 
 
+# Mamba and Mamba-2 (state-space layers): no KV cells, a recurrent state of one slot per
+# sequence, unified or not: f32 rows of the convolution's last d_conv - 1 columns and of the
+# scan's state per layer (llama_memory_recurrent). -c 300 caps the 512-token micro-batch at 300
+# tokens (llama_context's n_batch = min(n_ctx, n_batch), before -c is padded to 256).
+STATE_SPACE = [
+    ("mamba-q8_0.gguf", 1024, 512, 1, False, False),
+    ("mamba-q8_0.gguf", 2100, 512, 3, False, False),
+    ("mamba-q8_0.gguf", 4096, 128, 7, False, True),
+    ("mamba2-f16.gguf", 4096, 512, 4, True, True),
+    ("mamba2-f16.gguf", 5000, 512, 5, False, False),
+    ("mamba2-f16.gguf", 300, 512, 1, False, False),
+]
+
+
+@pytest.mark.parametrize("model,ctx,ubatch,sequences,unified,server", STATE_SPACE)
+def test_state_space_models_keep_a_recurrent_state_per_sequence(context_probe, models, model, ctx, ubatch, sequences,
+                                                                 unified, server):
+    extra = ["--parallel", str(sequences)] + (["--kv-unified"] if unified else []) + (
+        ["--llama-server"] if server else [])
+    report, rows = memplan_rows(models / model, ctx, ubatch, "auto", *extra)
+    real = probe_report(context_probe, models / model, ctx, ubatch, sequences, unified, sequences if server else 0,
+                        "on")
+    assert report["llama_cpp"]["cells"] == 0
+    assert report["llama_cpp"]["state_cells"] == sequences
+    assert rows["weights"] == real["model_bytes"]
+    assert "kv_cache" not in rows
+    assert rows["recurrent_state"] == real["kv_bytes"]
+    assert rows["compute_buffer"] == real["compute_bytes"]
+
+
+def test_a_mambas_state_is_its_conv_columns_and_scan_states(context_probe, models):
+    # Hand-derived: mamba-q8_0's 3 layers, d_inner 512, state 16, conv 4 taps, over -np 2:
+    # ((4 - 1) x 512 + 16 x 512) x 4 B x 2 slots per layer.
+    real = probe_report(context_probe, models / "mamba-q8_0.gguf", 1024, 512, 2, False, 0, "on")
+    assert real["kv_bytes"] == 3 * (3 * 512 + 16 * 512) * 4 * 2
+
+
 # llama-server with a draft model (-md): the draft's context copies the main one's -c, -np,
 # unified cache and -ub, with its own cache types and one output per slot; the main context
 # keeps -np x (1 + --draft-max) outputs to verify the drafts (common_base_params_to_speculative,

@@ -1,6 +1,6 @@
 // Writes the small GGUF models the llama.cpp comparison loads (tests/llama_cpp/test_llama_cpp.py):
-// three architectures llama.cpp and memplan both read, in k-quant, 8-bit and 16-bit types, and a
-// small llama to draft with,
+// three architectures llama.cpp and memplan both read, in k-quant, 8-bit and 16-bit types, a
+// small llama to draft with, and a Mamba and a Mamba-2,
 // with zeros for data (llama.cpp allocates by type and shape; the values never matter here).
 //   memplan_llama_cpp_models DIR
 #include <cstdio>
@@ -79,6 +79,59 @@ GgufWriter model(const Shape& s) {
   return w;
 }
 
+// A Mamba (d_state 16, d_conv 4, d_inner 2 d) or, with groups > 0, a Mamba-2 of that many
+// groups and `heads` heads: llama.cpp's tensors (src/models/mamba.cpp, mamba2.cpp), the
+// conv1d F32 as llama-quantize leaves it.
+struct SsmShape {
+  std::uint64_t d, layers, vocab, d_state, dt_rank, groups, heads;
+  const char* matrices;
+};
+
+GgufWriter ssm_model(const SsmShape& s) {
+  const std::string arch = s.groups == 0 ? "mamba" : "mamba2";
+  const std::uint64_t inner = 2 * s.d, conv = inner + 2 * s.groups * s.d_state, d_conv = 4;
+  GgufWriter w;
+  const auto key = [&](const char* k) { return arch + "." + k; };
+  w.str("general.architecture", arch)
+      .str("general.name", arch + "-test")
+      .u32(key("context_length"), 1U << 20U)
+      .u32(key("embedding_length"), static_cast<std::uint32_t>(s.d))
+      .u32(key("block_count"), static_cast<std::uint32_t>(s.layers))
+      .u32(key("feed_forward_length"), 0)
+      .u32(key("attention.head_count"), 0)
+      .u32(key("ssm.conv_kernel"), static_cast<std::uint32_t>(d_conv))
+      .u32(key("ssm.inner_size"), static_cast<std::uint32_t>(inner))
+      .u32(key("ssm.state_size"), static_cast<std::uint32_t>(s.d_state))
+      .u32(key("ssm.time_step_rank"), static_cast<std::uint32_t>(s.groups == 0 ? s.dt_rank : s.heads))
+      .f32(key("attention.layer_norm_rms_epsilon"), 1e-5f);
+  if (s.groups != 0) w.u32(key("ssm.group_count"), static_cast<std::uint32_t>(s.groups));
+  w.spm_vocabulary(s.vocab);
+  w.tensor("token_embd.weight", {s.d, s.vocab}, s.matrices);
+  for (std::uint64_t b = 0; b < s.layers; ++b) {
+    const std::string p = "blk." + std::to_string(b) + ".";
+    w.tensor(p + "attn_norm.weight", {s.d}, "F32")
+        .tensor(p + "ssm_conv1d.weight", {d_conv, conv}, "F32")
+        .tensor(p + "ssm_conv1d.bias", {conv}, "F32")
+        .tensor(p + "ssm_out.weight", {inner, s.d}, s.matrices);
+    if (s.groups == 0) {
+      w.tensor(p + "ssm_in.weight", {s.d, 2 * inner}, s.matrices)
+          .tensor(p + "ssm_x.weight", {inner, s.dt_rank + 2 * s.d_state}, s.matrices)
+          .tensor(p + "ssm_dt.weight", {s.dt_rank, inner}, "F32")
+          .tensor(p + "ssm_dt.bias", {inner}, "F32")
+          .tensor(p + "ssm_a", {s.d_state, inner}, "F32")
+          .tensor(p + "ssm_d", {inner}, "F32");
+    } else {
+      w.tensor(p + "ssm_in.weight", {s.d, inner + conv + s.heads}, s.matrices)
+          .tensor(p + "ssm_dt.bias", {s.heads}, "F32")
+          .tensor(p + "ssm_a", {1, s.heads}, "F32")
+          .tensor(p + "ssm_d", {1, s.heads}, "F32")
+          .tensor(p + "ssm_norm.weight", {inner / s.groups, s.groups}, "F32");
+    }
+  }
+  w.tensor("output_norm.weight", {s.d}, "F32");
+  return w;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -96,5 +149,9 @@ int main(int argc, char** argv) {
   // A draft for qwen2-q8_0-tied: within llama-server's 128 tokens of its vocabulary, and so
   // narrow that its logits outweigh its layers.
   model({"llama", 128, 2, 2, 1, 384, 4160, 4096, "Q8_0", "Q8_0", "Q8_0"}).write(dir / "llama-draft-q8_0.gguf");
+  // A Mamba in q8_0 and a Mamba-2 of two groups in f16, both tied (state-space layers: a
+  // recurrent state per sequence, no KV cache).
+  ssm_model({256, 3, 2048, 16, 16, 0, 0, "Q8_0"}).write(dir / "mamba-q8_0.gguf");
+  ssm_model({256, 2, 2048, 32, 0, 2, 8, "F16"}).write(dir / "mamba2-f16.gguf");
   return 0;
 }

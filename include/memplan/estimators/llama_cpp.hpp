@@ -51,10 +51,11 @@ struct LlamaCppWeights {
 };
 
 struct LlamaCppEstimate {
-  std::uint64_t cells = 0;       // KV cells per layer and stream (each sequence's, or the unified one's)
-  std::uint64_t streams = 1;     // cache streams: n_seq, or 1 when unified
-  std::uint64_t outputs = 0;     // the worst micro-batch's outputs (its logits in the compute buffer)
-  std::uint64_t gpu_layers = 0;  // repeating layers on the GPU
+  std::uint64_t cells = 0;        // KV cells per layer and stream (each sequence's, or the unified one's)
+  std::uint64_t state_cells = 0;  // a state-space model's recurrent state slots: one per sequence (-np)
+  std::uint64_t streams = 1;      // cache streams: n_seq, or 1 when unified
+  std::uint64_t outputs = 0;      // the worst micro-batch's outputs (its logits in the compute buffer)
+  std::uint64_t gpu_layers = 0;   // repeating layers on the GPU
   bool output_on_gpu = false;
   Breakdown gpu;   // what the GPU holds (empty without one)
   Breakdown host;  // what host RAM holds
@@ -73,7 +74,8 @@ std::uint64_t llama_cpp_cells(std::uint64_t n_ctx, std::uint64_t n_seq = 1, bool
 // Error(invalid_input) for what llama.cpp refuses (a quantised V cache without flash
 // attention, a cache type whose blocks do not divide a row, n_ubatch or n_ctx of 0, a model
 // llama.cpp cannot run such as one without an LM head), Error(unsupported) for latent
-// attention, whose llama.cpp cache memplan does not model, Error(overflow).
+// attention, whose llama.cpp cache memplan does not model, and for a state-space hybrid (a
+// Mamba's or Mamba-2's recurrent state is priced), Error(overflow).
 LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions& options);
 
 // The cache types llama.cpp accepts for -ctk / -ctv (common/arg.cpp kv_cache_types).

@@ -201,6 +201,95 @@ TEST(LlamaCpp, ComputeBufferIsWhatLlamaCppReserved) {
   }
 }
 
+// A Mamba (version 1) or Mamba-2 of llama.cpp's shapes: d_inner 2 d_model, conv 4 taps.
+ModelSpec state_space(std::uint64_t version, std::uint64_t d, std::uint64_t layers, std::uint64_t vocab,
+                      std::uint64_t d_state, std::uint64_t rank, std::uint64_t groups) {
+  ModelSpec s = family_defaults(version == 1 ? Family::mamba : Family::mamba2);
+  s.name = "ssm";
+  s.d_model = d;
+  s.n_layers = layers;
+  s.vocab_size = vocab;
+  s.max_seq_len = 1 << 20;
+  s.ssm.version = version;
+  s.ssm.d_inner = 2 * d;
+  s.ssm.d_state = d_state;
+  s.ssm.d_conv = 4;
+  if (version == 1) {
+    s.ssm.dt_rank = rank;
+  } else {
+    s.ssm.heads = rank;
+    s.ssm.groups = groups;
+    s.ssm.chunk = 256;
+  }
+  return s;
+}
+
+TEST(LlamaCpp, AStateSpaceModelKeepsAStateSlotPerSequenceAndNoCells) {
+  // Mamba-130M's sizes (d 768, 24 layers, d_inner 1536, state 16, conv 4) over -np 4, unified
+  // or not: per layer and slot f32 rows of (4 - 1) x 1536 conv columns and 16 x 1536 states,
+  // (4,608 + 24,576) x 4 B = 116,736 B; x 4 slots x 24 layers.
+  LlamaCppOptions o;
+  o.n_ctx = 8192;
+  o.n_seq = 4;
+  for (const bool unified : {false, true}) {
+    o.kv_unified = unified;
+    const LlamaCppEstimate e = estimate_llama_cpp(state_space(1, 768, 24, 50280, 16, 48, 0), o);
+    EXPECT_EQ(e.cells, 0u);
+    EXPECT_EQ(e.state_cells, 4u);
+    EXPECT_EQ(bytes_of(e.host, "kv_cache"), 0u);
+    EXPECT_EQ(bytes_of(e.host, "recurrent_state"), 116736ULL * 4 * 24);
+  }
+  // Codestral Mamba's (d 4096, 64 layers, d_inner 8192, state 128, 8 groups): the conv runs over
+  // 8192 + 2 x 8 x 128 = 10,240 channels; (3 x 10,240 + 128 x 8192) x 4 B per layer, one slot.
+  const LlamaCppEstimate one = estimate_llama_cpp(state_space(2, 4096, 64, 32768, 128, 128, 8), LlamaCppOptions{});
+  EXPECT_EQ(bytes_of(one.host, "recurrent_state"), (3ULL * 10240 + 128ULL * 8192) * 4 * 64);
+}
+
+TEST(LlamaCpp, StateSpaceComputeBufferIsWhatLlamaCppReserved) {
+  // Measured with tests/llama_cpp/context_probe.cpp (llama.cpp v0.5.0, CPU) on the comparison's
+  // mamba-q8_0 (d 256, 3 layers, state 16, dt_rank 16) and mamba2-f16 (d 256, 2 layers, state
+  // 32, 8 heads, 2 groups), both of 2,048 tokens: llama_context::memory_breakdown's compute bytes.
+  struct Run {
+    std::uint64_t version, layers, d_state, rank, groups, ctx, ubatch, n_seq, outputs, compute;
+  };
+  const Run runs[] = {
+      {1, 3, 16, 16, 0, 1024, 512, 1, 0, 6864928}, {1, 3, 16, 16, 0, 4096, 512, 4, 0, 7000096},
+      {1, 3, 16, 16, 0, 2100, 512, 3, 0, 6968384}, {1, 3, 16, 16, 0, 4096, 128, 7, 7, 2086496},
+      {2, 2, 32, 8, 2, 1024, 512, 1, 0, 7638048},  {2, 2, 32, 8, 2, 5000, 512, 5, 0, 8071840},
+      {2, 2, 32, 8, 2, 2048, 256, 2, 2, 3841088},
+  };
+  for (const Run& r : runs) {
+    LlamaCppOptions o;
+    o.n_ctx = r.ctx;
+    o.n_ubatch = r.ubatch;
+    o.n_seq = r.n_seq;
+    o.n_outputs = r.outputs;
+    const ModelSpec s = state_space(r.version, 256, r.layers, 2048, r.d_state, r.rank, r.groups);
+    EXPECT_EQ(bytes_of(estimate_llama_cpp(s, o).host, "compute_buffer"), r.compute)
+        << "version " << r.version << " -c " << r.ctx << " -ub " << r.ubatch << " -np " << r.n_seq;
+  }
+}
+
+TEST(LlamaCpp, AContextBelowTheMicroBatchCapsIt) {
+  // llama_context caps n_ubatch at -c as given (n_batch = min(n_ctx, n_batch)), before -c is
+  // padded to 256: -c 300 -ub 512 reserves a 300-token graph. Measured with context_probe on the
+  // comparison's llama-q4_k (d 256, 3 layers, 4 heads, 2 KV heads, ff 768, 2,048 tokens).
+  ModelSpec s = testing::llama2_7b();
+  s.d_model = 256;
+  s.n_layers = 3;
+  s.n_heads = 4;
+  s.n_kv_heads = 2;
+  s.d_head = 64;
+  s.d_mlp = 768;
+  s.vocab_size = 2048;
+  LlamaCppOptions o;
+  o.n_ctx = 300;
+  EXPECT_EQ(bytes_of(estimate_llama_cpp(s, o).host, "compute_buffer"), 4309248u);
+  o.n_seq = 3;
+  o.n_ctx = 100;
+  EXPECT_EQ(bytes_of(estimate_llama_cpp(s, o).host, "compute_buffer"), 1412960u);
+}
+
 TEST(LlamaCpp, RefusesWhatLlamaCppRefuses) {
   LlamaCppOptions o;
   o.type_v = parse_llama_cpp_cache_type("q4_0", "cache_type_v").id;
@@ -210,6 +299,14 @@ TEST(LlamaCpp, RefusesWhatLlamaCppRefuses) {
   LlamaCppOptions zero;
   zero.n_ubatch = 0;
   expect_invalid([&] { estimate_llama_cpp(testing::llama2_7b(), zero); }, "ubatch");
+  // src/models/mamba.cpp: "only an expansion factor of 2 is supported for now".
+  ModelSpec wide = state_space(1, 256, 2, 2048, 16, 16, 0);
+  wide.ssm.d_inner = 3 * 256;
+  expect_invalid([&] { estimate_llama_cpp(wide, LlamaCppOptions{}); }, "engine");
+  // A hybrid's attention and recurrent layers share llama_memory_hybrid, not priced yet.
+  ModelSpec hybrid = state_space(2, 256, 4, 2048, 32, 8, 2);
+  hybrid.family = Family::bamba;
+  expect_invalid([&] { estimate_llama_cpp(hybrid, LlamaCppOptions{}); }, "engine");
 }
 
 }  // namespace llama_cpp_test
