@@ -515,6 +515,59 @@ TEST_F(Gguf, Mamba2MapsToStateSpaceSizesAndCountsExactly) {
   }
 }
 
+TEST_F(Gguf, NemotronHLayersAreReadFromTheirTensors) {
+  // llama.cpp's nemotron_h marks a layer's kind with per-layer head_count_kv and
+  // feed_forward_length arrays (0 where it has none); its tensors say the same. Layers M * -:
+  // d 32, a Mamba-2 of 4 heads over d_inner 64 in 2 groups, state 8; attention of 4 heads of 8
+  // with 2 KV heads; a ReLU² MLP of 48.
+  GgufWriter w;
+  w.str("general.architecture", "nemotron_h")
+      .u32("nemotron_h.context_length", 4096)
+      .u32("nemotron_h.embedding_length", 32)
+      .u32("nemotron_h.block_count", 3)
+      .u32("nemotron_h.attention.head_count", 4)
+      .u32_array("nemotron_h.attention.head_count_kv", {0, 2, 0})
+      .u32_array("nemotron_h.feed_forward_length", {0, 0, 48})
+      .u32("nemotron_h.attention.key_length", 8)
+      .u32("nemotron_h.ssm.conv_kernel", 4)
+      .u32("nemotron_h.ssm.inner_size", 64)
+      .u32("nemotron_h.ssm.state_size", 8)
+      .u32("nemotron_h.ssm.time_step_rank", 4)
+      .u32("nemotron_h.ssm.group_count", 2)
+      .tokens("tokenizer.ggml.tokens", 8);
+  w.tensor("token_embd.weight", {32, 8}, "F16");
+  for (int b = 0; b < 3; ++b) w.tensor("blk." + std::to_string(b) + ".attn_norm.weight", {32}, "F32");
+  w.tensor("blk.0.ssm_in.weight", {32, 64 + 96 + 4}, "F16")
+      .tensor("blk.0.ssm_conv1d.weight", {4, 96}, "F32")
+      .tensor("blk.0.ssm_conv1d.bias", {96}, "F32")
+      .tensor("blk.0.ssm_dt.bias", {4}, "F32")
+      .tensor("blk.0.ssm_a", {1, 4}, "F32")
+      .tensor("blk.0.ssm_d", {1, 4}, "F32")
+      .tensor("blk.0.ssm_norm.weight", {32, 2}, "F32")
+      .tensor("blk.0.ssm_out.weight", {64, 32}, "F16")
+      .tensor("blk.1.attn_q.weight", {32, 32}, "F16")
+      .tensor("blk.1.attn_k.weight", {32, 16}, "F16")
+      .tensor("blk.1.attn_v.weight", {32, 16}, "F16")
+      .tensor("blk.1.attn_output.weight", {32, 32}, "F16")
+      .tensor("blk.2.ffn_up.weight", {32, 48}, "F16")
+      .tensor("blk.2.ffn_down.weight", {48, 32}, "F16")
+      .tensor("output_norm.weight", {32}, "F32")
+      .tensor("output.weight", {32, 8}, "F16");
+  const GgufImport m = load_gguf_model(w.write(path("nemotron_h.gguf")));
+  const ModelSpec& s = m.entry.spec;
+  EXPECT_EQ(s.family, Family::nemotron_h);
+  EXPECT_EQ(s.layer_types, (std::vector<AttentionKind>{AttentionKind::mamba, AttentionKind::full, AttentionKind::mlp}));
+  EXPECT_EQ(s.n_heads, 4U);
+  EXPECT_EQ(s.n_kv_heads, 2U);
+  EXPECT_EQ(s.d_head, 8U);
+  EXPECT_EQ(s.d_mlp, 48U);
+  EXPECT_EQ(s.ssm.heads, 4U);
+  // Embedding 256 + norms 3 x 32 + Mamba-2 (5,248 + 384 + 96 + 3 x 4 + 64 + 2,048) + attention
+  // (1,024 + 512 + 512 + 1,024) + MLP 2 x 1,536 + final norm 32 + head 256.
+  EXPECT_EQ(count_parameters(s), 14'636U);
+  EXPECT_EQ(read_gguf(path("nemotron_h.gguf")).elements, 14'636U);
+}
+
 TEST_F(Gguf, TensorsDecideBiasesHeadTyingPositionsAndExperts) {
   GgufWriter qwen;
   qwen.str("general.architecture", "qwen2")
@@ -579,9 +632,11 @@ TEST_F(Gguf, UnmappedArchitecturesAndBadKeysAreNamed) {
     EXPECT_EQ(e.file(), file);
     EXPECT_EQ(e.key(), "general.architecture");
     EXPECT_NE(e.message().find("unsupported architecture 'rwkv6'"), std::string::npos) << e.what();
-    EXPECT_NE(e.message().find("memplan maps 'falcon', 'gemma', 'gpt2', 'gptneox', 'llama', 'mamba', 'mamba2', 'phi2', "
-                               "'phi3' and 'qwen2'"),
-              std::string::npos)
+    EXPECT_NE(
+        e.message().find(
+            "memplan maps 'falcon', 'gemma', 'gpt2', 'gptneox', 'llama', 'mamba', 'mamba2', 'nemotron_h', 'phi2', "
+            "'phi3' and 'qwen2'"),
+        std::string::npos)
         << e.what();
   }
   const auto refused = [&](GgufWriter w, const std::string& key, const std::string& says) {
