@@ -161,12 +161,9 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                     " with `engine` pytorch",
                 "engine");
   }
-  if (recurrent && spec.family != Family::mamba && spec.family != Family::mamba2) {
-    throw Error(ErrorKind::invalid_input,
-                "memplan's llama.cpp policy prices Mamba and Mamba-2 models' recurrent state, not yet a hybrid's; " +
-                    spec.name + " has " + ssm_layers_text(spec) + ": plan it with -w generation",
-                "engine");
-  }
+  // A Mamba or Mamba-2 has state-space layers alone; a hybrid (Jamba, Bamba, Nemotron-H,
+  // Falcon-H1) also attention layers, whose KV cache llama_memory_hybrid keeps beside the state.
+  const bool state_only = recurrent && attention_layers(spec) == 0;
   // src/models/mamba.cpp: "only an expansion factor of 2 is supported for now".
   if (spec.family == Family::mamba && spec.ssm.d_inner != checked_mul(2, spec.d_model, "d_inner")) {
     throw Error(ErrorKind::invalid_input,
@@ -201,7 +198,7 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   const std::uint64_t ctx_cells = llama_cpp_cells(o.n_ctx, o.n_seq, o.kv_unified);
   // A state-space model keeps no KV cells but a recurrent state slot per sequence
   // (llama_memory_recurrent's mem_size, max(1, n_seq_max)), unified or not.
-  out.cells = recurrent ? 0 : ctx_cells;
+  out.cells = state_only ? 0 : ctx_cells;
   out.state_cells = recurrent ? std::max<std::uint64_t>(o.n_seq, 1) : 0;
   out.streams = S;
   // The worst micro-batch (llama_context::sched_reserve): n_ubatch tokens, which llama_context
@@ -250,7 +247,7 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   const std::uint64_t n_embd_s = checked_mul(spec.ssm.d_state, spec.ssm.d_inner, "state");
   std::uint64_t state_gpu = 0, state_host = 0;
   for (std::uint64_t il = 0; il < L; ++il) {
-    if (attention_kind(spec, il) == AttentionKind::mamba) {
+    if (layer_holds(spec, LayerSet::ssm, il)) {
       const std::uint64_t align = layer_on_gpu(il) ? 128U : 32U;  // CUDA's buffers, the CPU's
       const std::uint64_t bytes = checked_add(
           aligned(checked_mul(checked_mul(n_embd_r, out.state_cells, "state"), kF32, "state"), align),
@@ -311,11 +308,16 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   const bool recorded = (llama_like || gpt2_like) && spec.experts == 0 && !sliding &&
                         checked_mul(spec.n_heads, spec.d_head, "c") == d;
   std::uint64_t compute = 0;
-  if (recurrent) {
-    compute = detail::llama_cpp_ssm_graph_bytes({spec.ssm.version, L, d, V, spec.ssm.d_inner, spec.ssm.d_state,
-                                                 spec.ssm.d_conv, spec.ssm.dt_rank, spec.ssm.heads, spec.ssm.groups, T,
-                                                 o.n_seq, outputs, alignment});
-  } else if (recorded) {
+  // A hybrid's graph is not recorded: the larger of the transformer's closed form below and
+  // the replay of a Mamba graph of its state-space sizes.
+  const auto ssm_graph = [&] {
+    return detail::llama_cpp_ssm_graph_bytes({spec.ssm.version, L, d, V, spec.ssm.d_inner, spec.ssm.d_state,
+                                              spec.ssm.d_conv, spec.ssm.dt_rank, spec.ssm.heads, spec.ssm.groups, T,
+                                              o.n_seq, outputs, alignment});
+  };
+  if (state_only) {
+    compute = ssm_graph();
+  } else if (recorded && !recurrent) {
     compute = detail::llama_cpp_graph_bytes(shape);
   } else {
     // inputs I, then the larger of a layer's peak and the logits above the final norm.
@@ -341,24 +343,32 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
            checked_add(checked_add(inputs, checked_mul(2, D, "c"), "c"), g, "c"),
            checked_add(checked_add(rows(1), checked_mul(3, D, "c"), "c"), g, "c"), logits});
     }
+    // A hybrid's attention inputs (the cache's row indices and the mask) are allocated first
+    // and freed in its last attention layer: a Mamba layer's peak sits above them.
+    if (recurrent) {
+      const std::uint64_t held = checked_add(
+          checked_add(rows(2), o.flash_attn ? rows(2) : rows(checked_mul(2, width, "c")), "c"), mask, "c");
+      compute = std::max(compute, checked_add(ssm_graph(), held, "c"));
+    }
   }
   // Tokens, positions and the cache's i64 row indices per token, i32 ids per output, the embeddings.
   // A Mamba's: tokens, i32 ids per output and per state slot, the embeddings.
   const std::uint64_t host_inputs =
-      recurrent ? checked_add(checked_mul(checked_add(checked_add(T, outputs, "c"), out.state_cells, "c"), 4, "c"),
-                              checked_mul(per_token, d, "c"), "c")
-                : checked_add(checked_add(checked_mul(T, 24, "c"), checked_mul(outputs, 4, "c"), "c"),
-                              checked_mul(per_token, d, "c"), "c");
+      state_only ? checked_add(checked_mul(checked_add(checked_add(T, outputs, "c"), out.state_cells, "c"), 4, "c"),
+                               checked_mul(per_token, d, "c"), "c")
+                 : checked_add(checked_add(checked_mul(T, 24, "c"), checked_mul(outputs, 4, "c"), "c"),
+                               checked_mul(per_token, d, "c"), "c");
   const std::string batch_text = "one micro-batch of " + digits(T) + " tokens (-ub)" +
                                  (outputs < tokens ? ", " + digits(outputs) + " of them outputs," : std::string());
   const std::string compute_formula =
-      recurrent
+      state_only
           ? batch_text + " over " + digits(o.n_seq) + (o.n_seq == 1 ? " sequence" : " sequences") +
                 "; ggml's allocator replayed over llama.cpp's Mamba" + (spec.ssm.version == 2 ? "-2" : "") + " graph"
           : batch_text + " against " + digits(n_kv) + " cells" +
                 (o.flash_attn ? ", flash attention" : ", without flash attention: every head's scores") +
-                (recorded ? "; ggml's allocator replayed over llama.cpp's graph"
-                          : "; closed form (graph not recorded)");
+                (recorded && !recurrent ? "; ggml's allocator replayed over llama.cpp's graph"
+                 : recurrent            ? "; closed form, at least a Mamba graph's (hybrid graph not recorded)"
+                                        : "; closed form (graph not recorded)");
 
   const auto add = [](Breakdown& b, Item item) {
     if (item.bytes.count() > 0) b.components.push_back(std::move(item));

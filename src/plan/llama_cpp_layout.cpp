@@ -81,20 +81,22 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
   const std::string ngl = o.cpu
                               ? "no GPU"
                               : "-ngl " + group_digits(std::min<std::uint64_t>(options.gpu_layers, spec.n_layers + 1));
-  // A state-space model has no KV cells and no attention: its recurrent state has a slot a sequence.
-  const bool recurrent = e.state_cells > 0;
-  const std::string cells = recurrent
-                                ? (options.n_seq == 1 ? "1 state slot"
-                                                      : "-np " + group_digits(options.n_seq) + ": a state slot each")
+  // A state-space model has no KV cells and no attention: its recurrent state has a slot a
+  // sequence. A hybrid has both.
+  const bool recurrent = e.state_cells > 0, state_only = recurrent && e.cells == 0;
+  const std::string slots = options.n_seq == 1 ? "1 state slot"
+                                               : "-np " + group_digits(options.n_seq) + ": a state slot each";
+  const std::string cells = state_only           ? slots
                             : options.n_seq == 1 ? group_digits(e.cells) + " cells"
                             : options.kv_unified
                                 ? "-np " + group_digits(options.n_seq) + " sharing " + group_digits(e.cells) + " cells"
                                 : "-np " + group_digits(options.n_seq) + ": " + group_digits(e.cells) + " cells each";
   out.description = std::string(options.server ? "llama-server" : "llama.cpp") + ", " + ngl + ", -c " +
                     group_digits(options.n_ctx) + " (" + cells + "), -ub " + group_digits(options.n_ubatch) +
-                    (recurrent ? ", recurrent state f32"
-                               : ", cache K " + lowered(tk.name) + " V " + lowered(tv.name) + ", flash attention " +
-                                     (options.flash_attn ? "on" : "off")) +
+                    (state_only ? ", recurrent state f32"
+                                : ", cache K " + lowered(tk.name) + " V " + lowered(tv.name) + ", flash attention " +
+                                      (options.flash_attn ? "on" : "off") +
+                                      (recurrent ? ", recurrent state f32 (" + slots + ")" : "")) +
                     (draft ? ", draft " + o.llama_cpp_draft->spec.name + " (--draft-max " +
                                  group_digits(o.llama_cpp_draft->draft_max) + ")"
                            : std::string());

@@ -198,9 +198,12 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
   }
   if (l.llama_cpp && l.llama_cpp->gpu) {
     const LlamaCppLayout& c = *l.llama_cpp;
-    const std::string cache = c.state_cells > 0 ? "recurrent state " + group_digits(c.state_cells) +
-                                                      (c.state_cells == 1 ? " slot per layer" : " slots per layer")
-                                                : "KV cache " + group_digits(c.cells) + " cells per layer";
+    std::string cache = c.cells > 0 || c.state_cells == 0 ? "KV cache " + group_digits(c.cells) + " cells per layer"
+                                                          : "";
+    if (c.state_cells > 0) {
+      cache += (cache.empty() ? "" : ", ") + std::string("recurrent state ") + group_digits(c.state_cells) +
+               (c.state_cells == 1 ? " slot per layer" : " slots per layer");
+    }
     out << fmt::format("\nllama.cpp  {} of {} layers{} on the GPU; {}; host RAM {}\n", c.gpu_layers, c.n_layers,
                        c.output_on_gpu ? " and the output layer" : "", cache,
                        format_bytes(l.devices.front().breakdown.host_total(), u));

@@ -80,8 +80,12 @@ cli_case(engine_llama_cpp_mamba EXIT 0 ARGS estimate mamba-130m-hf --engine llam
 cli_case(engine_llama_cpp_mamba_text EXIT 0 ARGS estimate mamba-codestral-7b --engine llama.cpp --gpu rtx-4090
          -p int4 --seq 32768 --llama-server STDERR_EMPTY
          STDOUT "-c 32,768 \\(-np 4: a state slot each\\), -ub 512, recurrent state f32.*recurrent_state.*recurrent state 4 slots per layer")
-cli_case(engine_llama_cpp_hybrid EXIT 2 ARGS estimate falcon-h1-0.5b-instruct --engine llama.cpp --cpu
-         STDOUT_EMPTY STDERR "prices Mamba and Mamba-2 models' recurrent state, not yet a hybrid's; falcon-h1-0.5b-instruct has 36 layers")
+# A hybrid keeps both. Nemotron-H-8B at -c 8192: 4 attention layers x 8,192 cells x 8 KV heads
+# x 128 x 2 B x (K + V) = 134,217,728 B; 24 Mamba-2 layers x (3 x (8,192 + 2 x 8 x 128) + 128 x
+# 8,192) x 4 B = 103,612,416 B.
+cli_case(engine_llama_cpp_hybrid EXIT 0 ARGS estimate nemotron-h-8b-base-8k --engine llama.cpp --cpu --seq 8192
+         --format json STDERR_EMPTY
+         STDOUT "\"name\": \"kv_cache\",\n +\"bytes\": 134217728,.*\"name\": \"recurrent_state\",\n +\"bytes\": 103612416,.*\"cells\": 8192,\n +\"state_cells\": 1,")
 cli_case(engine_llama_cpp_zamba2 EXIT 2 ARGS estimate zamba2-1.2b --engine llama.cpp --cpu
          STDOUT_EMPTY STDERR "llama.cpp has no Zamba2 architecture")
 # vLLM's kv_cache_memory_bytes with an fp8 cache (docs/accuracy.md: a v0.18 start-up of

@@ -245,6 +245,31 @@ def test_state_space_models_keep_a_recurrent_state_per_sequence(context_probe, m
     assert rows["compute_buffer"] == real["compute_bytes"]
 
 
+# A hybrid: Nemotron-H layers M * M - M * (Mamba-2, attention, MLP). llama_memory_hybrid keeps
+# the attention layers' KV cells and the Mamba layers' state slots, both to the byte. The
+# hybrid's graph is not recorded: memplan's compute buffer is a Mamba graph's replay above the
+# attention inputs that stay allocated until the last attention layer, or the transformer's
+# closed form, whichever is larger: measured 1.0000, 1.0002 and 1.0173 of llama.cpp's here.
+HYBRID = [
+    (4096, 512, 1, False, False, "on"),
+    (4096, 512, 3, False, True, "off"),
+    (8192, 512, 4, True, True, "on"),
+]
+
+
+@pytest.mark.parametrize("ctx,ubatch,sequences,unified,server,fa", HYBRID)
+def test_a_hybrid_keeps_kv_cells_and_state_slots(context_probe, models, ctx, ubatch, sequences, unified, server, fa):
+    model = models / "nemotron_h-q8_0.gguf"
+    extra = ["--parallel", str(sequences)] + (["--kv-unified"] if unified else []) + (
+        ["--llama-server"] if server else [])
+    report, rows = memplan_rows(model, ctx, ubatch, fa, *extra)
+    real = probe_report(context_probe, model, ctx, ubatch, sequences, unified, sequences if server else 0, fa)
+    assert report["llama_cpp"]["state_cells"] == sequences
+    assert rows["weights"] == real["model_bytes"]
+    assert rows["kv_cache"] + rows["recurrent_state"] == real["kv_bytes"]
+    assert real["compute_bytes"] <= rows["compute_buffer"] <= real["compute_bytes"] * 1.02
+
+
 def test_a_mambas_state_is_its_conv_columns_and_scan_states(context_probe, models):
     # Hand-derived: mamba-q8_0's 3 layers, d_inner 512, state 16, conv 4 taps, over -np 2:
     # ((4 - 1) x 512 + 16 x 512) x 4 B x 2 slots per layer.

@@ -1,11 +1,12 @@
 // Writes the small GGUF models the llama.cpp comparison loads (tests/llama_cpp/test_llama_cpp.py):
 // three architectures llama.cpp and memplan both read, in k-quant, 8-bit and 16-bit types, a
-// small llama to draft with, and a Mamba and a Mamba-2,
+// small llama to draft with, a Mamba, a Mamba-2 and a Nemotron-H hybrid,
 // with zeros for data (llama.cpp allocates by type and shape; the values never matter here).
 //   memplan_llama_cpp_models DIR
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "gguf_writer.hpp"
 
@@ -132,6 +133,63 @@ GgufWriter ssm_model(const SsmShape& s) {
   return w;
 }
 
+// A Nemotron-H of `pattern` (a letter per layer as NemotronHConfig's hybrid_override_pattern:
+// M a Mamba-2 mixer, * attention without rotary, - a ReLU² MLP): llama.cpp's nemotron_h
+// (src/models/nemotron-h.cpp) reads per-layer head_count_kv and feed_forward_length arrays,
+// 0 where the layer has no attention or no MLP.
+GgufWriter nemotron_h(std::uint64_t d, const std::string& pattern, std::uint64_t vocab, const char* matrices) {
+  const std::uint64_t heads = 4, kv_heads = 2, hd = 64, ff = 512;
+  const std::uint64_t inner = 2 * d, d_state = 32, groups = 2, ssm_heads = 8, conv = inner + 2 * groups * d_state;
+  std::vector<std::uint32_t> kv, ffn;
+  for (const char c : pattern) {
+    kv.push_back(c == '*' ? kv_heads : 0);
+    ffn.push_back(c == '-' ? ff : 0);
+  }
+  GgufWriter w;
+  w.str("general.architecture", "nemotron_h")
+      .str("general.name", "nemotron_h-test")
+      .u32("nemotron_h.context_length", 8192)
+      .u32("nemotron_h.embedding_length", static_cast<std::uint32_t>(d))
+      .u32("nemotron_h.block_count", static_cast<std::uint32_t>(pattern.size()))
+      .u32("nemotron_h.attention.head_count", heads)
+      .u32_array("nemotron_h.attention.head_count_kv", kv)
+      .u32_array("nemotron_h.feed_forward_length", ffn)
+      .u32("nemotron_h.attention.key_length", hd)
+      .u32("nemotron_h.attention.value_length", hd)
+      .u32("nemotron_h.ssm.conv_kernel", 4)
+      .u32("nemotron_h.ssm.inner_size", static_cast<std::uint32_t>(inner))
+      .u32("nemotron_h.ssm.state_size", d_state)
+      .u32("nemotron_h.ssm.time_step_rank", ssm_heads)
+      .u32("nemotron_h.ssm.group_count", groups)
+      .f32("nemotron_h.attention.layer_norm_epsilon", 1e-5f)
+      .f32("nemotron_h.attention.layer_norm_rms_epsilon", 1e-5f);
+  w.spm_vocabulary(vocab);
+  w.tensor("token_embd.weight", {d, vocab}, matrices);
+  for (std::uint64_t b = 0; b < pattern.size(); ++b) {
+    const std::string p = "blk." + std::to_string(b) + ".";
+    w.tensor(p + "attn_norm.weight", {d}, "F32");
+    if (pattern[b] == 'M') {
+      w.tensor(p + "ssm_in.weight", {d, inner + conv + ssm_heads}, matrices)
+          .tensor(p + "ssm_conv1d.weight", {4, conv}, "F32")
+          .tensor(p + "ssm_conv1d.bias", {conv}, "F32")
+          .tensor(p + "ssm_dt.bias", {ssm_heads}, "F32")
+          .tensor(p + "ssm_a", {1, ssm_heads}, "F32")
+          .tensor(p + "ssm_d", {1, ssm_heads}, "F32")
+          .tensor(p + "ssm_norm.weight", {inner / groups, groups}, "F32")
+          .tensor(p + "ssm_out.weight", {inner, d}, matrices);
+    } else if (pattern[b] == '*') {
+      w.tensor(p + "attn_q.weight", {d, heads * hd}, matrices)
+          .tensor(p + "attn_k.weight", {d, kv_heads * hd}, matrices)
+          .tensor(p + "attn_v.weight", {d, kv_heads * hd}, matrices)
+          .tensor(p + "attn_output.weight", {heads * hd, d}, matrices);
+    } else {
+      w.tensor(p + "ffn_up.weight", {d, ff}, matrices).tensor(p + "ffn_down.weight", {ff, d}, matrices);
+    }
+  }
+  w.tensor("output_norm.weight", {d}, "F32").tensor("output.weight", {d, vocab}, matrices);
+  return w;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -153,5 +211,7 @@ int main(int argc, char** argv) {
   // recurrent state per sequence, no KV cache).
   ssm_model({256, 3, 2048, 16, 16, 0, 0, "Q8_0"}).write(dir / "mamba-q8_0.gguf");
   ssm_model({256, 2, 2048, 32, 0, 2, 8, "F16"}).write(dir / "mamba2-f16.gguf");
+  // A hybrid: Nemotron-H's Mamba-2, attention and MLP layers, its head untied.
+  nemotron_h(256, "M*M-M*", 2048, "Q8_0").write(dir / "nemotron_h-q8_0.gguf");
   return 0;
 }

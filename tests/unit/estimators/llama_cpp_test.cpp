@@ -303,10 +303,10 @@ TEST(LlamaCpp, RefusesWhatLlamaCppRefuses) {
   ModelSpec wide = state_space(1, 256, 2, 2048, 16, 16, 0);
   wide.ssm.d_inner = 3 * 256;
   expect_invalid([&] { estimate_llama_cpp(wide, LlamaCppOptions{}); }, "engine");
-  // A hybrid's attention and recurrent layers share llama_memory_hybrid, not priced yet.
-  ModelSpec hybrid = state_space(2, 256, 4, 2048, 32, 8, 2);
-  hybrid.family = Family::bamba;
-  expect_invalid([&] { estimate_llama_cpp(hybrid, LlamaCppOptions{}); }, "engine");
+  // llama.cpp has no Zamba2 (src/llama-arch.cpp).
+  ModelSpec zamba = state_space(2, 256, 4, 2048, 32, 8, 2);
+  zamba.family = Family::zamba2;
+  expect_invalid([&] { estimate_llama_cpp(zamba, LlamaCppOptions{}); }, "engine");
 }
 
 }  // namespace llama_cpp_test
