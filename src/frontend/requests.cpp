@@ -108,6 +108,8 @@ FitReport fit_report(const ModelEntry& model, const PlanSettings& settings, cons
                      std::string_view vary) {
   FitReport report;
   report.plan = bind(model.spec, with_draft_model(settings), choose_device(device, settings));
+  // fit searches the context or the layers itself: llama-server's own context fit stays off.
+  if (report.plan.layout && report.plan.layout->llama_cpp) report.plan.layout->llama_cpp->fit_context = false;
   const Plan& plan = report.plan;
   if (!plan.budget) {
     throw_invalid_input("cpu",

@@ -1,11 +1,15 @@
 #include "llama_cpp_layout.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "memplan/core/bytes.hpp"
 #include "memplan/core/error.hpp"
+#include "memplan/core/gpu_spec.hpp"
 #include "memplan/core/text.hpp"
 #include "memplan/estimators/overhead.hpp"
 
@@ -53,6 +57,68 @@ void append_draft(std::vector<Item>& rows, const Breakdown& draft) {
   }
 }
 
+Bytes cuda_context_bytes(const Workload& w) {
+  const Breakdown runtime = estimate_overhead(w.overhead, {}, {});
+  for (const Item& r : runtime.components.front().detail) {
+    if (r.name == "cuda_context") return r.bytes;
+  }
+  return Bytes(0);
+}
+
+// What the plan's device holds at `options` (the draft's buffers too): the GPU's buffers, or
+// the host's for a plan on the CPU.
+std::uint64_t device_bytes(const ModelSpec& spec, const LayoutOptions& o, const LlamaCppOptions& options) {
+  const LlamaCppEstimate e = estimate_llama_cpp(spec, options);
+  std::uint64_t sum = (o.cpu ? e.host : e.gpu).total().count();
+  if (o.llama_cpp_draft) {
+    const LlamaCppEstimate d = draft_estimate(spec, *o.llama_cpp_draft, options);
+    sum = checked_add(sum, (o.cpu ? d.host : d.gpu).total().count(), "device memory");
+  }
+  return sum;
+}
+
+// llama-server with -c unset (common/fit.cpp, common_params_fit_impl, steps 1 and 2): the
+// context is the trained one for each of the -np slots; when the device would keep less than
+// --fit-target (1 GiB) free, the context is interpolated linearly between that and --fit-ctx
+// (4,096 per cache stream) on the memory measured at both, rounded down to 256 per stream.
+// Sets options.n_ctx; returns what happened, for a note.
+std::string fit_server_context(const ModelSpec& spec, const LayoutOptions& o, Bytes cuda_context,
+                               LlamaCppOptions& options) {
+  constexpr std::int64_t kMargin = 1024LL * 1024 * 1024;  // --fit-target 1024 (MiB)
+  constexpr std::uint64_t kMinCtx = 4096;                 // --fit-ctx
+  const std::uint64_t streams = options.kv_unified ? 1 : options.n_seq;
+  const std::uint64_t n_max = checked_mul(spec.max_seq_len, options.n_seq, "context");
+  const std::uint64_t n_min = checked_mul(kMinCtx, streams, "context");
+  options.n_ctx = n_max;
+  std::optional<Bytes> free;
+  if (!o.cpu && !o.gpus.empty()) free = Bytes(usable_memory(o.gpus.front()).count() - cuda_context.count());
+  if (o.cpu) free = o.host_memory;
+  const std::string trained = "-c unset: the trained context " + group_digits(spec.max_seq_len) +
+                              (options.n_seq > 1 ? " x " + group_digits(options.n_seq) + " slots" : std::string());
+  if (!free) return "llama-server: " + trained + " (no device size to fit it to)";
+  const auto to_i = [](std::uint64_t v) {
+    return static_cast<std::int64_t>(std::min<std::uint64_t>(v, std::numeric_limits<std::int64_t>::max()));
+  };
+  const std::int64_t target = to_i(free->count()) - kMargin;
+  const std::int64_t used_max = to_i(device_bytes(spec, o, options));
+  if (used_max <= target || n_max <= n_min) return "llama-server: " + trained;
+  options.n_ctx = n_min;
+  const std::int64_t used_min = to_i(device_bytes(spec, o, options));
+  if (target <= used_min) {
+    return "llama-server --fit: " + trained + " does not fit with 1 GiB free, nor does its --fit-ctx minimum " +
+           group_digits(n_min) + "; llama-server would next move layers to the host (memplan fit --vary ngl)";
+  }
+  // fit.cpp's arithmetic: int64, truncating.
+  const std::int64_t span = to_i(n_max - n_min);
+  std::uint64_t n = n_min + static_cast<std::uint64_t>(span * (target - used_min) / (used_max - used_min));
+  const std::uint64_t align = 256 * streams;
+  n = std::max(n - n % align, n_min);
+  options.n_ctx = n;
+  return "llama-server --fit: " + trained + " would leave less than 1 GiB free; reduced to " + group_digits(n) +
+         " (interpolated between the memory at " + group_digits(n_min) + " and at " + group_digits(n_max) +
+         ", rounded down to " + group_digits(align) + ")";
+}
+
 }  // namespace
 
 LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const LayoutOptions& o) {
@@ -69,6 +135,9 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
   LlamaCppOptions options = *o.llama_cpp;
   options.n_ctx = checked_add(w.seq_len, w.kind == WorkloadKind::generation ? w.new_tokens : 0, "context");
   options.weights = w.weights.precision;
+  const Bytes cuda_context = w.include_overhead && !o.cpu ? cuda_context_bytes(w) : Bytes(0);
+  std::string fit_note;
+  if (options.fit_context) fit_note = fit_server_context(spec, o, cuda_context, options);
   const LlamaCppEstimate e = estimate_llama_cpp(spec, options);
   const std::optional<LlamaCppEstimate> draft = o.llama_cpp_draft
                                                     ? std::optional(draft_estimate(spec, *o.llama_cpp_draft, options))
@@ -177,6 +246,7 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
         mib(slot) + "): up to " + mib(checked_mul(slot, checked_mul(32, options.n_seq, "c"), "c")) +
         " as it runs, not counted here");
   }
+  if (!fit_note.empty()) out.notes.insert(out.notes.begin(), fit_note);
   out.notes.push_back("the input layer (token embeddings) stays in host memory, as llama.cpp keeps it");
   if (!spec.stored_layers) {
     out.notes.push_back("weights from the architecture at " + to_string(w.weights.precision) +

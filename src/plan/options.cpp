@@ -595,7 +595,8 @@ const std::array kOptions = std::to_array<OptionDef>({
    .set = MEMPLAN_SET(s.layout.kv_unified = v.flag)},
   {.key = "llama_server", .flag = "llama_server", .kind = OptionKind::flag, .group = kEngine,
    .help = "Plan llama-server (llama-cli runs it too): -np 4 over one unified cache unless `parallel` is given, "
-           "and a compute buffer for only the tokens its slots sample (and verify, with a draft)",
+           "a compute buffer for only the tokens its slots sample (and verify, with a draft), and without `seq_len` "
+           "its -c: the trained context for each slot, reduced by its --fit until 1 GiB stays free",
    .set = MEMPLAN_SET(s.layout.llama_server = v.flag)},
   {.key = "draft", .flag = "draft", .kind = OptionKind::text, .group = kEngine,
    .help = "llama-server -md: a draft model for speculative decoding (a .gguf, config, built-in or Hub id), "

@@ -156,6 +156,8 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
         throw_invalid_input(key, "`" + std::string(key) + "` applies to a `draft` model");
     }
     l.server = server;
+    // llama-server leaves -c at 0 (the trained context for each slot) and --fit on.
+    l.fit_context = server && !s.was_given("seq_len");
     if (!a.draft.empty()) {
       if (!s.draft_model) throw Error(ErrorKind::internal, "the draft model '" + a.draft + "' was not looked up");
       // The draft's context copies the main one but for its cache types and layers

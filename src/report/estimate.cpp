@@ -86,6 +86,10 @@ EstimateHeader estimate_header(const EstimateReport& r) {
     h.batch = h.seq_len = h.new_tokens = 0;
     h.warnings.clear();
   }
+  if (plan.layout && plan.layout->llama_cpp && plan.layout->llama_cpp->fit_context) {
+    h.workload_kind = "serving";  // llama-server chose its context: the layout line says which
+    h.batch = h.seq_len = h.new_tokens = 0;
+  }
   return h;
 }
 

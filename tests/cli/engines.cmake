@@ -72,6 +72,14 @@ cli_case(engine_draft_max_needs_a_draft EXIT 2 ARGS estimate llama-2-7b --engine
          STDOUT_EMPTY STDERR "--draft-max applies to a --draft model")
 cli_case(engine_ngl_draft_needs_a_gpu EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu --draft tinyllama-1.1b
          --ngl-draft 3 STDOUT_EMPTY STDERR "--ngl-draft offloads layers to a GPU")
+# llama-server without --seq: -c 0 is the trained context for each of its 4 slots, which its
+# --fit reduces until 1 GiB stays free (tests/llama_cpp compares the context with llama.cpp's own).
+cli_case(engine_llama_server_fits_its_context EXIT 0 ARGS estimate llama-3.1-8b --engine llama.cpp --gpu rtx-3060
+         -p int4 --llama-server STDERR_EMPTY
+         STDOUT "workload +serving\n.*layout +llama-server, -ngl 33, -c [0-9,]+ .*note: llama-server --fit: -c unset: the trained context 131,072 x 4 slots would leave less than 1 GiB free; reduced to [0-9,]+ \\(interpolated")
+cli_case(engine_llama_server_fit_gives_up EXIT 0 ARGS estimate llama-3.1-70b --engine llama.cpp --gpu rtx-4090
+         -p int4 --llama-server STDERR_EMPTY
+         STDOUT "-c 4,096 .*fits +NO.*nor does its --fit-ctx minimum 4,096; llama-server would next move layers to the host")
 # A Mamba: no KV cells, a recurrent state slot per sequence. Mamba-130M over -np 2: 24 layers x
 # ((4 - 1) x 1,536 conv columns + 16 x 1,536 states) x 4 B x 2 slots = 5,603,328 B.
 cli_case(engine_llama_cpp_mamba EXIT 0 ARGS estimate mamba-130m-hf --engine llama.cpp --cpu --seq 2048 --parallel 2

@@ -154,21 +154,24 @@ def context_probe(llama_cpp, tmp_path_factory):
     source = out / "llama.cpp"
     subprocess.run(["git", "clone", "-q", str(package), str(source)], check=True, capture_output=True)
     lib = bins[0]
-    libraries = [next(lib.glob(pattern)) for pattern in ("libllama.*so", "libggml.*so", "libggml-base.so")]
+    libraries = [next(lib.glob(pattern))
+                 for pattern in ("libllama.*so", "libggml.*so", "libggml-base.so", "libllama-common.so")]
     program = out / "context_probe"
     subprocess.run([cxx, "-std=c++17", "-O1", "-I", str(source / "include"), "-I", str(source / "src"), "-I",
-                    str(source / "ggml" / "include"), str(HERE / "context_probe.cpp"), *map(str, libraries),
-                    f"-Wl,-rpath,{lib}", "-o", str(program)], check=True)
+                    str(source / "ggml" / "include"), "-I", str(source / "common"), str(HERE / "context_probe.cpp"),
+                    *map(str, libraries), f"-Wl,-rpath,{lib}", "-o", str(program)], check=True)
     return program, {**os.environ, "LLAMA_CPP_BACKENDS": str(lib)}
 
 
 GGML_TYPES = {"f16": 1, "q8_0": 8}
 
 
-def probe_report(probe, model, ctx, ubatch, sequences, unified, outputs, fa, type_k="f16", type_v="f16"):
+def probe_report(probe, model, ctx, ubatch, sequences, unified, outputs, fa, type_k="f16", type_v="f16",
+                 fit_budget=None):
     program, env = probe
     done = subprocess.run([str(program), str(model), str(ctx), str(ubatch), str(sequences), str(int(unified)),
-                           str(outputs), str(int(fa != "off")), str(GGML_TYPES[type_k]), str(GGML_TYPES[type_v])],
+                           str(outputs), str(int(fa != "off")), str(GGML_TYPES[type_k]), str(GGML_TYPES[type_v])] +
+                          ([str(fit_budget)] if fit_budget else []),
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -304,6 +307,34 @@ def test_a_draft_model_has_its_own_context(context_probe, models, ctx, ubatch, s
     assert rows["draft_weights"] == real_draft["model_bytes"]
     assert rows["draft_kv_cache"] == real_draft["kv_bytes"]
     assert rows["draft_compute_buffer"] == real_draft["compute_bytes"]
+
+
+# llama-server with -c unset: the trained context for each slot, and llama.cpp's own --fit
+# (common_fit_params) reducing it until 1 GiB of the device stays free, by linear interpolation
+# between the memory at --fit-ctx (4,096 per stream) and at the full context, rounded down to 256
+# per stream. On the CPU llama.cpp fits to the host's total memory less the margin; the probe sets
+# the margin so that it fits to the budget memplan is given (--cpu=BYTES), 1 GiB kept free.
+GIB = 1024 * MIB
+SERVER_FIT = [
+    ("qwen2-q8_0-tied.gguf", None, GIB + 35_000_000),   # 32,768 -> 9,984
+    ("qwen2-q8_0-tied.gguf", None, GIB + 60_000_000),   # -> 22,016
+    ("qwen2-q8_0-tied.gguf", 2, GIB + 30_000_000),      # two streams: 4,096 x 2 at least, steps of 512
+    ("nemotron_h-q8_0.gguf", None, GIB + 40_000_000),   # a hybrid: KV cells and state slots
+    ("qwen2-q8_0-tied.gguf", None, GIB + 200_000_000),  # room for the whole 8,192 x 4 slots
+]
+
+
+@pytest.mark.parametrize("model,sequences,budget", SERVER_FIT)
+def test_llama_server_fits_its_context_as_llama_cpp_does(context_probe, models, model, sequences, budget):
+    extra = ["--parallel", str(sequences)] if sequences else []
+    done = subprocess.run([CLI, "estimate", str(models / model), "--engine", "llama.cpp", f"--cpu={budget}",
+                           "--llama-server", *extra, "--format", "json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    n_seq = sequences or 4
+    real = probe_report(context_probe, models / model, 0, 512, n_seq, sequences is None, n_seq, "on",
+                        fit_budget=budget)
+    assert report["llama_cpp"]["n_ctx"] == real["fit_n_ctx"]
 
 
 def test_the_cache_cells_are_the_context_rounded_up_to_256(llama_cpp, models):

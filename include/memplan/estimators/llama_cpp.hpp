@@ -29,6 +29,8 @@ struct LlamaCppOptions {
   bool gpu = false;              // a GPU to offload to (false: everything on the host)
   Precision weights = precisions::fp16;  // the weights' type when the model is not a .gguf
   bool server = false;                   // llama-server's rules (for the description)
+  bool fit_context = false;              // llama-server's --fit with -c unset: the trained context for each slot,
+                                         //   reduced until 1 GiB stays free (the plan layer does it)
 };
 
 // A draft model for speculative decoding: its own context beside the main one, on the same
