@@ -348,7 +348,11 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
     if (recurrent) {
       const std::uint64_t held = checked_add(
           checked_add(rows(2), o.flash_attn ? rows(2) : rows(checked_mul(2, width, "c")), "c"), mask, "c");
-      compute = std::max(compute, checked_add(ssm_graph(), held, "c"));
+      // Where an MLP follows each mixer (Bamba, Granite 4.0-H, Jamba, Falcon-H1) the residual
+      // stream and the positions are live beside it too.
+      const bool mlp_after = spec.family != Family::nemotron_h;
+      compute = std::max(compute, checked_add(checked_add(ssm_graph(), held, "c"),
+                                              mlp_after ? checked_add(D, rows(1), "c") : 0, "c"));
     }
   }
   // Tokens, positions and the cache's i64 row indices per token, i32 ids per output, the embeddings.

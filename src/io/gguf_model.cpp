@@ -26,12 +26,13 @@ struct ArchFamily {
 };
 
 // The architectures whose every parameter memplan's spec describes. llama.cpp writes
-// "llama" for Llama, Mistral and Mixtral checkpoints alike (Mixtral: with an expert count).
+// "llama" for Llama, Mistral and Mixtral checkpoints alike (Mixtral: with an expert count),
+// and "granitehybrid" for Granite 4.0-H and Bamba.
 constexpr ArchFamily kArchitectures[] = {
-    {"falcon", Family::falcon},    {"gemma", Family::gemma},           {"gpt2", Family::gpt2},
-    {"gptneox", Family::gpt_neox}, {"llama", Family::llama},           {"mamba", Family::mamba},
-    {"mamba2", Family::mamba2},    {"nemotron_h", Family::nemotron_h}, {"phi2", Family::phi},
-    {"phi3", Family::phi3},        {"qwen2", Family::qwen2},
+    {"falcon", Family::falcon},    {"gemma", Family::gemma},         {"gpt2", Family::gpt2},
+    {"gptneox", Family::gpt_neox}, {"granitehybrid", Family::bamba}, {"llama", Family::llama},
+    {"mamba", Family::mamba},      {"mamba2", Family::mamba2},       {"nemotron_h", Family::nemotron_h},
+    {"phi2", Family::phi},         {"phi3", Family::phi3},           {"qwen2", Family::qwen2},
 };
 
 // The GGUF key (after "{arch}.") behind each spec field validate() may name.
@@ -274,31 +275,40 @@ void read_ssm_sizes(const Mapper& m, const std::string& p, Family family, ModelS
   s.n_heads = s.n_kv_heads = s.d_head = s.d_mlp = 0;
 }
 
-// Nemotron-H: each layer a Mamba-2 mixer, attention or an MLP. llama.cpp marks them with
-// per-layer head_count_kv and feed_forward_length arrays (0 where a layer has none), which
+// A hybrid of Mamba-2 and attention layers. llama.cpp marks the kinds with per-layer
+// head_count_kv (and Nemotron-H's feed_forward_length) arrays, 0 where a layer has none, which
 // GGUF readers skip; the tensors say the same: blk.N.ssm_in a Mamba-2 layer, blk.N.attn_q (or
-// attn_qkv) attention, blk.N.ffn_up an MLP. Head counts and widths come from those tensors.
-void read_nemotron_h(const Mapper& m, const std::string& p, ModelSpec& s) {
+// attn_qkv) attention, and for Nemotron-H blk.N.ffn_up a layer that is an MLP alone. Granite
+// 4.0-H (granitehybrid, memplan's bamba) has an MLP after every mixer. Head counts and widths
+// come from the first such tensors.
+void read_hybrid_layers(const Mapper& m, const std::string& p, Family family, ModelSpec& s) {
   read_ssm_sizes(m, p, Family::mamba2, s);
   if (!m.has_prefix("blk.")) {
     m.fail(p + "block_count",
            "a " + p.substr(0, p.size() - 1) + " file without tensors: memplan reads which layers attend from them");
   }
+  if (m.count(p + "expert_count", 0).value_or(0) > 0) {
+    m.fail(p + "expert_count", "a " + p.substr(0, p.size() - 1) +
+                                   " with experts (Granite 4.0-H Tiny and Small, Nemotron 3): memplan does not "
+                                   "describe a hybrid's experts yet");
+  }
+  const bool mlp_layers = family == Family::nemotron_h;
   const GgufTensor *q = nullptr, *k = nullptr, *up = nullptr;
   s.layer_types.clear();
   for (std::uint64_t il = 0; il < s.n_layers; ++il) {
     const std::string b = "blk." + std::to_string(il) + ".";
+    if (up == nullptr) up = m.tensor(b + "ffn_up.weight");
     if (m.has(b + "ssm_in.weight")) {
       s.layer_types.push_back(AttentionKind::mamba);
     } else if (m.has(b + "attn_q.weight") || m.has(b + "attn_qkv.weight")) {
       s.layer_types.push_back(AttentionKind::full);
       if (q == nullptr) q = m.tensor(b + "attn_q.weight"), k = m.tensor(b + "attn_k.weight");
-    } else if (m.has(b + "ffn_up.weight")) {
+    } else if (mlp_layers && m.has(b + "ffn_up.weight")) {
       s.layer_types.push_back(AttentionKind::mlp);
-      if (up == nullptr) up = m.tensor(b + "ffn_up.weight");
     } else {
-      m.fail(p + "block_count", "layer " + std::to_string(il) +
-                                    " has no ssm_in, attn_q or ffn_up tensor: neither Mamba-2, attention nor MLP");
+      m.fail(p + "block_count", "layer " + std::to_string(il) + " has no ssm_in or attn_q" +
+                                    (mlp_layers ? " or ffn_up tensor: neither Mamba-2, attention nor MLP"
+                                                : " tensor: neither Mamba-2 nor attention"));
     }
   }
   const std::uint64_t heads = m.required(p + "attention.head_count", 1);
@@ -358,8 +368,8 @@ GgufImport gguf_model(const GgufFile& f) {
   s.max_seq_len = m.required(p + "context_length", 1);
   if (family == Family::mamba || family == Family::mamba2) {
     read_ssm_sizes(m, p, family, s);
-  } else if (family == Family::nemotron_h) {
-    read_nemotron_h(m, p, s);
+  } else if (family == Family::nemotron_h || family == Family::bamba) {
+    read_hybrid_layers(m, p, family, s);
   } else {
     read_attention_and_mlp(m, p, s, out.notes);
   }

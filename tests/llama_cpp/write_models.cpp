@@ -137,32 +137,40 @@ GgufWriter ssm_model(const SsmShape& s) {
 // M a Mamba-2 mixer, * attention without rotary, - a ReLU² MLP): llama.cpp's nemotron_h
 // (src/models/nemotron-h.cpp) reads per-layer head_count_kv and feed_forward_length arrays,
 // 0 where the layer has no attention or no MLP.
-GgufWriter nemotron_h(std::uint64_t d, const std::string& pattern, std::uint64_t vocab, const char* matrices) {
+GgufWriter nemotron_h(std::uint64_t d, const std::string& pattern, std::uint64_t vocab, const char* matrices,
+                      const std::string& arch = "nemotron_h") {
   const std::uint64_t heads = 4, kv_heads = 2, hd = 64, ff = 512;
   const std::uint64_t inner = 2 * d, d_state = 32, groups = 2, ssm_heads = 8, conv = inner + 2 * groups * d_state;
+  // Granite 4.0-H (granitehybrid): a SwiGLU MLP after every mixer, feed_forward_length one value.
+  const bool granite = arch == "granitehybrid";
   std::vector<std::uint32_t> kv, ffn;
   for (const char c : pattern) {
     kv.push_back(c == '*' ? kv_heads : 0);
     ffn.push_back(c == '-' ? ff : 0);
   }
+  const auto key = [&](const char* k) { return arch + "." + k; };
   GgufWriter w;
-  w.str("general.architecture", "nemotron_h")
-      .str("general.name", "nemotron_h-test")
-      .u32("nemotron_h.context_length", 8192)
-      .u32("nemotron_h.embedding_length", static_cast<std::uint32_t>(d))
-      .u32("nemotron_h.block_count", static_cast<std::uint32_t>(pattern.size()))
-      .u32("nemotron_h.attention.head_count", heads)
-      .u32_array("nemotron_h.attention.head_count_kv", kv)
-      .u32_array("nemotron_h.feed_forward_length", ffn)
-      .u32("nemotron_h.attention.key_length", hd)
-      .u32("nemotron_h.attention.value_length", hd)
-      .u32("nemotron_h.ssm.conv_kernel", 4)
-      .u32("nemotron_h.ssm.inner_size", static_cast<std::uint32_t>(inner))
-      .u32("nemotron_h.ssm.state_size", d_state)
-      .u32("nemotron_h.ssm.time_step_rank", ssm_heads)
-      .u32("nemotron_h.ssm.group_count", groups)
-      .f32("nemotron_h.attention.layer_norm_epsilon", 1e-5f)
-      .f32("nemotron_h.attention.layer_norm_rms_epsilon", 1e-5f);
+  w.str("general.architecture", arch)
+      .str("general.name", arch + "-test")
+      .u32(key("context_length"), 8192)
+      .u32(key("embedding_length"), static_cast<std::uint32_t>(d))
+      .u32(key("block_count"), static_cast<std::uint32_t>(pattern.size()))
+      .u32(key("attention.head_count"), heads)
+      .u32_array(key("attention.head_count_kv"), kv)
+      .u32(key("attention.key_length"), hd)
+      .u32(key("attention.value_length"), hd)
+      .u32(key("ssm.conv_kernel"), 4)
+      .u32(key("ssm.inner_size"), static_cast<std::uint32_t>(inner))
+      .u32(key("ssm.state_size"), d_state)
+      .u32(key("ssm.time_step_rank"), ssm_heads)
+      .u32(key("ssm.group_count"), groups)
+      .f32(key("attention.layer_norm_epsilon"), 1e-5f)
+      .f32(key("attention.layer_norm_rms_epsilon"), 1e-5f);
+  if (granite) {
+    w.u32(key("feed_forward_length"), ff).u32(key("rope.dimension_count"), hd);
+  } else {
+    w.u32_array(key("feed_forward_length"), ffn);
+  }
   w.spm_vocabulary(vocab);
   w.tensor("token_embd.weight", {d, vocab}, matrices);
   for (std::uint64_t b = 0; b < pattern.size(); ++b) {
@@ -184,6 +192,12 @@ GgufWriter nemotron_h(std::uint64_t d, const std::string& pattern, std::uint64_t
           .tensor(p + "attn_output.weight", {heads * hd, d}, matrices);
     } else {
       w.tensor(p + "ffn_up.weight", {d, ff}, matrices).tensor(p + "ffn_down.weight", {ff, d}, matrices);
+    }
+    if (granite) {
+      w.tensor(p + "ffn_norm.weight", {d}, "F32")
+          .tensor(p + "ffn_gate.weight", {d, ff}, matrices)
+          .tensor(p + "ffn_up.weight", {d, ff}, matrices)
+          .tensor(p + "ffn_down.weight", {ff, d}, matrices);
     }
   }
   w.tensor("output_norm.weight", {d}, "F32").tensor("output.weight", {d, vocab}, matrices);
@@ -213,5 +227,7 @@ int main(int argc, char** argv) {
   ssm_model({256, 2, 2048, 32, 0, 2, 8, "F16"}).write(dir / "mamba2-f16.gguf");
   // A hybrid: Nemotron-H's Mamba-2, attention and MLP layers, its head untied.
   nemotron_h(256, "M*M-M*", 2048, "Q8_0").write(dir / "nemotron_h-q8_0.gguf");
+  // Granite 4.0-H: Mamba-2 or attention, a gated MLP in every layer.
+  nemotron_h(256, "MM*MM*", 2048, "Q4_K", "granitehybrid").write(dir / "granitehybrid-q4_k.gguf");
   return 0;
 }

@@ -568,6 +568,33 @@ TEST_F(Gguf, NemotronHLayersAreReadFromTheirTensors) {
   EXPECT_EQ(read_gguf(path("nemotron_h.gguf")).elements, 14'636U);
 }
 
+TEST_F(Gguf, AGraniteHybridWithExpertsIsRefusedAtItsExpertCount) {
+  // Granite 4.0-H Tiny and Small (granitehybrid with experts and a shared expert): memplan's
+  // hybrid spec has no experts yet, and says so rather than pricing the experts as a dense MLP.
+  GgufWriter w;
+  w.str("general.architecture", "granitehybrid")
+      .u32("granitehybrid.context_length", 4096)
+      .u32("granitehybrid.embedding_length", 32)
+      .u32("granitehybrid.block_count", 1)
+      .u32("granitehybrid.attention.head_count", 4)
+      .u32("granitehybrid.expert_count", 8)
+      .u32("granitehybrid.ssm.conv_kernel", 4)
+      .u32("granitehybrid.ssm.inner_size", 64)
+      .u32("granitehybrid.ssm.state_size", 8)
+      .u32("granitehybrid.ssm.time_step_rank", 4)
+      .u32("granitehybrid.ssm.group_count", 1)
+      .tokens("tokenizer.ggml.tokens", 8);
+  w.tensor("token_embd.weight", {32, 8}, "F16").tensor("blk.0.ssm_in.weight", {32, 64 + 80 + 4}, "F16");
+  const std::string file = w.write(path("granite-moe.gguf"));
+  try {
+    load_gguf_model(file);
+    ADD_FAILURE() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "granitehybrid.expert_count");
+    EXPECT_NE(e.message().find("does not describe a hybrid's experts yet"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(Gguf, TensorsDecideBiasesHeadTyingPositionsAndExperts) {
   GgufWriter qwen;
   qwen.str("general.architecture", "qwen2")
@@ -632,11 +659,11 @@ TEST_F(Gguf, UnmappedArchitecturesAndBadKeysAreNamed) {
     EXPECT_EQ(e.file(), file);
     EXPECT_EQ(e.key(), "general.architecture");
     EXPECT_NE(e.message().find("unsupported architecture 'rwkv6'"), std::string::npos) << e.what();
-    EXPECT_NE(
-        e.message().find(
-            "memplan maps 'falcon', 'gemma', 'gpt2', 'gptneox', 'llama', 'mamba', 'mamba2', 'nemotron_h', 'phi2', "
-            "'phi3' and 'qwen2'"),
-        std::string::npos)
+    EXPECT_NE(e.message().find("memplan maps 'falcon', 'gemma', 'gpt2', 'gptneox', 'granitehybrid', 'llama', 'mamba', "
+                               "'mamba2', 'nemotron_h', "
+                               "'phi2', "
+                               "'phi3' and 'qwen2'"),
+              std::string::npos)
         << e.what();
   }
   const auto refused = [&](GgufWriter w, const std::string& key, const std::string& says) {
