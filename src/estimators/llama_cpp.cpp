@@ -349,10 +349,12 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
       const std::uint64_t held = checked_add(
           checked_add(rows(2), o.flash_attn ? rows(2) : rows(checked_mul(2, width, "c")), "c"), mask, "c");
       // Where an MLP follows each mixer (Bamba, Granite 4.0-H, Jamba, Falcon-H1) the residual
-      // stream and the positions are live beside it too.
-      const bool mlp_after = spec.family != Family::nemotron_h;
-      compute = std::max(compute, checked_add(checked_add(ssm_graph(), held, "c"),
-                                              mlp_after ? checked_add(D, rows(1), "c") : 0, "c"));
+      // stream and the positions are live beside it too; beside Falcon-H1's mixer also the
+      // attention's output, which the two branches' sum waits for.
+      const std::uint64_t beside = spec.family == Family::nemotron_h ? 0
+                                   : spec.parallel_ssm               ? checked_add(checked_mul(2, D, "c"), rows(1), "c")
+                                                                     : checked_add(D, rows(1), "c");
+      compute = std::max(compute, checked_add(checked_add(ssm_graph(), held, "c"), beside, "c"));
     }
   }
   // Tokens, positions and the cache's i64 row indices per token, i32 ids per output, the embeddings.

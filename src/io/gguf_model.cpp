@@ -29,10 +29,13 @@ struct ArchFamily {
 // "llama" for Llama, Mistral and Mixtral checkpoints alike (Mixtral: with an expert count),
 // and "granitehybrid" for Granite 4.0-H and Bamba.
 constexpr ArchFamily kArchitectures[] = {
-    {"falcon", Family::falcon},    {"gemma", Family::gemma},         {"gpt2", Family::gpt2},
-    {"gptneox", Family::gpt_neox}, {"granitehybrid", Family::bamba}, {"llama", Family::llama},
-    {"mamba", Family::mamba},      {"mamba2", Family::mamba2},       {"nemotron_h", Family::nemotron_h},
-    {"phi2", Family::phi},         {"phi3", Family::phi3},           {"qwen2", Family::qwen2},
+    {"falcon", Family::falcon},    {"falcon-h1", Family::falcon_h1},
+    {"gemma", Family::gemma},      {"gpt2", Family::gpt2},
+    {"gptneox", Family::gpt_neox}, {"granitehybrid", Family::bamba},
+    {"llama", Family::llama},      {"mamba", Family::mamba},
+    {"mamba2", Family::mamba2},    {"nemotron_h", Family::nemotron_h},
+    {"phi2", Family::phi},         {"phi3", Family::phi3},
+    {"qwen2", Family::qwen2},
 };
 
 // The GGUF key (after "{arch}.") behind each spec field validate() may name.
@@ -279,8 +282,9 @@ void read_ssm_sizes(const Mapper& m, const std::string& p, Family family, ModelS
 // head_count_kv (and Nemotron-H's feed_forward_length) arrays, 0 where a layer has none, which
 // GGUF readers skip; the tensors say the same: blk.N.ssm_in a Mamba-2 layer, blk.N.attn_q (or
 // attn_qkv) attention, and for Nemotron-H blk.N.ffn_up a layer that is an MLP alone. Granite
-// 4.0-H (granitehybrid, memplan's bamba) has an MLP after every mixer. Head counts and widths
-// come from the first such tensors.
+// 4.0-H (granitehybrid, memplan's bamba) has an MLP after every mixer; Falcon-H1 runs attention
+// and a Mamba-2 mixer side by side in every layer, then an MLP. Head counts and widths come
+// from the first such tensors.
 void read_hybrid_layers(const Mapper& m, const std::string& p, Family family, ModelSpec& s) {
   read_ssm_sizes(m, p, Family::mamba2, s);
   if (!m.has_prefix("blk.")) {
@@ -292,12 +296,21 @@ void read_hybrid_layers(const Mapper& m, const std::string& p, Family family, Mo
                                    " with experts (Granite 4.0-H Tiny and Small, Nemotron 3): memplan does not "
                                    "describe a hybrid's experts yet");
   }
-  const bool mlp_layers = family == Family::nemotron_h;
+  const bool mlp_layers = family == Family::nemotron_h, side_by_side = family == Family::falcon_h1;
   const GgufTensor *q = nullptr, *k = nullptr, *up = nullptr;
   s.layer_types.clear();
+  s.parallel_ssm = side_by_side;
   for (std::uint64_t il = 0; il < s.n_layers; ++il) {
     const std::string b = "blk." + std::to_string(il) + ".";
     if (up == nullptr) up = m.tensor(b + "ffn_up.weight");
+    if (side_by_side) {
+      if (!m.has(b + "ssm_in.weight") || !m.has(b + "attn_q.weight")) {
+        m.fail(p + "block_count",
+               "layer " + std::to_string(il) + " lacks ssm_in or attn_q: every Falcon-H1 layer runs both side by side");
+      }
+      if (q == nullptr) q = m.tensor(b + "attn_q.weight"), k = m.tensor(b + "attn_k.weight");
+      continue;
+    }
     if (m.has(b + "ssm_in.weight")) {
       s.layer_types.push_back(AttentionKind::mamba);
     } else if (m.has(b + "attn_q.weight") || m.has(b + "attn_qkv.weight")) {
@@ -368,7 +381,7 @@ GgufImport gguf_model(const GgufFile& f) {
   s.max_seq_len = m.required(p + "context_length", 1);
   if (family == Family::mamba || family == Family::mamba2) {
     read_ssm_sizes(m, p, family, s);
-  } else if (family == Family::nemotron_h || family == Family::bamba) {
+  } else if (family == Family::nemotron_h || family == Family::bamba || family == Family::falcon_h1) {
     read_hybrid_layers(m, p, family, s);
   } else {
     read_attention_and_mlp(m, p, s, out.notes);
@@ -413,7 +426,11 @@ GgufImport gguf_model(const GgufFile& f) {
     std::uint64_t norms = 0;
     for (const GgufTensor& t : f.tensors) {
       // A Mamba-2 mixer's gated norm (ssm_norm) is the mixer's, not a layer norm.
-      if (t.name.starts_with("blk.0.") && t.name.ends_with("norm.weight") && !t.name.starts_with("blk.0.ssm_")) ++norms;
+      // (Falcon-H1's ffn_norm has no ".weight" in its name.)
+      if (t.name.starts_with("blk.0.") && (t.name.ends_with("norm.weight") || t.name.ends_with("_norm")) &&
+          !t.name.starts_with("blk.0.ssm_")) {
+        ++norms;
+      }
     }
     if (norms > 0) s.norms_per_layer = norms;
     s.final_norm = m.has("output_norm.weight");

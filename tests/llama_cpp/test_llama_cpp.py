@@ -248,13 +248,14 @@ def test_state_space_models_keep_a_recurrent_state_per_sequence(context_probe, m
     assert rows["compute_buffer"] == real["compute_bytes"]
 
 
-# Hybrids: a Nemotron-H of layers M * M - M * (Mamba-2, attention, MLP) and a Granite 4.0-H
-# (granitehybrid) of M M * M M *, a gated MLP after every mixer. llama_memory_hybrid keeps the
+# Hybrids: a Nemotron-H of layers M * M - M * (Mamba-2, attention, MLP), a Granite 4.0-H
+# (granitehybrid) of M M * M M *, a gated MLP after every mixer, and a Falcon-H1. llama_memory_hybrid keeps the
 # attention layers' KV cells and the Mamba layers' state slots, both to the byte. The hybrid's
 # graph is not recorded: memplan's compute buffer is a Mamba graph's replay above the attention
 # inputs that stay allocated until the last attention layer (for Granite also the residual
 # stream), or the transformer's closed form, whichever is larger. Measured, memplan / llama.cpp:
-# Nemotron-H 1.0000, 1.0002, 1.0173; Granite 0.9729, 1.0001, 1.0311.
+# Nemotron-H 1.0000, 1.0002, 1.0173; Granite 0.9729, 1.0001, 1.0311; Falcon-H1 (attention and a
+# Mamba-2 mixer side by side in every layer) 1.0006, 0.9731, 1.0181.
 HYBRID = [
     ("nemotron_h-q8_0.gguf", 4096, 512, 1, False, False, "on", (1.0, 1.02)),
     ("nemotron_h-q8_0.gguf", 4096, 512, 3, False, True, "off", (1.0, 1.02)),
@@ -262,6 +263,9 @@ HYBRID = [
     ("granitehybrid-q4_k.gguf", 4096, 512, 1, False, False, "on", (0.965, 1.035)),
     ("granitehybrid-q4_k.gguf", 4096, 512, 3, False, True, "off", (0.965, 1.035)),
     ("granitehybrid-q4_k.gguf", 8192, 512, 4, True, True, "on", (0.965, 1.035)),
+    ("falcon-h1-q8_0.gguf", 4096, 512, 1, False, False, "on", (0.965, 1.035)),
+    ("falcon-h1-q8_0.gguf", 4096, 512, 3, False, True, "off", (0.965, 1.035)),
+    ("falcon-h1-q8_0.gguf", 8192, 512, 4, True, True, "on", (0.965, 1.035)),
 ]
 
 

@@ -142,10 +142,11 @@ GgufWriter nemotron_h(std::uint64_t d, const std::string& pattern, std::uint64_t
   const std::uint64_t heads = 4, kv_heads = 2, hd = 64, ff = 512;
   const std::uint64_t inner = 2 * d, d_state = 32, groups = 2, ssm_heads = 8, conv = inner + 2 * groups * d_state;
   // Granite 4.0-H (granitehybrid): a SwiGLU MLP after every mixer, feed_forward_length one value.
-  const bool granite = arch == "granitehybrid";
+  // Falcon-H1 (every layer P): attention and a Mamba-2 mixer side by side, then that MLP.
+  const bool falcon = arch == "falcon-h1", granite = arch == "granitehybrid" || falcon;
   std::vector<std::uint32_t> kv, ffn;
   for (const char c : pattern) {
-    kv.push_back(c == '*' ? kv_heads : 0);
+    kv.push_back(c == '*' || c == 'P' ? kv_heads : 0);
     ffn.push_back(c == '-' ? ff : 0);
   }
   const auto key = [&](const char* k) { return arch + "." + k; };
@@ -176,7 +177,7 @@ GgufWriter nemotron_h(std::uint64_t d, const std::string& pattern, std::uint64_t
   for (std::uint64_t b = 0; b < pattern.size(); ++b) {
     const std::string p = "blk." + std::to_string(b) + ".";
     w.tensor(p + "attn_norm.weight", {d}, "F32");
-    if (pattern[b] == 'M') {
+    if (pattern[b] == 'M' || pattern[b] == 'P') {
       w.tensor(p + "ssm_in.weight", {d, inner + conv + ssm_heads}, matrices)
           .tensor(p + "ssm_conv1d.weight", {4, conv}, "F32")
           .tensor(p + "ssm_conv1d.bias", {conv}, "F32")
@@ -185,16 +186,18 @@ GgufWriter nemotron_h(std::uint64_t d, const std::string& pattern, std::uint64_t
           .tensor(p + "ssm_d", {1, ssm_heads}, "F32")
           .tensor(p + "ssm_norm.weight", {inner / groups, groups}, "F32")
           .tensor(p + "ssm_out.weight", {inner, d}, matrices);
-    } else if (pattern[b] == '*') {
+    }
+    if (pattern[b] == '*' || pattern[b] == 'P') {
       w.tensor(p + "attn_q.weight", {d, heads * hd}, matrices)
           .tensor(p + "attn_k.weight", {d, kv_heads * hd}, matrices)
           .tensor(p + "attn_v.weight", {d, kv_heads * hd}, matrices)
           .tensor(p + "attn_output.weight", {heads * hd, d}, matrices);
-    } else {
+    }
+    if (pattern[b] == '-') {
       w.tensor(p + "ffn_up.weight", {d, ff}, matrices).tensor(p + "ffn_down.weight", {ff, d}, matrices);
     }
     if (granite) {
-      w.tensor(p + "ffn_norm.weight", {d}, "F32")
+      w.tensor(p + (falcon ? "ffn_norm" : "ffn_norm.weight"), {d}, "F32")
           .tensor(p + "ffn_gate.weight", {d, ff}, matrices)
           .tensor(p + "ffn_up.weight", {d, ff}, matrices)
           .tensor(p + "ffn_down.weight", {ff, d}, matrices);
@@ -229,5 +232,7 @@ int main(int argc, char** argv) {
   nemotron_h(256, "M*M-M*", 2048, "Q8_0").write(dir / "nemotron_h-q8_0.gguf");
   // Granite 4.0-H: Mamba-2 or attention, a gated MLP in every layer.
   nemotron_h(256, "MM*MM*", 2048, "Q4_K", "granitehybrid").write(dir / "granitehybrid-q4_k.gguf");
+  // Falcon-H1: attention and a Mamba-2 mixer side by side in every layer, then a gated MLP.
+  nemotron_h(256, "PPP", 2048, "Q8_0", "falcon-h1").write(dir / "falcon-h1-q8_0.gguf");
   return 0;
 }

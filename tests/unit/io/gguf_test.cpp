@@ -142,6 +142,16 @@ class Gguf : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  // Expects load_gguf_model to refuse `file` at `key`, its message holding `says`.
+  static void expect_refused(const std::string& file, const std::string& key, const std::string& says) {
+    try {
+      load_gguf_model(file);
+      ADD_FAILURE() << "accepted " << file;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), key);
+      EXPECT_NE(e.message().find(says), std::string::npos) << e.what();
+    }
+  }
   std::string write_raw(const std::string& name, const std::string& bytes) const {
     std::ofstream(path(name), std::ios::binary) << bytes;
     return path(name);
@@ -505,14 +515,8 @@ TEST_F(Gguf, Mamba2MapsToStateSpaceSizesAndCountsExactly) {
   EXPECT_EQ(read_gguf(path("mamba2.gguf")).elements, 8'172U);
   for (const std::string& note : m.notes) EXPECT_EQ(note.find("the architecture counts"), std::string::npos) << note;
 
-  const std::string bad = file(false).write(path("no-groups.gguf"));
-  try {
-    load_gguf_model(bad);
-    ADD_FAILURE() << "accepted";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.key(), "mamba2.ssm.group_count");
-    EXPECT_NE(e.message().find("missing 'mamba2.ssm.group_count'"), std::string::npos) << e.what();
-  }
+  expect_refused(file(false).write(path("no-groups.gguf")), "mamba2.ssm.group_count",
+                 "missing 'mamba2.ssm.group_count'");
 }
 
 TEST_F(Gguf, NemotronHLayersAreReadFromTheirTensors) {
@@ -568,6 +572,60 @@ TEST_F(Gguf, NemotronHLayersAreReadFromTheirTensors) {
   EXPECT_EQ(read_gguf(path("nemotron_h.gguf")).elements, 14'636U);
 }
 
+TEST_F(Gguf, FalconH1RunsAttentionAndAMixerInEveryLayer) {
+  // llama.cpp's falcon-h1 (src/models/falcon-h1.cpp): every layer attention and a Mamba-2 mixer
+  // side by side, then a gated MLP after ffn_norm (named without ".weight"). d 32, one layer;
+  // attention of 4 heads of 8, 2 KV heads; a Mamba-2 of 4 heads over d_inner 64 in 2 groups,
+  // state 8, its gated norm; an MLP of 48.
+  GgufWriter w;
+  w.str("general.architecture", "falcon-h1")
+      .u32("falcon-h1.context_length", 4096)
+      .u32("falcon-h1.embedding_length", 32)
+      .u32("falcon-h1.block_count", 1)
+      .u32("falcon-h1.feed_forward_length", 48)
+      .u32("falcon-h1.attention.head_count", 4)
+      .u32("falcon-h1.attention.head_count_kv", 2)
+      .u32("falcon-h1.attention.key_length", 8)
+      .u32("falcon-h1.ssm.conv_kernel", 4)
+      .u32("falcon-h1.ssm.inner_size", 64)
+      .u32("falcon-h1.ssm.state_size", 8)
+      .u32("falcon-h1.ssm.time_step_rank", 4)
+      .u32("falcon-h1.ssm.group_count", 2)
+      .tokens("tokenizer.ggml.tokens", 8);
+  w.tensor("token_embd.weight", {32, 8}, "F16")
+      .tensor("blk.0.attn_norm.weight", {32}, "F32")
+      .tensor("blk.0.ssm_in.weight", {32, 64 + 96 + 4}, "F16")
+      .tensor("blk.0.ssm_conv1d.weight", {4, 96}, "F32")
+      .tensor("blk.0.ssm_conv1d.bias", {96}, "F32")
+      .tensor("blk.0.ssm_dt.bias", {4}, "F32")
+      .tensor("blk.0.ssm_a", {1, 4}, "F32")
+      .tensor("blk.0.ssm_d", {1, 4}, "F32")
+      .tensor("blk.0.ssm_norm.weight", {32, 2}, "F32")
+      .tensor("blk.0.ssm_out.weight", {64, 32}, "F16")
+      .tensor("blk.0.attn_q.weight", {32, 32}, "F16")
+      .tensor("blk.0.attn_k.weight", {32, 16}, "F16")
+      .tensor("blk.0.attn_v.weight", {32, 16}, "F16")
+      .tensor("blk.0.attn_output.weight", {32, 32}, "F16")
+      .tensor("blk.0.ffn_norm", {32}, "F32")
+      .tensor("blk.0.ffn_gate.weight", {32, 48}, "F16")
+      .tensor("blk.0.ffn_up.weight", {32, 48}, "F16")
+      .tensor("blk.0.ffn_down.weight", {48, 32}, "F16")
+      .tensor("output_norm.weight", {32}, "F32")
+      .tensor("output.weight", {32, 8}, "F16");
+  const GgufImport m = load_gguf_model(w.write(path("falcon-h1.gguf")));
+  const ModelSpec& s = m.entry.spec;
+  EXPECT_EQ(s.family, Family::falcon_h1);
+  EXPECT_TRUE(s.parallel_ssm);
+  EXPECT_EQ(ssm_layers(s), 1U);
+  EXPECT_EQ(attention_layers(s), 1U);
+  EXPECT_EQ(s.norms_per_layer, 2U);
+  EXPECT_EQ(s.mlp, MlpKind::gated);
+  // Embedding 256 + 2 norms 64 + Mamba-2 7,852 + attention 3,072 + MLP 3 x 1,536 + final norm 32
+  // + head 256.
+  EXPECT_EQ(count_parameters(s), 16'140U);
+  EXPECT_EQ(read_gguf(path("falcon-h1.gguf")).elements, 16'140U);
+}
+
 TEST_F(Gguf, AGraniteHybridWithExpertsIsRefusedAtItsExpertCount) {
   // Granite 4.0-H Tiny and Small (granitehybrid with experts and a shared expert): memplan's
   // hybrid spec has no experts yet, and says so rather than pricing the experts as a dense MLP.
@@ -585,14 +643,8 @@ TEST_F(Gguf, AGraniteHybridWithExpertsIsRefusedAtItsExpertCount) {
       .u32("granitehybrid.ssm.group_count", 1)
       .tokens("tokenizer.ggml.tokens", 8);
   w.tensor("token_embd.weight", {32, 8}, "F16").tensor("blk.0.ssm_in.weight", {32, 64 + 80 + 4}, "F16");
-  const std::string file = w.write(path("granite-moe.gguf"));
-  try {
-    load_gguf_model(file);
-    ADD_FAILURE() << "accepted";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.key(), "granitehybrid.expert_count");
-    EXPECT_NE(e.message().find("does not describe a hybrid's experts yet"), std::string::npos) << e.what();
-  }
+  expect_refused(w.write(path("granite-moe.gguf")), "granitehybrid.expert_count",
+                 "does not describe a hybrid's experts yet");
 }
 
 TEST_F(Gguf, TensorsDecideBiasesHeadTyingPositionsAndExperts) {
@@ -659,10 +711,9 @@ TEST_F(Gguf, UnmappedArchitecturesAndBadKeysAreNamed) {
     EXPECT_EQ(e.file(), file);
     EXPECT_EQ(e.key(), "general.architecture");
     EXPECT_NE(e.message().find("unsupported architecture 'rwkv6'"), std::string::npos) << e.what();
-    EXPECT_NE(e.message().find("memplan maps 'falcon', 'gemma', 'gpt2', 'gptneox', 'granitehybrid', 'llama', 'mamba', "
-                               "'mamba2', 'nemotron_h', "
-                               "'phi2', "
-                               "'phi3' and 'qwen2'"),
+    EXPECT_NE(e.message().find(
+                  "memplan maps 'falcon', 'falcon-h1', 'gemma', 'gpt2', 'gptneox', 'granitehybrid', 'llama', "
+                  "'mamba', 'mamba2', 'nemotron_h', 'phi2', 'phi3' and 'qwen2'"),
               std::string::npos)
         << e.what();
   }
