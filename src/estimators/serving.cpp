@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "memplan/core/bytes.hpp"
 #include "memplan/core/error.hpp"
 
 namespace memplan {
@@ -41,6 +42,56 @@ ServingCapacity vllm_kv_capacity(Bytes capacity, double utilization, Bytes non_k
   out.tokens = checked_mul(out.blocks, block_size, "KV cache tokens");
   out.max_model_len = max_model_len;
   out.full_sequences = max_model_len > 0 ? out.tokens / max_model_len : 0;
+  return out;
+}
+
+double ServingCapacity::concurrency() const {
+  if (per_request_blocks > 0) return static_cast<double>(blocks) / static_cast<double>(per_request_blocks);
+  return max_model_len > 0 ? static_cast<double>(tokens) / static_cast<double>(max_model_len) : 0.0;
+}
+
+ServingCapacity vllm_state_space_capacity(Bytes capacity, double utilization, Bytes non_kv,
+                                          const VllmLayerPages& layers, std::uint64_t block_size,
+                                          std::uint64_t max_model_len, std::optional<Bytes> given) {
+  const std::uint64_t A = layers.attention_layers, M = layers.mamba_layers;
+  if (M == 0 || layers.state_bytes.count() == 0) {
+    throw Error(ErrorKind::invalid_input, "a KV cache of Mamba layers needs at least one", "engine");
+  }
+  if (block_size == 0) {
+    throw Error(ErrorKind::invalid_input, "the KV cache block size must be at least 1 token", "block_size");
+  }
+  const std::uint64_t state = layers.state_bytes.count(), token = layers.token_bytes.count();
+  std::uint64_t page = state, group = M, attention_groups = 0, mamba_groups = 1;
+  if (A > 0) {
+    if (token == 0) throw Error(ErrorKind::invalid_input, "an attention layer of 0 bytes a token", "block_size");
+    // config.py HybridAttentionMambaModelConfig: the attention block in multiples of 16 tokens
+    // (the kernels' alignment) until a layer's page holds the state; the state padded to it.
+    constexpr std::uint64_t kAlign = 16;
+    block_size = std::max(block_size, kAlign * ceil_div(state, checked_mul(kAlign, token, "page")));
+    page = checked_mul(block_size, token, "page");
+    // kv_cache_utils.py _get_kv_cache_groups_uniform_page_size.
+    const std::uint64_t fewer = std::min(A, M), more = std::max(A, M);
+    group = static_cast<double>(more) < 1.5 * static_cast<double>(fewer) ? more : fewer;
+    attention_groups = ceil_div(A, group);
+    mamba_groups = ceil_div(M, group);
+  }
+  // A block id costs a page in every layer of a group: the pool's tensors are shared by groups.
+  ServingCapacity out = vllm_kv_capacity(capacity, utilization, non_kv, Bytes(checked_mul(page, group, "KV block")),
+                                         block_size, max_model_len, given);
+  out.kv_groups = attention_groups + mamba_groups;
+  out.group_layers = group;
+  out.state_bytes = layers.state_bytes;
+  if (A == 0) {
+    // One group of every Mamba layer, a block a request, logged as max_model_len tokens.
+    out.block_size = max_model_len;
+    out.per_request_blocks = 1;
+    out.tokens = checked_mul(out.blocks, max_model_len, "KV cache tokens");
+  } else {
+    out.per_request_blocks = checked_add(checked_mul(attention_groups, ceil_div(max_model_len, block_size), "c"),
+                                         mamba_groups, "KV blocks a request");
+    out.tokens = checked_mul(out.blocks / out.kv_groups, block_size, "KV cache tokens");
+  }
+  out.full_sequences = out.blocks / out.per_request_blocks;
   return out;
 }
 

@@ -156,12 +156,11 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
                         "budget): plan " +
                             spec.name + " with -w generation");
   }
-  if (ssm_layers(spec) > 0) {
-    throw_invalid_input("engine", "memplan's vLLM policy divides what is left into attention KV blocks; " + spec.name +
-                                      " has " + ssm_layers_text(spec) +
-                                      ", whose per-request state vLLM keeps in its own "
-                                      "cache, which memplan does not model yet: plan it with -w generation and "
-                                      "--batch");
+  const bool state_space = ssm_layers(spec) > 0;
+  if (spec.family == Family::zamba2) {
+    throw_invalid_input("engine",
+                        "memplan's vLLM policy does not price Zamba2's shared attention blocks' cache: plan " +
+                            spec.name + " with -w generation and --batch");
   }
   constexpr std::uint64_t kVocabMultiple = 64;  // vLLM DEFAULT_VOCAB_PADDING_SIZE
   const ServingOptions& so = *o.vllm;
@@ -217,7 +216,19 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
                                           " mixes kinds of attention layer, whose KV blocks vLLM groups per "
                                           "kind; memplan splits only models of one kind over `pp` stages");
   }
-  const TensorShard shard = tensor_parallel_shard(spec, {t, kVocabMultiple, true});
+  if (state_space && (t > 1 || pp > 1 || dp > 1 || so.max_loras > 0)) {
+    throw_invalid_input(t > 1    ? "tensor"
+                        : pp > 1 ? "pipeline"
+                        : dp > 1 ? "data"
+                                 : "max_loras",
+                        "memplan's vLLM policy plans a model with state-space layers (" + spec.name +
+                            ") on one GPU without adapters yet: `tp`, `pp` and `dp` 1, no `max_loras`");
+  }
+  // One GPU (above): a state-space model's layers stay whole, the vocabulary padded as vLLM pads it.
+  const TensorShard shard = state_space ? TensorShard{spec, 1, 1,
+                                                      checked_mul(ceil_div(spec.vocab_size, kVocabMultiple),
+                                                                  kVocabMultiple, "vocabulary")}
+                                        : tensor_parallel_shard(spec, {t, kVocabMultiple, true});
   ModelSpec ss = shard.spec;
   if (ep > 1) {  // whole experts, spread over the GPUs
     ss.experts = spec.experts / ep;
@@ -390,12 +401,29 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
       first += layers[k];
     }
   }
+  // Mamba layers (kv_cache_interface.py MambaSpec): a request's convolution state in the
+  // model's dtype (never kv_cache_dtype) and its SSM state, which NemotronH keeps in float32
+  // (models/config.py, vLLM of 2026-04 on; float16 from 0.13, the model's dtype before).
+  VllmLayerPages pages;
+  if (state_space) {
+    const std::uint64_t model_bytes = element_bits(compute.format) / 8;
+    const std::uint64_t ssm_bytes = spec.family == Family::nemotron_h ? 4 : model_bytes;
+    pages.attention_layers = attention_layers(spec);
+    pages.mamba_layers = ssm_layers(spec);
+    pages.token_bytes = Bytes(checked_mul(checked_mul(2, checked_mul(ss.n_kv_heads, ss.d_head, "KV"), "KV"),
+                                          element_bits(kv_dtype.format) / 8, "KV"));
+    pages.state_bytes = Bytes(checked_add(
+        checked_mul(checked_mul(spec.ssm.d_conv - 1, ssm_conv_channels(spec.ssm), "state"), model_bytes, "state"),
+        checked_mul(checked_mul(spec.ssm.d_state, spec.ssm.d_inner, "state"), ssm_bytes, "state"), "state"));
+  }
   std::size_t binding = 0;
   for (std::size_t k = 0; k < stages.size(); ++k) {
     Stage& st = stages[k];
     const Bytes non_kv = st.weights.bytes.plus(st.peak.bytes, "non-KV memory").plus(cublas, "non-KV memory");
-    st.cap = vllm_kv_capacity(usable_memory(gpu), so.gpu_memory_utilization, non_kv, st.block, so.block_size, max_len,
-                              so.kv_cache_memory);
+    st.cap = state_space ? vllm_state_space_capacity(usable_memory(gpu), so.gpu_memory_utilization, non_kv, pages,
+                                                     so.block_size, max_len, so.kv_cache_memory)
+                         : vllm_kv_capacity(usable_memory(gpu), so.gpu_memory_utilization, non_kv, st.block,
+                                            so.block_size, max_len, so.kv_cache_memory);
     if (st.cap.blocks < stages[binding].cap.blocks) binding = k;
   }
   const ServingCapacity cap = stages[binding].cap;
@@ -404,22 +432,32 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   std::vector<DeviceMemory> devices;
   for (std::size_t k = 0; k < stages.size(); ++k) {
     const Stage& st = stages[k];
-    const std::string block_text = ss.mla.kv_lora_rank != 0
-                                       ? s(so.block_size) + " tokens x " + s(st.layers) + " layers x (kv_lora_rank " +
-                                             s(ss.mla.kv_lora_rank) + " + qk_rope_head_dim " +
-                                             s(ss.mla.qk_rope_head_dim) + ") latent"
-                                       : s(so.block_size) + " tokens x 2 x " + s(st.layers) + " layers x " +
-                                             s(ss.n_kv_heads) + " kv_heads x " + s(ss.d_head) + " d_head";
-    // Every stage allocates the engine's blocks: the scarcest stage's count.
-    Item kv = row("kv_cache", st.block.times(cap.blocks, "KV cache"),
-                  group_digits(cap.blocks) + " blocks x " + group_digits(st.block.count()) + " B (" + block_text +
-                      " at " + to_string(kv_dtype) + "); blocks = " +
+    const std::string block_text =
+        state_space ? (pages.attention_layers == 0
+                           ? "a request's state in each of " + s(pages.mamba_layers) + " Mamba layers, " +
+                                 group_digits(pages.state_bytes.count()) + " B each"
+                           : "a page in each of a group's layers: " + s(cap.block_size) + " tokens x " +
+                                 group_digits(pages.token_bytes.count()) +
+                                 " B of an attention layer's K and V, or a request's state in a Mamba layer (" +
+                                 group_digits(pages.state_bytes.count()) + " B, padded); " + s(cap.kv_groups) +
+                                 " groups of " + s(cap.group_layers) + " layers")
+        : ss.mla.kv_lora_rank != 0
+            ? s(so.block_size) + " tokens x " + s(st.layers) + " layers x (kv_lora_rank " + s(ss.mla.kv_lora_rank) +
+                  " + qk_rope_head_dim " + s(ss.mla.qk_rope_head_dim) + ") latent"
+            : s(so.block_size) + " tokens x 2 x " + s(st.layers) + " layers x " + s(ss.n_kv_heads) + " kv_heads x " +
+                  s(ss.d_head) + " d_head";
+    // Every stage allocates the engine's blocks: the scarcest stage's count. With Mamba layers
+    // a block is a page in every layer of a group.
+    const Bytes block = state_space ? cap.block_bytes : st.block;
+    Item kv = row("kv_cache", block.times(cap.blocks, "KV cache"),
+                  group_digits(cap.blocks) + " blocks x " + group_digits(block.count()) + " B (" + block_text + " at " +
+                      to_string(kv_dtype) + "); blocks = " +
                       (so.kv_cache_memory
                            ? "floor(kv_cache_memory_bytes " + group_digits(so.kv_cache_memory->count()) + " / " +
-                                 group_digits(st.block.count()) + ")"
+                                 group_digits(block.count()) + ")"
                            : "floor((ceil(" + shortest_text(so.gpu_memory_utilization) + " x " +
                                  group_digits(usable_memory(gpu).count()) + ") - " +
-                                 group_digits(st.cap.non_kv.count()) + ") / " + group_digits(st.block.count()) + ")") +
+                                 group_digits(st.cap.non_kv.count()) + ") / " + group_digits(block.count()) + ")") +
                       (pp > 1 ? ", the fewest of the " + s(pp) + " stages'" : std::string()),
                   group_digits(cap.tokens) + " tokens: " + group_digits(cap.full_sequences) + " sequences of " +
                       group_digits(max_len) +
@@ -468,6 +506,44 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
     out.notes.push_back("data_parallel_size " + s(dp) + ": " + s(dp) +
                         " engines, each with its own KV cache of the tokens above and its own requests" +
                         (ep > 1 ? "; attention, embeddings and shared experts are replicated across them" : ""));
+  }
+  if (state_space) {
+    const std::uint64_t state = pages.state_bytes.count();
+    if (pages.attention_layers == 0) {
+      out.notes.push_back("Mamba layers alone: one KV group of all " + s(pages.mamba_layers) +
+                          " layers, a block a request (its " + group_digits(state) +
+                          " B of state in each), logged as max_model_len tokens a block");
+    } else {
+      const std::uint64_t page = checked_mul(cap.block_size, pages.token_bytes.count(), "page");
+      if (cap.block_size > so.block_size) {
+        out.notes.push_back("vLLM: 'Setting attention block size to " + group_digits(cap.block_size) +
+                            " tokens to ensure that attention page size is >= mamba page size'");
+      }
+      if (page > state) {
+        out.notes.push_back("vLLM: 'Padding mamba page size by " +
+                            fixed_text(100.0 * static_cast<double>(page - state) / static_cast<double>(state), 2) +
+                            "%'; " + s(cap.kv_groups) + " KV groups of " + s(cap.group_layers) +
+                            " layers, a request holding ceil(max_model_len / block_size) blocks in each attention "
+                            "group and one in each Mamba group (" +
+                            s(cap.per_request_blocks) + " in all)");
+      }
+    }
+    if (spec.family == Family::nemotron_h) {
+      out.notes.push_back(
+          "NemotronH's SSM state in float32, as vLLM keeps it since 2026-04 (float16 from 0.13, the "
+          "model's dtype before)");
+    }
+    out.notes.push_back(
+        "GPU KV cache size as vLLM 0.11-0.20.0 logs it, (blocks / KV groups) x block_size; later releases log "
+        "concurrency x max_model_len. The profile's activation peak through the Mamba layers is memplan's estimate "
+        "of a PyTorch forward, not yet checked against a vLLM log");
+    // compilation.py (vLLM of 2026-04 on): each running request holds a Mamba block.
+    if (cap.blocks < so.max_num_seqs) {
+      out.notes.push_back("max_num_seqs " + group_digits(so.max_num_seqs) + " exceeds the " + group_digits(cap.blocks) +
+                          " Mamba cache blocks: vLLM of 2026-04 on refuses to start with full CUDA graphs "
+                          "('max_num_seqs exceeds available Mamba cache blocks'), earlier ones cap the CUDA-graph "
+                          "sizes; lower `max_num_seqs`");
+    }
   }
   if (cap.shortfall.count() > 0) {
     out.notes.push_back(

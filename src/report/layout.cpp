@@ -188,13 +188,12 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
                          format_bytes(s.capacity, u), format_bytes(s.non_kv, u));
     }
     out << fmt::format("           {} blocks of {} tokens ({} each); {} full-length sequences at once\n",
-                       group_digits(s.blocks), s.block_size, format_bytes(s.block_bytes, u),
+                       group_digits(s.blocks), group_digits(s.block_size), format_bytes(s.block_bytes, u),
                        group_digits(s.full_sequences));
     // vLLM's own two lines (kv_cache_utils.py), worded as it logs them.
     out << fmt::format("           GPU KV cache size: {} tokens\n", group_digits(s.tokens));
     out << fmt::format("           Maximum concurrency for {} tokens per request: {:.2f}x\n",
-                       group_digits(s.max_model_len),
-                       s.max_model_len ? static_cast<double>(s.tokens) / static_cast<double>(s.max_model_len) : 0.0);
+                       group_digits(s.max_model_len), s.concurrency());
   }
   if (l.llama_cpp && l.llama_cpp->gpu) {
     const LlamaCppLayout& c = *l.llama_cpp;
@@ -305,7 +304,10 @@ void layout_json(const EstimateReport& r, std::ostream& out) {
                     {"blocks", s.blocks},
                     {"tokens", s.tokens},
                     {"max_model_len", s.max_model_len},
-                    {"full_sequences", s.full_sequences}};
+                    {"full_sequences", s.full_sequences},
+                    {"kv_groups", s.kv_groups},
+                    {"per_request_blocks", s.per_request_blocks},
+                    {"state_bytes", s.state_bytes.count()}};
   }
   if (l.llama_cpp) {
     const LlamaCppLayout& c = *l.llama_cpp;

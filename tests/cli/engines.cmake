@@ -80,6 +80,15 @@ cli_case(engine_llama_server_fits_its_context EXIT 0 ARGS estimate llama-3.1-8b 
 cli_case(engine_llama_server_fit_gives_up EXIT 0 ARGS estimate llama-3.1-70b --engine llama.cpp --gpu rtx-4090
          -p int4 --llama-server STDERR_EMPTY
          STDOUT "-c 4,096 .*fits +NO.*nor does its --fit-ctx minimum 4,096; llama-server would next move layers to the host")
+# vLLM with Mamba layers: a vLLM 0.19 start-up of granite-4.0-h-1b (docs/accuracy.md) logs block
+# size 400, padding 1.59%, 53,200 tokens and 66.95x for 4.09 GiB of KV memory (1,339 blocks of 4
+# pages of 819,200 B = 4,387,635,200 B); tests/unit/estimators/serving_test.cpp derives each.
+cli_case(engine_vllm_mamba_hybrid EXIT 0 ARGS estimate "${PROJECT_SOURCE_DIR}/tests/cli/data/granite-4.0-h-1b-shape.yaml"
+         --engine vllm --gpu rtx-3060 --gpu-memory-utilization 0.6 --max-model-len 4096 --max-num-seqs 2
+         --max-num-batched-tokens 2048 --kv-cache-memory-bytes 4387635200 STDERR_EMPTY
+         STDOUT "1,339 blocks of 400 tokens.*GPU KV cache size: 53,200 tokens\n +Maximum concurrency for 4,096 tokens per request: 66\\.95x.*Setting attention block size to 400 tokens.*Padding mamba page size by 1\\.59%")
+cli_case(engine_vllm_mamba_tp EXIT 2 ARGS estimate mamba-codestral-7b --engine vllm --gpu h100 --tp 2
+         STDOUT_EMPTY STDERR "plans a model with state-space layers \\(mamba-codestral-7b\\) on one GPU")
 # A Mamba: no KV cells, a recurrent state slot per sequence. Mamba-130M over -np 2: 24 layers x
 # ((4 - 1) x 1,536 conv columns + 16 x 1,536 states) x 4 B x 2 slots = 5,603,328 B.
 cli_case(engine_llama_cpp_mamba EXIT 0 ARGS estimate mamba-130m-hf --engine llama.cpp --cpu --seq 2048 --parallel 2

@@ -100,8 +100,8 @@ cli_case(mamba_state_fixed_long EXIT 0 ARGS estimate mamba-130m-hf -w generation
 # 24 x (16 x 768 + 3072 x 16 + 16 x 1536 + 768 x 16) = 2,359,296.
 cli_case(mamba_lora_default_targets EXIT 0 ARGS estimate mamba-130m-hf -w training --lora-rank 16 --seq 256
          STDOUT "lora_adapters +2,359,296 ")
-cli_case(mamba_vllm_refused EXIT 2 ARGS estimate mamba-130m-hf --engine vllm STDOUT_EMPTY
-         STDERR "24 state-space \\(Mamba\\) layers, whose per-request state vLLM keeps in its own cache")
+cli_case(zamba2_vllm_refused EXIT 2 ARGS estimate zamba2-1.2b --engine vllm --gpu h100 STDOUT_EMPTY
+         STDERR "does not price Zamba2's shared attention blocks' cache")
 cli_case(mamba_tp_refused EXIT 2 ARGS estimate mamba-codestral-7b -w training --tp 2 STDOUT_EMPTY
          STDERR "does not split over tensor-parallel ranks")
 cli_case(mamba_hooks_refused EXIT 2 ARGS hooks mamba-130m-hf STDOUT_EMPTY

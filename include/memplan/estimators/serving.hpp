@@ -26,9 +26,26 @@ struct ServingCapacity {
   std::uint64_t blocks = 0;  // floor(kv_budget / block_bytes)
   std::uint64_t tokens = 0;  // blocks x block_size
   std::uint64_t max_model_len = 0;
-  std::uint64_t full_sequences = 0;  // floor(tokens / max_model_len): sequences at full length held at once
+  std::uint64_t full_sequences = 0;  // sequences at full length held at once
+  // A model with state-space layers: its KV cache groups (attention's and the Mamba layers'),
+  // the blocks one full-length request holds across them, and a Mamba layer's state for one
+  // request before its page is padded to the attention page. 0 / 1 / 0 for attention alone.
+  std::uint64_t kv_groups = 1;
+  std::uint64_t group_layers = 0;  // layers a group holds (a block is a page in each)
+  std::uint64_t per_request_blocks = 0;
+  Bytes state_bytes;
+  // vLLM's "Maximum concurrency": blocks over a request's blocks, or tokens over max_model_len.
+  double concurrency() const;
   // True when the cache holds at least one sequence of max_model_len (vLLM refuses to start otherwise).
-  bool holds_a_sequence() const { return max_model_len > 0 && tokens >= max_model_len; }
+  bool holds_a_sequence() const { return full_sequences > 0; }
+};
+
+// A model's layers as vLLM's KV cache sees them (kv_cache_interface.py): its attention layers,
+// each token_bytes (keys and values) a token on one rank, and its Mamba layers, each state_bytes
+// (convolution and SSM state) a request.
+struct VllmLayerPages {
+  std::uint64_t attention_layers = 0, mamba_layers = 0;
+  Bytes token_bytes, state_bytes;
 };
 
 // Returns vLLM's KV budget arithmetic; `given` (kv_cache_memory_bytes) is the budget instead of
@@ -38,5 +55,17 @@ struct ServingCapacity {
 ServingCapacity vllm_kv_capacity(Bytes capacity, double gpu_memory_utilization, Bytes non_kv, Bytes block_bytes,
                                  std::uint64_t block_size, std::uint64_t max_model_len,
                                  std::optional<Bytes> given = std::nullopt);
+
+// The same with Mamba layers (vLLM 0.11-0.20): a hybrid's attention block grows to 16-token
+// multiples until one layer's page holds a Mamba layer's state, whose page is padded to it; the
+// layers fall into groups of min(attention, Mamba) layers (the larger count when within 1.5x),
+// a block costs a page in each of a group's layers, and a request holds ceil(max_model_len /
+// block_size) blocks in each attention group and one in each Mamba group. A model of Mamba
+// layers alone is one group whose page is the state and whose block holds a whole request.
+// "GPU KV cache size" is (blocks / groups) x block_size, as vLLM logs it up to 0.20.0. Throws
+// as vllm_kv_capacity, and Error(invalid_input) for a model without Mamba layers.
+ServingCapacity vllm_state_space_capacity(Bytes capacity, double gpu_memory_utilization, Bytes non_kv,
+                                          const VllmLayerPages& layers, std::uint64_t block_size,
+                                          std::uint64_t max_model_len, std::optional<Bytes> given = std::nullopt);
 
 }  // namespace memplan

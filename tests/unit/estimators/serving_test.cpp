@@ -31,5 +31,53 @@ TEST(Serving, KvBudgetIsWhatUtilizationLeaves) {
   expect_invalid([] { vllm_kv_capacity(Bytes(1), 1.5, Bytes(0), Bytes(1), 16, 1); }, "gpu_memory_utilization");
 }
 
+TEST(Serving, MambaLayersShareTheKvPoolAsVllmLogsIt) {
+  // vLLM 0.19's start-up of ibm-granite/granite-4.0-h-1b on an RTX 3060 (a public log, code-index
+  // id 62458215816): 4 attention layers of 4 KV heads x 128 at bf16, 2 x 4 x 128 x 2 = 2,048 B a
+  // token; 36 Mamba-2 layers of 3,072 channels (48 heads of 64, 1 group, state 128, conv 4) at
+  // bf16, 3 x (3,072 + 2 x 128) x 2 + 48 x 64 x 128 x 2 = 806,400 B a request.
+  // It logs "Setting attention block size to 400 tokens": 16 x ceil(806,400 / (16 x 2,048)) = 400;
+  // "Padding mamba page size by 1.59%": 400 x 2,048 = 819,200 B; "GPU KV cache size: 53,200 tokens"
+  // and "Maximum concurrency for 4,096 tokens per request: 66.95x" for "Available KV cache memory:
+  // 4.09 GiB". Groups of 4 layers: 1 of attention, 9 of Mamba; a block is 4 pages; 1,339 blocks
+  // (4,387,635,200 B, which prints as 4.09 GiB) give (1,339 / 10) x 400 = 53,200 tokens and
+  // 1,339 / (ceil(4,096 / 400) + 9) = 66.95 requests.
+  const VllmLayerPages granite{4, 36, Bytes(2048), Bytes(806400)};
+  const ServingCapacity c = vllm_state_space_capacity(Bytes(0), 0.6, Bytes(0), granite, 16, 4096,
+                                                      Bytes(1339ULL * 819200 * 4));
+  EXPECT_EQ(c.block_size, 400u);
+  EXPECT_EQ(c.block_bytes.count(), 819200u * 4);
+  EXPECT_EQ(c.blocks, 1339u);
+  EXPECT_EQ(c.kv_groups, 10u);
+  EXPECT_EQ(c.per_request_blocks, 20u);
+  EXPECT_EQ(c.tokens, 53200u);
+  EXPECT_NEAR(c.concurrency(), 66.95, 0.005);
+  EXPECT_EQ(c.full_sequences, 66u);
+
+  // vLLM 0.19's start-up of Qwen/Qwen3.5-9B on an L40S (code-index id 51781852921): 8 attention
+  // layers of 4 KV heads x 256 at bf16 (4,096 B a token) and 24 linear-attention layers whose
+  // state (conv 3 x 8,192 x 2 + 32 x 128 x 128 x 4 = 2,146,304 B) vLLM pages like a Mamba's.
+  // Logged: block size 528, "GPU KV cache size: 165,792 tokens", concurrency 2.52x at 262,144;
+  // groups of 8 (24 is not below 1.5 x 8): 1 + 3; 1,258 blocks of 8 pages of 2,162,688 B.
+  const VllmLayerPages qwen{8, 24, Bytes(4096), Bytes(2146304)};
+  const ServingCapacity q = vllm_state_space_capacity(Bytes(0), 0.9, Bytes(0), qwen, 16, 262144,
+                                                      Bytes(1258ULL * 2162688 * 8));
+  EXPECT_EQ(q.block_size, 528u);
+  EXPECT_EQ(q.tokens, 165792u);
+  EXPECT_NEAR(q.concurrency(), 2.52, 0.005);
+
+  // Mamba layers alone: one group, a block a request, max_model_len tokens a block.
+  const ServingCapacity m = vllm_state_space_capacity(Bytes(0), 0.9, Bytes(0), {0, 64, Bytes(0), Bytes(2158592)}, 16,
+                                                      32768, Bytes(10ULL * 2158592 * 64 + 5));
+  EXPECT_EQ(m.blocks, 10u);
+  EXPECT_EQ(m.tokens, 10u * 32768);
+  EXPECT_NEAR(m.concurrency(), 10.0, 1e-9);
+  expect_invalid(
+      [] {
+        vllm_state_space_capacity(Bytes(1), 0.9, Bytes(0), {4, 0, Bytes(2048), Bytes(0)}, 16, 1);
+      },
+      "engine");
+}
+
 }  // namespace serving_test
 }  // namespace memplan
