@@ -131,6 +131,27 @@ TEST(GgmlTypes, RefusalsNameTheType) {
 // ---------------------------------------------------------------------------------------
 // Files
 
+// A Mamba-2 mixer in block 0 of a d-32 model, as llama.cpp names its tensors: d_inner 64 of 4
+// heads in 2 groups, state 8, conv 4 taps over 64 + 2 x 2 x 8 = 96 channels, a gated norm.
+// 32 x 164 + 384 + 96 + 3 x 4 + 64 + 2,048 = 7,852 parameters.
+void mamba2_keys(GgufWriter& w, const std::string& arch, bool groups = true) {
+  w.u32(arch + ".ssm.conv_kernel", 4)
+      .u32(arch + ".ssm.inner_size", 64)
+      .u32(arch + ".ssm.state_size", 8)
+      .u32(arch + ".ssm.time_step_rank", 4);
+  if (groups) w.u32(arch + ".ssm.group_count", 2);
+}
+void mamba2_mixer(GgufWriter& w) {
+  w.tensor("blk.0.ssm_in.weight", {32, 64 + 96 + 4}, "F16")
+      .tensor("blk.0.ssm_conv1d.weight", {4, 96}, "F32")
+      .tensor("blk.0.ssm_conv1d.bias", {96}, "F32")
+      .tensor("blk.0.ssm_dt.bias", {4}, "F32")
+      .tensor("blk.0.ssm_a", {1, 4}, "F32")
+      .tensor("blk.0.ssm_d", {1, 4}, "F32")
+      .tensor("blk.0.ssm_norm.weight", {32, 2}, "F32")
+      .tensor("blk.0.ssm_out.weight", {64, 32}, "F16");
+}
+
 class Gguf : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -477,23 +498,11 @@ TEST_F(Gguf, Mamba2MapsToStateSpaceSizesAndCountsExactly) {
         .u32("mamba2.block_count", 1)
         .u32("mamba2.feed_forward_length", 0)
         .u32("mamba2.attention.head_count", 0)
-        .u32("mamba2.ssm.conv_kernel", 4)
-        .u32("mamba2.ssm.inner_size", 64)
-        .u32("mamba2.ssm.state_size", 8)
-        .u32("mamba2.ssm.time_step_rank", 4)
         .tokens("tokenizer.ggml.tokens", 8);
-    if (groups) w.u32("mamba2.ssm.group_count", 2);
-    w.tensor("token_embd.weight", {32, 8}, "F16")
-        .tensor("blk.0.attn_norm.weight", {32}, "F32")
-        .tensor("blk.0.ssm_in.weight", {32, 64 + 96 + 4}, "F16")
-        .tensor("blk.0.ssm_conv1d.weight", {4, 96}, "F32")
-        .tensor("blk.0.ssm_conv1d.bias", {96}, "F32")
-        .tensor("blk.0.ssm_dt.bias", {4}, "F32")
-        .tensor("blk.0.ssm_a", {1, 4}, "F32")
-        .tensor("blk.0.ssm_d", {1, 4}, "F32")
-        .tensor("blk.0.ssm_norm.weight", {32, 2}, "F32")
-        .tensor("blk.0.ssm_out.weight", {64, 32}, "F16")
-        .tensor("output_norm.weight", {32}, "F32");
+    mamba2_keys(w, "mamba2", groups);
+    w.tensor("token_embd.weight", {32, 8}, "F16").tensor("blk.0.attn_norm.weight", {32}, "F32");
+    mamba2_mixer(w);
+    w.tensor("output_norm.weight", {32}, "F32");
     return w;
   };
   const GgufImport m = load_gguf_model(file(true).write(path("mamba2.gguf")));
@@ -533,23 +542,12 @@ TEST_F(Gguf, NemotronHLayersAreReadFromTheirTensors) {
       .u32_array("nemotron_h.attention.head_count_kv", {0, 2, 0})
       .u32_array("nemotron_h.feed_forward_length", {0, 0, 48})
       .u32("nemotron_h.attention.key_length", 8)
-      .u32("nemotron_h.ssm.conv_kernel", 4)
-      .u32("nemotron_h.ssm.inner_size", 64)
-      .u32("nemotron_h.ssm.state_size", 8)
-      .u32("nemotron_h.ssm.time_step_rank", 4)
-      .u32("nemotron_h.ssm.group_count", 2)
       .tokens("tokenizer.ggml.tokens", 8);
+  mamba2_keys(w, "nemotron_h");
   w.tensor("token_embd.weight", {32, 8}, "F16");
   for (int b = 0; b < 3; ++b) w.tensor("blk." + std::to_string(b) + ".attn_norm.weight", {32}, "F32");
-  w.tensor("blk.0.ssm_in.weight", {32, 64 + 96 + 4}, "F16")
-      .tensor("blk.0.ssm_conv1d.weight", {4, 96}, "F32")
-      .tensor("blk.0.ssm_conv1d.bias", {96}, "F32")
-      .tensor("blk.0.ssm_dt.bias", {4}, "F32")
-      .tensor("blk.0.ssm_a", {1, 4}, "F32")
-      .tensor("blk.0.ssm_d", {1, 4}, "F32")
-      .tensor("blk.0.ssm_norm.weight", {32, 2}, "F32")
-      .tensor("blk.0.ssm_out.weight", {64, 32}, "F16")
-      .tensor("blk.1.attn_q.weight", {32, 32}, "F16")
+  mamba2_mixer(w);
+  w.tensor("blk.1.attn_q.weight", {32, 32}, "F16")
       .tensor("blk.1.attn_k.weight", {32, 16}, "F16")
       .tensor("blk.1.attn_v.weight", {32, 16}, "F16")
       .tensor("blk.1.attn_output.weight", {32, 32}, "F16")
@@ -586,23 +584,11 @@ TEST_F(Gguf, FalconH1RunsAttentionAndAMixerInEveryLayer) {
       .u32("falcon-h1.attention.head_count", 4)
       .u32("falcon-h1.attention.head_count_kv", 2)
       .u32("falcon-h1.attention.key_length", 8)
-      .u32("falcon-h1.ssm.conv_kernel", 4)
-      .u32("falcon-h1.ssm.inner_size", 64)
-      .u32("falcon-h1.ssm.state_size", 8)
-      .u32("falcon-h1.ssm.time_step_rank", 4)
-      .u32("falcon-h1.ssm.group_count", 2)
       .tokens("tokenizer.ggml.tokens", 8);
-  w.tensor("token_embd.weight", {32, 8}, "F16")
-      .tensor("blk.0.attn_norm.weight", {32}, "F32")
-      .tensor("blk.0.ssm_in.weight", {32, 64 + 96 + 4}, "F16")
-      .tensor("blk.0.ssm_conv1d.weight", {4, 96}, "F32")
-      .tensor("blk.0.ssm_conv1d.bias", {96}, "F32")
-      .tensor("blk.0.ssm_dt.bias", {4}, "F32")
-      .tensor("blk.0.ssm_a", {1, 4}, "F32")
-      .tensor("blk.0.ssm_d", {1, 4}, "F32")
-      .tensor("blk.0.ssm_norm.weight", {32, 2}, "F32")
-      .tensor("blk.0.ssm_out.weight", {64, 32}, "F16")
-      .tensor("blk.0.attn_q.weight", {32, 32}, "F16")
+  mamba2_keys(w, "falcon-h1");
+  w.tensor("token_embd.weight", {32, 8}, "F16").tensor("blk.0.attn_norm.weight", {32}, "F32");
+  mamba2_mixer(w);
+  w.tensor("blk.0.attn_q.weight", {32, 32}, "F16")
       .tensor("blk.0.attn_k.weight", {32, 16}, "F16")
       .tensor("blk.0.attn_v.weight", {32, 16}, "F16")
       .tensor("blk.0.attn_output.weight", {32, 32}, "F16")
