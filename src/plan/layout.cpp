@@ -407,7 +407,9 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   VllmLayerPages pages;
   if (state_space) {
     const std::uint64_t model_bytes = element_bits(compute.format) / 8;
-    const std::uint64_t ssm_bytes = spec.family == Family::nemotron_h ? 4 : model_bytes;
+    const std::uint64_t ssm_bytes = so.mamba_ssm_bytes != 0             ? so.mamba_ssm_bytes
+                                    : spec.family == Family::nemotron_h ? 4
+                                                                        : model_bytes;
     pages.attention_layers = attention_layers(spec);
     pages.mamba_layers = ssm_layers(spec);
     pages.token_bytes = Bytes(checked_mul(checked_mul(2, checked_mul(ss.n_kv_heads, ss.d_head, "KV"), "KV"),
@@ -528,10 +530,10 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
                             s(cap.per_request_blocks) + " in all)");
       }
     }
-    if (spec.family == Family::nemotron_h) {
+    if (spec.family == Family::nemotron_h && so.mamba_ssm_bytes == 0) {
       out.notes.push_back(
           "NemotronH's SSM state in float32, as vLLM keeps it since 2026-04 (float16 from 0.13, the "
-          "model's dtype before)");
+          "model's dtype before): `mamba_ssm_cache_dtype` sets it");
     }
     out.notes.push_back(
         "GPU KV cache size as vLLM 0.11-0.20.0 logs it, (blocks / KV groups) x block_size; later releases log "

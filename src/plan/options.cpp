@@ -554,6 +554,15 @@ const std::array kOptions = std::to_array<OptionDef>({
    .set = MEMPLAN_SET(if (v.text != "serve" && v.text != "llm") throw Error(
        ErrorKind::invalid_input, "`vllm_entrypoint` is serve or llm, not '" + printable(v.text) + "'");
                       s.layout.vllm_entrypoint = v.text)},
+  {.key = "mamba_ssm_cache_dtype", .flag = "mamba_ssm_cache_dtype", .kind = OptionKind::text, .group = kEngine,
+   .help = "vLLM: the dtype of a Mamba layer's SSM state, auto (the model's dtype; NemotronH float32, as vLLM "
+           "since 2026-04, float16 in 0.13-0.18), float32 or float16",
+   .default_text = "auto",
+   .set = MEMPLAN_SET(if (v.text != "auto" && v.text != "float32" && v.text != "float16") throw Error(
+       ErrorKind::invalid_input,
+       "`mamba_ssm_cache_dtype` is auto, float32 or float16, not '" + printable(v.text) + "'",
+       "mamba_ssm_cache_dtype");
+                      s.layout.mamba_ssm_cache_dtype = v.text)},
   {.key = "max_num_seqs", .flag = "max_num_seqs", .kind = OptionKind::count, .group = kEngine,
    .help = "vLLM: sequences per batch (the sampler's rows in the profile run)",
    .default_text = "1024 on a GPU of 70 GiB or more that is not an A100, else 256 (vLLM 0.9-0.11)", .min = 1,

@@ -33,7 +33,7 @@ void check_engine_options(const PlanSettings& s) {
   };
   if (engine != Engine::vllm) {
     refuse({"gpu_memory_utilization", "max_model_len", "vllm_entrypoint", "max_num_seqs", "max_num_batched_tokens",
-            "block_size", "max_loras", "max_lora_rank", "kv_cache_memory_bytes"},
+            "block_size", "max_loras", "max_lora_rank", "kv_cache_memory_bytes", "mamba_ssm_cache_dtype"},
            "vLLM");
   }
   if (engine != Engine::llama_cpp)
@@ -120,6 +120,7 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
     o.vllm->max_loras = a.max_loras;
     o.vllm->max_lora_rank = a.max_lora_rank;
     o.vllm->kv_cache_memory = a.kv_cache_memory_bytes;
+    o.vllm->mamba_ssm_bytes = a.mamba_ssm_cache_dtype == "float32" ? 4 : a.mamba_ssm_cache_dtype == "float16" ? 2 : 0;
   }
   if (engine == Engine::llama_cpp) {
     LlamaCppOptions l;

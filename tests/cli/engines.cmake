@@ -87,6 +87,13 @@ cli_case(engine_vllm_mamba_hybrid EXIT 0 ARGS estimate "${PROJECT_SOURCE_DIR}/te
          --engine vllm --gpu rtx-3060 --gpu-memory-utilization 0.6 --max-model-len 4096 --max-num-seqs 2
          --max-num-batched-tokens 2048 --kv-cache-memory-bytes 4387635200 STDERR_EMPTY
          STDOUT "1,339 blocks of 400 tokens.*GPU KV cache size: 53,200 tokens\n +Maximum concurrency for 4,096 tokens per request: 66\\.95x.*Setting attention block size to 400 tokens.*Padding mamba page size by 1\\.59%")
+# --mamba-ssm-cache-dtype float32: 3 x 3,328 x 2 + 48 x 64 x 128 x 4 = 1,592,832 B of state,
+# so 16 x ceil(1,592,832 / (16 x 2,048)) = 784-token blocks.
+cli_case(engine_vllm_mamba_ssm_dtype EXIT 0 ARGS estimate "${PROJECT_SOURCE_DIR}/tests/cli/data/granite-4.0-h-1b-shape.yaml"
+         --engine vllm --gpu rtx-3060 --max-model-len 4096 --mamba-ssm-cache-dtype float32 --format json STDERR_EMPTY
+         STDOUT "\"block_size\": 784,.*\"state_bytes\": 1592832")
+cli_case(engine_vllm_mamba_ssm_dtype_bad EXIT 2 ARGS estimate mamba-130m-hf --engine vllm --gpu h100
+         --mamba-ssm-cache-dtype bfloat16 STDOUT_EMPTY STDERR "--mamba-ssm-cache-dtype is auto, float32 or float16, not 'bfloat16'")
 cli_case(engine_vllm_mamba_tp EXIT 2 ARGS estimate mamba-codestral-7b --engine vllm --gpu h100 --tp 2
          STDOUT_EMPTY STDERR "plans a model with state-space layers \\(mamba-codestral-7b\\) on one GPU")
 # A Mamba: no KV cells, a recurrent state slot per sequence. Mamba-130M over -np 2: 24 layers x

@@ -32,9 +32,10 @@ struct LayoutRequest {
   std::vector<std::uint64_t> stage_layers;  // layers per pipeline stage; empty = even
   std::string engine = "pytorch";           // pytorch, vllm or llama.cpp
   double gpu_memory_utilization = 0.9;
-  std::uint64_t max_model_len = 0;                      // 0 = the model's context
-  std::string vllm_entrypoint = "serve";                // serve (the OpenAI server) or llm (the LLM class)
-  std::optional<std::uint64_t> max_num_seqs;            // unset: vLLM's default for the GPU and entrypoint
+  std::uint64_t max_model_len = 0;             // 0 = the model's context
+  std::string vllm_entrypoint = "serve";       // serve (the OpenAI server) or llm (the LLM class)
+  std::string mamba_ssm_cache_dtype = "auto";  // vLLM: a Mamba layer's SSM state dtype (auto, float32, float16)
+  std::optional<std::uint64_t> max_num_seqs;   // unset: vLLM's default for the GPU and entrypoint
   std::optional<std::uint64_t> max_num_batched_tokens;  // unset: the same
   std::uint64_t block_size = 16;
   std::uint64_t max_loras = 0;                 // vLLM enable_lora's max_loras; 0 = LoRA off
