@@ -57,12 +57,14 @@ void append_draft(std::vector<Item>& rows, const Breakdown& draft) {
   }
 }
 
-Bytes cuda_context_bytes(const Workload& w) {
+// The CUDA context's row of the runtime overhead, when the plan counts overhead.
+std::optional<Item> cuda_context_row(const Workload& w) {
+  if (!w.include_overhead) return std::nullopt;
   const Breakdown runtime = estimate_overhead(w.overhead, {}, {});
   for (const Item& r : runtime.components.front().detail) {
-    if (r.name == "cuda_context") return r.bytes;
+    if (r.name == "cuda_context") return r;
   }
-  return Bytes(0);
+  return std::nullopt;
 }
 
 // What the plan's device holds at `options` (the draft's buffers too): the GPU's buffers, or
@@ -135,9 +137,11 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
   LlamaCppOptions options = *o.llama_cpp;
   options.n_ctx = checked_add(w.seq_len, w.kind == WorkloadKind::generation ? w.new_tokens : 0, "context");
   options.weights = w.weights.precision;
-  const Bytes cuda_context = w.include_overhead && !o.cpu ? cuda_context_bytes(w) : Bytes(0);
+  const std::optional<Item> cuda_context = o.cpu ? std::nullopt : cuda_context_row(w);
   std::string fit_note;
-  if (options.fit_context) fit_note = fit_server_context(spec, o, cuda_context, options);
+  if (options.fit_context) {
+    fit_note = fit_server_context(spec, o, cuda_context ? cuda_context->bytes : Bytes(0), options);
+  }
   const LlamaCppEstimate e = estimate_llama_cpp(spec, options);
   const std::optional<LlamaCppEstimate> draft = o.llama_cpp_draft
                                                     ? std::optional(draft_estimate(spec, *o.llama_cpp_draft, options))
@@ -192,12 +196,7 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
     gpu.holds = layers_text(e, spec.n_layers);
     gpu.breakdown.components = e.gpu.components;
     if (draft) append_draft(gpu.breakdown.components, draft->gpu);
-    if (w.include_overhead) {
-      const Breakdown runtime = estimate_overhead(w.overhead, {}, {});
-      for (const Item& r : runtime.components.front().detail) {
-        if (r.name == "cuda_context") gpu.breakdown.components.push_back(r);
-      }
-    }
+    if (cuda_context) gpu.breakdown.components.push_back(*cuda_context);
     gpu.breakdown.host = e.host.components;
     if (draft) append_draft(gpu.breakdown.host, draft->host);
     if (!o.gpus.empty()) {

@@ -15,6 +15,20 @@ std::uint64_t bytes_of(const Breakdown& b, const std::string& name) {
   return i == nullptr ? 0 : i->bytes.count();
 }
 
+// Llama-2-7B's blocks at the comparison models' small sizes: heads of d / heads.
+ModelSpec small_llama(std::uint64_t d, std::uint64_t layers, std::uint64_t heads, std::uint64_t kv_heads,
+                      std::uint64_t ff, std::uint64_t vocab) {
+  ModelSpec s = testing::llama2_7b();
+  s.d_model = d;
+  s.n_layers = layers;
+  s.n_heads = heads;
+  s.n_kv_heads = kv_heads;
+  s.d_head = d / heads;
+  s.d_mlp = ff;
+  s.vocab_size = vocab;
+  return s;
+}
+
 TEST(LlamaCpp, CellsAreTheContextInBlocksOf256) {
   EXPECT_EQ(llama_cpp_cells(1), 256u);
   EXPECT_EQ(llama_cpp_cells(256), 256u);
@@ -62,14 +76,7 @@ TEST(LlamaCpp, FewOutputsAsLlamaCppReservedThem) {
       {4096, 4, true, 16, false, 26746944},  // with 3 drafted tokens a slot, without flash attention
       {2100, 3, false, 0, true, 9046560},    // the 512-token micro-batch made 513, a multiple of 3
   };
-  ModelSpec s = testing::llama2_7b();
-  s.d_model = 128;
-  s.n_layers = 2;
-  s.n_heads = 2;
-  s.n_kv_heads = 1;
-  s.d_head = 64;
-  s.d_mlp = 384;
-  s.vocab_size = 4160;
+  const ModelSpec s = small_llama(128, 2, 2, 1, 384, 4160);
   for (const Run& r : runs) {
     LlamaCppOptions o;
     o.n_ctx = r.ctx;
@@ -274,14 +281,7 @@ TEST(LlamaCpp, AContextBelowTheMicroBatchCapsIt) {
   // llama_context caps n_ubatch at -c as given (n_batch = min(n_ctx, n_batch)), before -c is
   // padded to 256: -c 300 -ub 512 reserves a 300-token graph. Measured with context_probe on the
   // comparison's llama-q4_k (d 256, 3 layers, 4 heads, 2 KV heads, ff 768, 2,048 tokens).
-  ModelSpec s = testing::llama2_7b();
-  s.d_model = 256;
-  s.n_layers = 3;
-  s.n_heads = 4;
-  s.n_kv_heads = 2;
-  s.d_head = 64;
-  s.d_mlp = 768;
-  s.vocab_size = 2048;
+  const ModelSpec s = small_llama(256, 3, 4, 2, 768, 2048);
   LlamaCppOptions o;
   o.n_ctx = 300;
   EXPECT_EQ(bytes_of(estimate_llama_cpp(s, o).host, "compute_buffer"), 4309248u);
