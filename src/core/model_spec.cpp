@@ -18,7 +18,7 @@ namespace {
 template <typename Enum, std::size_t N>
 using Names = std::array<std::pair<Enum, std::string_view>, N>;
 
-constexpr Names<Family, 41> kFamilies{{{Family::gpt2, "gpt2"},
+constexpr Names<Family, 42> kFamilies{{{Family::gpt2, "gpt2"},
                                        {Family::gpt_neox, "gpt-neox"},
                                        {Family::llama, "llama"},
                                        {Family::mistral, "mistral"},
@@ -55,6 +55,7 @@ constexpr Names<Family, 41> kFamilies{{{Family::gpt2, "gpt2"},
                                        {Family::jamba, "jamba"},
                                        {Family::nemotron_h, "nemotron_h"},
                                        {Family::falcon_h1, "falcon_h1"},
+                                       {Family::qwen3_next, "qwen3_next"},
                                        {Family::zamba2, "zamba2"},
                                        {Family::t5, "t5"},
                                        {Family::bart, "bart"},
@@ -75,9 +76,10 @@ constexpr Names<AttentionKind, 7> kAttentionKinds{{{AttentionKind::full, "full"}
                                                    {AttentionKind::mamba, "mamba"},
                                                    {AttentionKind::mlp, "mlp"}}};
 constexpr Names<QkNorm, 3> kQkNorms{{{QkNorm::none, "none"}, {QkNorm::head, "head"}, {QkNorm::width, "width"}}};
-constexpr Names<VisionKind, 7> kVisionKinds{{{VisionKind::clip, "clip"},
+constexpr Names<VisionKind, 8> kVisionKinds{{{VisionKind::clip, "clip"},
                                              {VisionKind::qwen2_vl, "qwen2_vl"},
                                              {VisionKind::qwen2_5_vl, "qwen2_5_vl"},
+                                             {VisionKind::qwen3_5, "qwen3_5"},
                                              {VisionKind::gemma3, "gemma3"},
                                              {VisionKind::paligemma, "paligemma"},
                                              {VisionKind::llava_next, "llava_next"},
@@ -133,10 +135,12 @@ void check_ssm(const ModelSpec& s) {
   if (m.version == 0) {
     if (m.d_inner != 0 || m.d_state != 0 || m.d_conv != 0 || m.dt_rank != 0 || m.heads != 0 || m.groups != 0)
       throw_invalid_input("ssm_version",
-                          "state-space sizes are set but ssm_version is 0: say 1 (Mamba) or 2 (Mamba-2)");
+                          "state-space sizes are set but ssm_version is 0: say 1 (Mamba), 2 (Mamba-2) or 3 "
+                          "(gated DeltaNet)");
     return;
   }
-  if (m.version > 2) throw_invalid_input("ssm_version", "ssm_version must be 1 (Mamba) or 2 (Mamba-2)");
+  if (m.version > 3)
+    throw_invalid_input("ssm_version", "ssm_version must be 1 (Mamba), 2 (Mamba-2) or 3 (gated DeltaNet)");
   require_positive("ssm_d_inner", m.d_inner);
   require_positive("ssm_d_state", m.d_state);
   require_positive("ssm_d_conv", m.d_conv);
@@ -149,14 +153,18 @@ void check_ssm(const ModelSpec& s) {
   require_positive("ssm_heads", m.heads);
   require_positive("ssm_groups", m.groups);
   require_positive("ssm_chunk", m.chunk);
-  if (m.dt_rank != 0) throw_invalid_input("ssm_dt_rank", "Mamba-2 (ssm_version 2) has no dt_rank: it is Mamba's");
+  if (m.dt_rank != 0)
+    throw_invalid_input("ssm_dt_rank", "ssm_version " + std::to_string(m.version) + " has no dt_rank: it is Mamba's");
+  if (m.version == 3 && m.conv_bias)
+    throw_invalid_input("ssm_conv_bias", "a gated DeltaNet's convolution (ssm_version 3) has no bias");
   if (m.d_inner % m.heads != 0) {
     throw_invalid_input("ssm_heads", "ssm_heads " + std::to_string(m.heads) + " must divide ssm_d_inner " +
                                          std::to_string(m.d_inner) + " (each head is d_inner / heads wide)");
   }
   if (m.heads % m.groups != 0) {
-    throw_invalid_input("ssm_groups",
-                        "ssm_groups " + std::to_string(m.groups) + " must divide ssm_heads " + std::to_string(m.heads));
+    throw_invalid_input("ssm_groups", "ssm_groups " + std::to_string(m.groups) + " must divide ssm_heads " +
+                                          std::to_string(m.heads) +
+                                          (m.version == 3 ? " (key heads are shared by value heads)" : ""));
   }
 }
 
@@ -192,7 +200,7 @@ void check_vision(const ModelSpec& s) {
   const VisionTower& v = s.vision;
   if (v.d_model == 0) {
     if (v.n_layers != 0 || v.n_heads != 0 || v.d_mlp != 0 || v.patch != 0 || v.image_size != 0 || v.merge != 1 ||
-        v.temporal_patch != 1 || v.min_pixels != 0 || v.max_pixels != 0 || v.longest_edge != 0 ||
+        v.temporal_patch != 1 || v.min_pixels != 0 || v.max_pixels != 0 || v.longest_edge != 0 || v.positions != 0 ||
         v.kind != VisionKind::clip)
       throw_invalid_input("vision_d_model", "vision tower sizes are set but vision_d_model is 0");
     return;
@@ -201,6 +209,12 @@ void check_vision(const ModelSpec& s) {
   require_positive("vision_heads", v.n_heads);
   require_positive("vision_d_mlp", v.d_mlp);
   require_positive("vision_patch", v.patch);
+  if ((v.kind == VisionKind::qwen3_5) != (v.positions != 0)) {
+    throw_invalid_input("vision_positions", v.kind == VisionKind::qwen3_5
+                                                ? "a qwen3_5 tower has a learned position table: vision_positions "
+                                                  "(num_position_embeddings, 2,304 in Qwen3.5's checkpoints)"
+                                                : "vision_positions is Qwen3.5's position table (vision_kind qwen3_5)");
+  }
   if (v.d_model % v.n_heads != 0) {
     throw_invalid_input("vision_heads", "vision_heads " + std::to_string(v.n_heads) + " must divide vision_d_model " +
                                             std::to_string(v.d_model));
@@ -414,7 +428,7 @@ std::vector<std::pair<AttentionKind, std::uint64_t>> attention_layer_counts(cons
 }
 
 std::uint64_t ssm_conv_channels(const SsmSizes& m) {
-  if (m.version != 2) return m.d_inner;
+  if (m.version == 1) return m.d_inner;
   return checked_add(m.d_inner, checked_mul(2 * m.groups, m.d_state, "2 groups x d_state"), "conv channels");
 }
 
@@ -434,7 +448,9 @@ std::uint64_t ssm_layers(const ModelSpec& s) {
 }
 
 std::string ssm_layers_text(const ModelSpec& s) {
-  if (!s.parallel_ssm) return std::to_string(ssm_layers(s)) + " state-space (Mamba) layers";
+  if (!s.parallel_ssm)
+    return std::to_string(ssm_layers(s)) +
+           (s.ssm.version == 3 ? " gated DeltaNet layers" : " state-space (Mamba) layers");
   const std::string beside = std::to_string(attention_layers(s)) +
                              " layers that each run a Mamba-2 mixer beside their attention";
   const std::uint64_t alone = ssm_only_layers(s);
@@ -811,6 +827,11 @@ ModelSpec family_defaults(Family family) {
       s.norms_per_layer = 1;
       s.lm_head = LmHead::tied;
       s.parallel_ssm = true;
+      break;
+    case Family::qwen3_next:  // Qwen3's block, its attention gated, most layers gated DeltaNet, a gated shared expert
+      s.qk_norm = QkNorm::head;
+      s.attn_output_gate = true;
+      s.shared_expert_gate = true;
       break;
     case Family::jamba:  // Llama's block without rotary: Mamba mixers and attention, dense MLPs and experts
       s.positional = Positional::none;

@@ -43,6 +43,18 @@ void add_ssm(std::vector<TensorGroup>& out, const ModelSpec& s) {
       out.push_back({"ssm", "b_norm.weight", m.d_state, 1, layers, TensorRole::norm, set});
       out.push_back({"ssm", "c_norm.weight", m.d_state, 1, layers, TensorRole::norm, set});
     }
+  } else if (m.version == 3) {
+    // Gated DeltaNet (transformers' Qwen3NextGatedDeltaNet): in_proj_qkvz yields q, k (the
+    // key heads, 2 groups d_state), v and the gate z (d_inner each); in_proj_ba b and a per
+    // value head (Qwen3.5 splits both pairs into four linears of the same total).
+    add_linear(out, "ssm", "in_proj_qkvz", "in_proj_qkvz.bias", s.d_model, checked_add(conv, m.d_inner, "qkvz width"),
+               layers, false, set);
+    add_linear(out, "ssm", "in_proj_ba", "in_proj_ba.bias", s.d_model, checked_mul(2, m.heads, "2 heads"), layers,
+               false, set);
+    out.push_back({"ssm", "conv1d", conv, m.d_conv, layers, TensorRole::ssm, set});
+    out.push_back({"ssm", "dt_bias", m.heads, 1, layers, TensorRole::ssm, set});
+    out.push_back({"ssm", "A_log", m.heads, 1, layers, TensorRole::ssm, set});
+    out.push_back({"ssm", "gated_norm.weight", m.d_inner / m.heads, 1, layers, TensorRole::norm, set});
   } else {
     // in_proj yields z (d_inner), x, B, C (the conv's channels) and dt (one per head).
     const std::uint64_t in_out = checked_add(checked_add(m.d_inner, conv, "in_proj width"), m.heads, "in_proj width");
@@ -85,7 +97,9 @@ void add_attention(std::vector<TensorGroup>& out, const ModelSpec& s) {
     return;
   }
   const std::uint64_t kv_width = checked_mul(s.n_kv_heads, s.d_head, "n_kv_heads * d_head");
-  add_linear(out, "attention", "q", "q.bias", in, q_width, layers, s.attn_qkv_bias, all);
+  // A gated attention's q_proj also yields the gate: twice the queries' width.
+  const std::uint64_t q_out = s.attn_output_gate ? checked_mul(2, q_width, "q_proj width") : q_width;
+  add_linear(out, "attention", "q", "q.bias", in, q_out, layers, s.attn_qkv_bias, all);
   add_linear(out, "attention", "k", "k.bias", in, kv_width, layers, s.attn_qkv_bias && s.attn_k_bias, all);
   add_linear(out, "attention", "v", "v.bias", in, kv_width, layers, s.attn_qkv_bias, all);
   add_linear(out, "attention", "o", "o.bias", q_width, s.d_model, layers, s.attn_out_bias, all);
@@ -198,6 +212,10 @@ void add_vision(std::vector<TensorGroup>& out, const ModelSpec& s) {
     out.push_back({"vision", "position_embedding", side * side, d, 1, TensorRole::embedding, none});
   } else {  // Qwen's: an unbiased Conv3d over 2-frame patches, rotary positions
     out.push_back({"vision", "patch_embedding", d, pixels_per_patch, 1, TensorRole::embedding, none});
+    if (v.kind == VisionKind::qwen3_5) {  // a biased one, and a learned position table beside the rotary
+      out.push_back({"vision", "patch_embedding.bias", d, 1, 1, TensorRole::bias, none});
+      out.push_back({"vision", "position_embedding", v.positions, d, 1, TensorRole::embedding, none});
+    }
   }
   for (const char* name : {"vision.q", "vision.k", "vision.v", "vision.o"}) {
     out.push_back({"vision", name, d, d, layers, TensorRole::linear, none});
@@ -299,6 +317,9 @@ std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
     add_mlp(out, s, "experts", "", expert_width(s), checked_mul(moe_layers, s.experts, "MoE layers * experts"),
             LayerSet::moe_mlp);
     out.push_back({"router", "router", s.experts, s.d_model, moe_layers, TensorRole::router, LayerSet::moe_mlp});
+    if (s.shared_expert_gate && s.d_shared_expert != 0) {
+      out.push_back({"router", "shared_expert_gate", 1, s.d_model, moe_layers, TensorRole::router, LayerSet::moe_mlp});
+    }
     if (s.router_bias) {
       out.push_back({"router", "router.bias", s.experts, 1, moe_layers, TensorRole::bias, LayerSet::moe_mlp});
     }
@@ -381,7 +402,11 @@ MtpParameters mtp_parameters(const ModelSpec& spec) {
                                          checked_mul(3, d, "MTP norms"), "MTP layer");
   MtpParameters out;
   out.own = checked_mul(spec.mtp_layers, each, "MTP parameters");
-  const std::uint64_t copies = checked_mul(2, checked_mul(spec.vocab_size, d, "embedding"), "embedding and head");
+  // DeepSeek's checkpoints store the layer's own copies of the embedding and head; Qwen's share
+  // the model's (mtp_use_dedicated_embeddings false).
+  const std::uint64_t copies = spec.family == Family::qwen3_next
+                                   ? 0
+                                   : checked_mul(2, checked_mul(spec.vocab_size, d, "embedding"), "embedding and head");
   out.stored = checked_add(out.own, checked_mul(spec.mtp_layers, copies, "MTP copies"), "MTP parameters");
   return out;
 }

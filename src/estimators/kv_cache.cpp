@@ -49,6 +49,7 @@ struct LayerCache {
   struct Tensor {
     std::string_view name;
     std::uint64_t heads, width, bytes;
+    bool fp32 = false;  // kept in fp32 whatever the cache's precision (a gated DeltaNet's recurrent state)
   };
   std::vector<Tensor> tensors;
   bool operator==(const LayerCache& o) const {
@@ -58,16 +59,20 @@ struct LayerCache {
   }
 };
 
-// A state-space layer's state per sequence: conv channels x d_conv and d_inner x d_state.
+// A state-space layer's state per sequence: conv channels x d_conv and d_inner x d_state. A
+// gated DeltaNet's recurrent state is fp32: chunk_gated_delta_rule returns its final state in
+// fp32 (fla's kernels and transformers' torch fallback), and Qwen3NextDynamicCache keeps it so.
 LayerCache state_cache(const ModelSpec& s, const KvCacheOptions& o) {
   LayerCache c{"ssm_state", 0, 0, {}};
   KvCacheOptions state = o;
   state.precision = o.state_precision;
-  const auto add = [&](std::string_view name, std::uint64_t width) {
-    c.tensors.push_back({name, 1, width, matrix_bytes(state, 1, 1, width)});
+  const auto add = [&](std::string_view name, std::uint64_t width, bool fp32) {
+    KvCacheOptions t = state;
+    if (fp32) t.precision = precisions::fp32;
+    c.tensors.push_back({name, 1, width, matrix_bytes(t, 1, 1, width), fp32});
   };
-  add("conv_state", checked_mul(ssm_conv_channels(s.ssm), s.ssm.d_conv, "conv channels x d_conv"));
-  add("ssm_state", checked_mul(s.ssm.d_inner, s.ssm.d_state, "d_inner x d_state"));
+  add("conv_state", checked_mul(ssm_conv_channels(s.ssm), s.ssm.d_conv, "conv channels x d_conv"), false);
+  add("ssm_state", checked_mul(s.ssm.d_inner, s.ssm.d_state, "d_inner x d_state"), s.ssm.version == 3);
   return c;
 }
 
@@ -80,7 +85,8 @@ Item state_item(const LayerCache& c, std::uint64_t layers, const KvCacheOptions&
     detail.push_back({std::string(t.name),
                       b,
                       std::to_string(layers) + " layers x " + std::to_string(t.width) + " x " +
-                          std::to_string(o.batch) + " batch at " + describe(o.state_precision),
+                          std::to_string(o.batch) + " batch at " +
+                          describe(t.fp32 ? precisions::fp32 : o.state_precision),
                       std::nullopt,
                       "",
                       {}});
@@ -89,7 +95,7 @@ Item state_item(const LayerCache& c, std::uint64_t layers, const KvCacheOptions&
               total,
               std::to_string(layers) + " state-space layers x (conv state " + std::to_string(c.tensors[0].width) +
                   " + SSM state " + std::to_string(c.tensors[1].width) + ") x " + std::to_string(o.batch) +
-                  " batch at " + describe(o.state_precision),
+                  " batch at " + describe(o.state_precision) + (c.tensors[1].fp32 ? " (the SSM state fp32)" : ""),
               std::nullopt,
               "a fixed size per sequence: it does not grow with the tokens",
               std::move(detail)};

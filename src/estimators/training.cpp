@@ -335,6 +335,20 @@ void ssm_activations(const ModelSpec& s, const TrainingShape& shape, std::vector
         precisions::fp32));
     return;
   }
+  if (m.version == 3) {
+    // A gated DeltaNet with fla's kernels (derived from their code, not measured): z is a view
+    // of in_proj_qkvz's output, which it keeps whole; the convolution's input and output; the
+    // gates; chunk_gated_delta_rule's fp32 K K^T per chunk; the output, and the gated norm's
+    // output that out_proj saves.
+    const std::uint64_t conv = ssm_conv_channels(m);
+    rows.push_back(tensor_row("in_proj_qkvz", {{"s", seq}, {"b", b}, {"conv+d_inner", conv + m.d_inner}}, e));
+    rows.push_back(tensor_row("conv_in_out", {{"2", 2}, {"s", seq}, {"b", b}, {"conv", conv}}, e));
+    rows.push_back(tensor_row("gates", {{"2", 2}, {"s", seq}, {"b", b}, {"heads", m.heads}}, precisions::fp32));
+    rows.push_back(
+        tensor_row("chunk_kkt", {{"s", seq}, {"b", b}, {"heads", m.heads}, {"chunk", m.chunk}}, precisions::fp32));
+    rows.push_back(tensor_row("scan_and_norm_out", {{"2", 2}, {"s", seq}, {"b", b}, {"d_inner", m.d_inner}}, e));
+    return;
+  }
   const std::uint64_t width = m.d_inner + ssm_conv_channels(m) + m.heads;
   rows.push_back(tensor_row("zxbcdt", {{"s", seq}, {"b", b}, {"d_inner+conv+heads", width}}, e));
   rows.push_back(tensor_row("scan_output", {{"s", seq}, {"b", b}, {"d_inner", m.d_inner}}, e));

@@ -229,12 +229,16 @@ void add_buffers(const ModelSpec& spec, const WeightsOptions& options, Item& wei
 void note_mtp(const ModelSpec& spec, Item& weights) {
   if (spec.mtp_layers == 0) return;
   const MtpParameters mtp = mtp_parameters(spec);
-  const std::string line =
-      "not counted: the checkpoint's " + std::to_string(spec.mtp_layers) + " multi-token-prediction layer" +
-      (spec.mtp_layers == 1 ? "" : "s") + ", " + group_digits(mtp.own) +
-      " params of its own (a block, eh_proj and three norms) and " + group_digits(mtp.stored - mtp.own) +
-      " in its copies of the embedding and head; transformers skips it, vLLM loads it only for speculative "
-      "decoding (method deepseek_mtp)";
+  const bool qwen = spec.family == Family::qwen3_next;  // its MTP layer shares the embedding and head
+  const std::string line = "not counted: the checkpoint's " + std::to_string(spec.mtp_layers) +
+                           " multi-token-prediction layer" + (spec.mtp_layers == 1 ? "" : "s") + ", " +
+                           group_digits(mtp.own) + " params of its own (a block, " + (qwen ? "fc" : "eh_proj") +
+                           " and three norms" +
+                           (qwen ? ", sharing the embedding and head)"
+                                 : ") and " + group_digits(mtp.stored - mtp.own) +
+                                       " in its copies of the embedding and head") +
+                           "; transformers skips it, vLLM loads it only for speculative decoding (method " +
+                           (qwen ? "mtp" : "deepseek_mtp") + ")";
   weights.note = weights.note.empty() ? line : weights.note + "; " + line;
 }
 

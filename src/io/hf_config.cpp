@@ -77,7 +77,12 @@ constexpr FamilyInfo kFamilies[] = {
     {"qwen2_5_vl", Family::qwen2, false, 128000, true, true},  // a qwen2 language model and Qwen2.5-VL's tower
     {"qwen2_vl", Family::qwen2, false, 32768, true, true},     // a qwen2 language model and Qwen2-VL's tower
     {"qwen3", Family::qwen3, false, 32768, true, true},
+    {"qwen3_5", Family::qwen3_next, false, 32768, true, true},  // its text_config (qwen3_5_text) and a ViT
+    {"qwen3_5_moe", Family::qwen3_next, false, 32768, true, true},
+    {"qwen3_5_moe_text", Family::qwen3_next, false, 32768, true, true},
+    {"qwen3_5_text", Family::qwen3_next, false, 32768, true, true},
     {"qwen3_moe", Family::qwen3_moe, false, 32768, true, true},
+    {"qwen3_next", Family::qwen3_next, false, 32768, true, true},
     {"stablelm", Family::stablelm, false, 4096, false, true},
     {"starcoder2", Family::starcoder2, true, 4096, false, true},
     {"t5", Family::t5, true, 512, false, false},  // context: n_positions, the length it was trained at
@@ -188,19 +193,25 @@ class Fields {
 };
 
 // A config's layer_types entry as memplan's attention kind (transformers' spellings).
-AttentionKind layer_type(const detail::JsonMap& map, const nlohmann::json& entry) {
+// linear_attention is a gated DeltaNet layer, read where the model has them (`linear`).
+AttentionKind layer_type(const detail::JsonMap& map, const nlohmann::json& entry, bool linear) {
   const std::string text = entry.is_string() ? entry.get<std::string>() : std::string();
   if (text == "full_attention") return AttentionKind::full;
   if (text == "sliding_attention") return AttentionKind::sliding;
   if (text == "chunked_attention") return AttentionKind::chunked;
-  map.fail("layer_types", "layer_types holds '" + printable(entry.is_string() ? text : entry.dump()) +
-                              "': memplan reads full_attention, sliding_attention and chunked_attention");
+  if (linear && text == "linear_attention") return AttentionKind::mamba;
+  map.fail("layer_types",
+           "layer_types holds '" + printable(entry.is_string() ? text : entry.dump()) +
+               "': memplan reads full_attention, sliding_attention, chunked_attention" +
+               (linear ? " and linear_attention" : " and, for Qwen3-Next and Qwen3.5, linear_attention"));
 }
 
 // Replaces s.layer_types by the compact pattern (global_every, global_attention) when that
 // says the same: written model files stay short.
 void compact_layer_types(ModelSpec& s) {
   const std::vector<AttentionKind> types = s.layer_types;
+  // The pattern's other layers are sliding or chunked: a state-space layer keeps the list.
+  if (std::find(types.begin(), types.end(), AttentionKind::mamba) != types.end()) return;
   for (const AttentionKind global : {AttentionKind::full, AttentionKind::nope}) {
     for (const std::uint64_t every : {0ULL, 2ULL, 3ULL, 4ULL, 5ULL, 6ULL, 8ULL}) {
       s.layer_types.clear();
@@ -223,7 +234,7 @@ bool read_layer_types(const detail::JsonMap& map, ModelSpec& s) {
   if (!list.is_array() || list.size() != s.n_layers) {
     map.fail("layer_types", "layer_types must list one entry per layer (" + std::to_string(s.n_layers) + ")");
   }
-  for (const nlohmann::json& e : list) s.layer_types.push_back(layer_type(map, e));
+  for (const nlohmann::json& e : list) s.layer_types.push_back(layer_type(map, e, s.ssm.version == 3));
   compact_layer_types(s);
   return true;
 }
@@ -667,6 +678,57 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
       }
       break;
     }
+    case Family::qwen3_next: {
+      // Qwen3NextConfig, Qwen3_5TextConfig: layer_types (or every full_attention_interval-th
+      // layer) full attention with an output gate, the others gated DeltaNet.
+      s.attn_qkv_bias = s.attn_out_bias = map.boolean_or("attention_bias", false);
+      s.attn_output_gate = map.boolean_or("attn_output_gate", true);
+      SsmSizes& m = s.ssm;
+      m.version = 3;
+      m.groups = f.required("ssm_groups", {"linear_num_key_heads"});
+      m.heads = f.required("ssm_heads", {"linear_num_value_heads"});
+      m.d_state = f.required("ssm_d_state", {"linear_key_head_dim"});
+      m.d_inner = checked_mul(m.heads, f.required("ssm_d_inner", {"linear_value_head_dim"}),
+                              "linear_num_value_heads x linear_value_head_dim");
+      m.d_conv = f.required("ssm_d_conv", {"linear_conv_kernel_dim"});
+      m.chunk = 64;  // chunk_gated_delta_rule's
+      m.conv_bias = m.proj_bias = m.out_proj_bias = false;
+      if (!read_layer_types(map, s)) {
+        const std::uint64_t every =
+            map.optional_integer("full_attention_interval", 1, detail::kMaxConfigSize).value_or(4);
+        s.layer_types.assign(s.n_layers, AttentionKind::mamba);
+        for (std::uint64_t i = every - 1; i < s.n_layers; i += every) s.layer_types[i] = AttentionKind::full;
+      }
+      // partial_rotary_factor, at the top or (newer configs) in rope_parameters.
+      const bool nested_rope = !map.has("partial_rotary_factor") && map.has("rope_parameters") &&
+                               map.value("rope_parameters").is_object() &&
+                               map.value("rope_parameters").contains("partial_rotary_factor");
+      if (nested_rope) {
+        read_rotary_fraction(map.object("rope_parameters", "the rope_parameters"), f, s, "partial_rotary_factor", 0.25);
+      } else {
+        read_rotary_fraction(map, f, s, "partial_rotary_factor", 0.25);
+      }
+      if (f.optional("experts", {"num_experts"}).value_or(0) != 0) {
+        read_experts(f, s, "num_experts", "num_experts_per_tok", "moe_intermediate_size");
+        s.d_shared_expert = f.optional("d_shared_expert", {"shared_expert_intermediate_size"}).value_or(0);
+        s.moe_every = map.optional_integer("decoder_sparse_step", 1, detail::kMaxConfigSize).value_or(1);
+        if (map.has("mlp_only_layers") && !map.value("mlp_only_layers").empty()) {
+          map.fail("mlp_only_layers",
+                   "mlp_only_layers (dense MLPs on listed layers) is not something memplan's "
+                   "layer description holds; it has first_dense_layers and moe_every");
+        }
+      }
+      // The checkpoints add one multi-token-prediction layer, which transformers does not load.
+      s.mtp_layers = map.optional_integer("mtp_num_hidden_layers", 0, detail::kMaxConfigSize)
+                         .value_or(type == "qwen3_next" ? 1 : 0);
+      if (s.mtp_layers > 0) {
+        f.note(std::to_string(s.mtp_layers) +
+               " multi-token-prediction layer (mtp.*) in the checkpoint, not counted: transformers "
+               "does not load it, nor vLLM without a speculative config" +
+               (map.has("mtp_num_hidden_layers") ? " (mtp_num_hidden_layers)" : " (Qwen3-Next's checkpoints)"));
+      }
+      break;
+    }
     case Family::bloom: f.note("ALiBi positions: no position table"); break;
     case Family::stablelm:
       s.attn_qkv_bias = map.boolean_or("use_qkv_bias", false);
@@ -788,6 +850,13 @@ void read_transformer(const detail::JsonMap& map, Fields& f, ModelSpec& s, const
       break;
     case Family::llama4:  // intermediate_size is the experts'; dense layers have intermediate_size_mlp
       s.d_mlp = f.required("d_mlp", {"intermediate_size_mlp"});
+      break;
+    case Family::qwen3_next:  // Qwen3.5-MoE's text config has no dense width: every layer has experts
+      if (std::optional<std::uint64_t> width = f.optional("d_mlp", {"intermediate_size"})) {
+        s.d_mlp = *width;
+      } else {
+        s.d_mlp = f.required("d_mlp", {"moe_intermediate_size"});
+      }
       break;
     default: s.d_mlp = f.required("d_mlp", {"intermediate_size"}); break;
   }
@@ -1048,6 +1117,43 @@ void read_qwen_vl_vision(const detail::JsonMap& outer, VisionKind kind, ModelSpe
                 "memplan reads");
 }
 
+// Qwen3.5's ViT (vision_config, Qwen3_5VisionConfig) and merger; the head is tied where the
+// outer config says so and the text_config does not.
+void read_qwen3_5_vision(const detail::JsonMap& outer, const detail::JsonMap& text, ModelSpec& s,
+                         std::vector<std::string>& notes) {
+  const detail::JsonMap vision = outer.object("vision_config", "the vision_config of a Qwen3.5 config");
+  VisionTower& v = s.vision;
+  v = qwen_vl_tower(v, VisionKind::qwen3_5);
+  v.d_model = vision.integer("hidden_size", 1, detail::kMaxConfigSize);
+  v.n_layers = vision.integer("depth", 1, detail::kMaxConfigSize);
+  v.n_heads = vision.integer("num_heads", 1, detail::kMaxConfigSize);
+  v.d_mlp = vision.integer("intermediate_size", 1, detail::kMaxConfigSize);
+  v.patch = vision.integer("patch_size", 1, detail::kMaxConfigSize);
+  v.merge = vision.integer("spatial_merge_size", 1, 64);
+  v.temporal_patch = vision.integer("temporal_patch_size", 1, 64);
+  v.positions = vision.integer("num_position_embeddings", 1, detail::kMaxConfigSize);
+  if (const std::optional<std::uint64_t> channels = vision.optional_integer("in_channels", 1, 64);
+      channels && *channels != 3)
+    vision.fail("in_channels", "a tower over " + std::to_string(*channels) + " channels: memplan reads RGB images (3)");
+  if (vision.has("deepstack_visual_indexes") && !vision.value("deepstack_visual_indexes").empty()) {
+    vision.fail("deepstack_visual_indexes",
+                "DeepStack mergers (Qwen3-VL's, a merger per listed layer) are not something memplan reads; "
+                "Qwen3.5's list is empty");
+  }
+  if (const std::optional<std::uint64_t> out = vision.optional_integer("out_hidden_size", 1, detail::kMaxConfigSize);
+      out && *out != s.d_model) {
+    vision.fail("out_hidden_size", "the merger's output width " + std::to_string(*out) +
+                                       " is not the language model's hidden_size " + std::to_string(s.d_model));
+  }
+  if (!text.has("tie_word_embeddings") && outer.has("tie_word_embeddings")) {
+    s.lm_head = outer.boolean_or("tie_word_embeddings", false) ? LmHead::tied : LmHead::untied;
+  }
+  notes.push_back("images keep their aspect ratio: sides rounded to multiples of " + std::to_string(v.patch * v.merge) +
+                  " pixels, between " + group_digits(v.min_pixels) + " and " + group_digits(v.max_pixels) +
+                  " pixels (the checkpoints' preprocessor_config.json), one token per " +
+                  std::to_string(v.merge * v.merge) + " patches; `images` N with `image_size` WxH prices them");
+}
+
 // Gemma 3's or PaliGemma's SigLIP tower (vision_config, a SiglipVisionConfig: keys left out
 // take its defaults) and projector. Gemma 3 pools each image's patches into
 // mm_tokens_per_image tokens; PaliGemma keeps every patch.
@@ -1261,6 +1367,10 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   if (out.model_type == "paligemma") {
     nested_text_config("a paligemma", {"gemma", "gemma2"}, "gemma (PaliGemma) or gemma2 (PaliGemma 2)");
   }
+  // Qwen3.5: a qwen3_5_text (qwen3_5_moe_text) text_config beside its ViT's vision_config.
+  const bool qwen3_5_vl = out.model_type == "qwen3_5" || out.model_type == "qwen3_5_moe";
+  if (out.model_type == "qwen3_5") nested_text_config("a Qwen3.5", {"qwen3_5_text"}, "qwen3_5_text");
+  if (out.model_type == "qwen3_5_moe") nested_text_config("a Qwen3.5-MoE", {"qwen3_5_moe_text"}, "qwen3_5_moe_text");
   // Qwen2-VL: the language model's keys at the top (or, as newer transformers save it, in
   // text_config) beside the tower's vision_config.
   const bool qwen_vl = out.model_type == "qwen2_vl" || out.model_type == "qwen2_5_vl";
@@ -1335,6 +1445,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
     read_qwen_vl_vision(outer, out.model_type == "qwen2_vl" ? VisionKind::qwen2_vl : VisionKind::qwen2_5_vl, s,
                         out.notes);
   }
+  if (qwen3_5_vl) read_qwen3_5_vision(outer, map, s, out.notes);
 
   // Notes that change nothing but tell the reader what the file is.
   for (const char* key : {"torch_dtype", "dtype"}) {
@@ -1454,6 +1565,7 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
                                                          {"vision_min_pixels", s.vision.min_pixels},
                                                          {"vision_max_pixels", s.vision.max_pixels},
                                                          {"vision_longest_edge", s.vision.longest_edge},
+                                                         {"vision_positions", s.vision.positions},
                                                          {"encoder_layers", s.encoder.n_layers},
                                                          {"encoder_positions", s.encoder.n_positions},
                                                          {"encoder_mel_bins", s.encoder.mel_bins},
@@ -1466,6 +1578,8 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
   }
   if (s.moe_every != 1) out << "moe_every: " << s.moe_every << '\n';
   if (s.router_bias) out << "router_bias: true\n";
+  if (s.shared_expert_gate && s.d_shared_expert != 0) out << "shared_expert_gate: true\n";
+  if (s.attn_output_gate) out << "attn_output_gate: true\n";
   if (s.attention_sinks) out << "attention_sinks: true\n";
   if (s.final_logit_softcapping) out << "final_logit_softcapping: true\n";
   if (!s.attn_k_bias) out << "attn_k_bias: false\n";

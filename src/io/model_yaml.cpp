@@ -39,11 +39,13 @@ const std::vector<std::string> kModelKeys = {"family",
                                              "experts_per_token",
                                              "sliding_window",
                                              "qk_norm",
+                                             "attn_output_gate",
                                              "d_expert",
                                              "d_shared_expert",
                                              "first_dense_layers",
                                              "moe_every",
                                              "router_bias",
+                                             "shared_expert_gate",
                                              "attention_chunk",
                                              "global_every",
                                              "global_attention",
@@ -86,6 +88,7 @@ const std::vector<std::string> kModelKeys = {"family",
                                              "vision_min_pixels",
                                              "vision_max_pixels",
                                              "vision_longest_edge",
+                                             "vision_positions",
                                              "encoder_layers",
                                              "encoder_positions",
                                              "encoder_mel_bins",
@@ -126,6 +129,7 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   read_count(map, "ssm_heads", s.ssm.heads, 0);
   read_count(map, "ssm_groups", s.ssm.groups, 0);
   read_count(map, "ssm_chunk", s.ssm.chunk, 0);
+  s.ssm.conv_bias = s.ssm.version != 3;  // a gated DeltaNet's convolution has none
   read_flag(map, "ssm_conv_bias", s.ssm.conv_bias);
   read_flag(map, "ssm_proj_bias", s.ssm.proj_bias);
   s.ssm.out_proj_bias = s.ssm.proj_bias;  // one flag for both unless out_proj's is given
@@ -150,6 +154,7 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   read_count(map, "vision_min_pixels", s.vision.min_pixels, 0);
   read_count(map, "vision_max_pixels", s.vision.max_pixels, 0);
   read_count(map, "vision_longest_edge", s.vision.longest_edge, 0);
+  read_count(map, "vision_positions", s.vision.positions, 0);
   read_count(map, "encoder_layers", s.encoder.n_layers, 0);
   read_count(map, "encoder_positions", s.encoder.n_positions, 0);
   read_count(map, "encoder_mel_bins", s.encoder.mel_bins, 0);
@@ -207,11 +212,13 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   read_count(map, "experts_per_token", s.experts_per_token, 0);
   read_count(map, "sliding_window", s.sliding_window, 0);
   if (map.has("qk_norm")) s.qk_norm = map.parsed("qk_norm", parse_qk_norm);
+  read_flag(map, "attn_output_gate", s.attn_output_gate);
   read_count(map, "d_expert", s.d_expert, 0);
   read_count(map, "d_shared_expert", s.d_shared_expert, 0);
   read_count(map, "first_dense_layers", s.first_dense_layers, 0);
   read_count(map, "moe_every", s.moe_every, 1);
   read_flag(map, "router_bias", s.router_bias);
+  read_flag(map, "shared_expert_gate", s.shared_expert_gate);
   read_count(map, "attention_chunk", s.attention_chunk, 0);
   read_count(map, "global_every", s.global_every, 0);
   if (map.has("global_attention")) {

@@ -160,8 +160,40 @@ void ssm_torch_tensors(const ModelSpec& s, std::uint64_t B, std::uint64_t S, con
   t.add(kSsm, "c_times_b_summed", {{"B", B}, {"S'", padded}, {"chunk", m.chunk}, {"heads", m.heads}}, f);
 }
 
+// A gated DeltaNet layer over S new tokens as transformers' Qwen3NextGatedDeltaNet runs it with
+// flash-linear-attention's kernels (derived from their code, not measured): the two input
+// projections, q, k and v concatenated for the convolution and its output, q and k repeated
+// to every value head when key heads are fewer, the gates (beta, and g with its cumulative sum
+// in fp32); over S > 1 chunk_gated_delta_rule_fwd's chunk matrices (fp32 K K^T and its
+// inverse), w and u, the chunk states (chunks x heads x d_state x head width) and the new
+// values; then the output, the gated norm's and out_proj's.
+template <typename Sink>
+void gated_delta_tensors(const ModelSpec& s, std::uint64_t B, std::uint64_t S, const Precision& c, Sink& t) {
+  const SsmSizes& m = s.ssm;
+  const std::uint64_t conv = ssm_conv_channels(m), head = m.d_inner / m.heads;
+  t.add(kSsm, "in_proj_out", {{"B", B}, {"S", S}, {"conv + d_inner + 2 heads", conv + m.d_inner + 2 * m.heads}}, c);
+  t.add(kSsm, "conv_in", {{"B", B}, {"S", S}, {"conv", conv}}, c);
+  t.add(kSsm, "conv_out", {{"B", B}, {"S", S}, {"conv", conv}}, c);
+  if (m.heads != m.groups)
+    t.add(kSsm, "qk_repeated", {{"2", 2}, {"B", B}, {"S", S}, {"heads", m.heads}, {"d_state", m.d_state}}, c);
+  t.add(kSsm, "gates", {{"2", 2}, {"B", B}, {"S", S}, {"heads", m.heads}}, precisions::fp32);
+  if (S > 1) {
+    const std::uint64_t chunks = ceil_div(S, m.chunk);
+    t.add(kSsm, "chunk_kkt", {{"B", B}, {"S", S}, {"heads", m.heads}, {"chunk", m.chunk}}, precisions::fp32);
+    t.add(kSsm, "chunk_inverse", {{"B", B}, {"S", S}, {"heads", m.heads}, {"chunk", m.chunk}}, c);
+    t.add(kSsm, "w_u", {{"B", B}, {"S", S}, {"heads", m.heads}, {"d_state + head", m.d_state + head}}, c);
+    t.add(kSsm, "chunk_states",
+          {{"B", B}, {"chunks", chunks}, {"heads", m.heads}, {"d_state", m.d_state}, {"head", head}}, c);
+    t.add(kSsm, "v_new", {{"B", B}, {"S", S}, {"d_inner", m.d_inner}}, c);
+  }
+  t.add(kSsm, "scan_out", {{"B", B}, {"S", S}, {"d_inner", m.d_inner}}, c);
+  t.add(kSsm, "gated_out", {{"B", B}, {"S", S}, {"d_inner", m.d_inner}}, c);
+  t.add(kSsm, "out_proj_out", {{"B", B}, {"S", S}, {"d", s.d_model}}, c);
+}
+
 template <typename Sink>
 void ssm_tensors(const ModelSpec& s, const Workload& w, std::uint64_t B, std::uint64_t S, const Precision& c, Sink& t) {
+  if (s.ssm.version == 3) return gated_delta_tensors(s, B, S, c, t);
   if (w.ssm_kernels == SsmKernels::torch && S > 1) return ssm_torch_tensors(s, B, S, c, t);
   const SsmSizes& m = s.ssm;
   const std::uint64_t conv = ssm_conv_channels(m);
@@ -233,7 +265,12 @@ void attention_tensors(const ModelSpec& s, const Workload& w, std::uint64_t B, s
     t.add(kAttention, "shared_block_input", {{"B", B}, {"S", S}, {"2d", 2 * d}}, c);
     t.add(kAttention, "shared_block_normed", {{"B", B}, {"S", S}, {"2d", 2 * d}}, c);
   }
-  t.add(kAttention, "q", {{"B", B}, {"S", S}, {"H", H}, {"d_head", dh}}, c);
+  // A gated attention's q_proj yields queries and gate together; the gate waits for the output.
+  if (s.attn_output_gate) {
+    t.add(kAttention, "q_and_gate", {{"B", B}, {"S", S}, {"H", H}, {"2 d_head", 2 * dh}}, c);
+  } else {
+    t.add(kAttention, "q", {{"B", B}, {"S", S}, {"H", H}, {"d_head", dh}}, c);
+  }
   t.add(kAttention, "k_new", {{"B", B}, {"S", S}, {"H_kv", Hkv}, {"d_head", dh}}, c);
   if (s.mla.kv_lora_rank != 0) {  // latent attention decompresses values narrower than keys
     t.add(kAttention, "v_new", {{"B", B}, {"S", S}, {"H_kv", Hkv}, {"d_v", s.mla.v_head_dim}}, c);
@@ -248,6 +285,7 @@ void attention_tensors(const ModelSpec& s, const Workload& w, std::uint64_t B, s
   if (s.attention_sinks && w.attention == AttentionVariant::eager) {
     t.add(kAttention, "attn_sink_logits", {{"B", core_batch}, {"H", H}, {"S", S}, {"M+1", keys + 1}}, c);
   }
+  if (s.attn_output_gate) t.add(kAttention, "gated_output", {{"B", B}, {"S", S}, {"H", H}, {"d_head", dh}}, c);
   t.add(kAttention, "o_proj_out", {{"B", B}, {"S", S}, {"d", d}}, c);
   dequantized_weight(s, w, checked_mul(B, S, "rows"), kAttention, {"attention"}, c, t);
 }

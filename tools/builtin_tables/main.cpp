@@ -111,6 +111,7 @@ void write_model(std::ostream& out, const ModelEntry& e, std::size_t index) {
       << "  s.lm_head = " << enumerator("LmHead", s.lm_head) << ";\n"
       << "  s.lm_head_bias = " << boolean(s.lm_head_bias) << ";\n"
       << "  s.qk_norm = " << enumerator("QkNorm", s.qk_norm) << ";\n"
+      << "  s.attn_output_gate = " << boolean(s.attn_output_gate) << ";\n"
       << "  s.experts = " << u64(s.experts) << ";\n"
       << "  s.experts_per_token = " << u64(s.experts_per_token) << ";\n"
       << "  s.d_expert = " << u64(s.d_expert) << ";\n"
@@ -118,6 +119,7 @@ void write_model(std::ostream& out, const ModelEntry& e, std::size_t index) {
       << "  s.first_dense_layers = " << u64(s.first_dense_layers) << ";\n"
       << "  s.moe_every = " << u64(s.moe_every) << ";\n"
       << "  s.router_bias = " << boolean(s.router_bias) << ";\n"
+      << "  s.shared_expert_gate = " << boolean(s.shared_expert_gate) << ";\n"
       << "  s.sliding_window = " << u64(s.sliding_window) << ";\n"
       << "  s.attention_chunk = " << u64(s.attention_chunk) << ";\n"
       << "  s.global_every = " << u64(s.global_every) << ";\n"
@@ -146,7 +148,7 @@ void write_model(std::ostream& out, const ModelEntry& e, std::size_t index) {
       << ", " << u64(s.vision.d_mlp) << ", " << u64(s.vision.patch) << ", " << u64(s.vision.image_size) << ", "
       << enumerator("VisionKind", s.vision.kind) << ", " << u64(s.vision.merge) << ", " << u64(s.vision.temporal_patch)
       << ", " << u64(s.vision.min_pixels) << ", " << u64(s.vision.max_pixels) << ", " << u64(s.vision.longest_edge)
-      << "};\n"
+      << ", " << u64(s.vision.positions) << "};\n"
       << "  s.encoder = {" << u64(s.encoder.n_layers) << ", " << u64(s.encoder.n_positions) << ", "
       << u64(s.encoder.mel_bins) << "};\n";
   // A model file describes an architecture: stored weights and import warnings come only

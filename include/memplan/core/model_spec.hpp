@@ -49,6 +49,7 @@ enum class Family {
   jamba,       // Jamba: Mamba layers with an attention layer in eight, experts on every second layer
   nemotron_h,  // Nemotron-H: each layer one of a Mamba-2 mixer, attention or an MLP, no rotary
   falcon_h1,   // Falcon-H1: attention and a Mamba-2 mixer side by side in every layer, then an MLP
+  qwen3_next,  // Qwen3-Next, Qwen3.5: gated DeltaNet layers with a gated attention layer in four
   zamba2,      // Zamba2: Mamba-2 layers, some also running one of a few shared attention and MLP blocks
   t5,          // T5, T5 v1.1, Flan-T5: an encoder and a decoder, relative-position buckets, RMS norms
   bart,        // BART: an encoder and a decoder, learned positions, post-LN LayerNorms, biases
@@ -69,7 +70,7 @@ enum class AttentionKind {
   chunked,  // the tokens of its own chunk of attention_chunk tokens (Llama 4)
   nope,     // every earlier token, without rotary embeddings (Llama 4's global layers)
   mla,      // multi-head latent attention: keys and values from a compressed latent (DeepSeek-V2/V3)
-  mamba,    // no attention: a Mamba (or Mamba-2) state-space layer of the model's ssm sizes
+  mamba,    // no attention: a state-space layer of the model's ssm sizes (Mamba, Mamba-2, gated DeltaNet)
   mlp,      // no mixer: the layer is an MLP alone (Nemotron-H); a model with such layers has its
             // MLPs only there, and its attention and Mamba layers have none
 };
@@ -92,15 +93,21 @@ struct MlaSizes {
 // dt_rank + 2 d_state, dt_proj dt_rank -> d_inner, A_log d_inner x d_state, D, out_proj.
 // Mamba-2: in_proj d_model -> 2 d_inner + 2 groups d_state + heads, a conv1d over d_inner +
 // 2 groups d_state channels, dt_bias, A_log and D per head, a gated RMSNorm, out_proj.
+// Gated DeltaNet (Qwen3-Next's linear attention), in Mamba-2's terms: `groups` key heads of
+// d_state and `heads` value heads of d_inner / heads. in_proj d_model -> 2 d_inner + 2 groups
+// d_state + 2 heads (q, k, v, the output gate z, and b and a per value head), an unbiased
+// conv1d over q, k and v (Mamba-2's channels), dt_bias and A_log per head, a gated RMSNorm of
+// one value head's width shared by the heads, out_proj. Its state per sequence is Mamba-2's:
+// the convolution's last d_conv - 1 columns and heads x d_state x (d_inner / heads).
 struct SsmSizes {
-  std::uint64_t version = 0;   // 1: Mamba, 2: Mamba-2; 0: the model has no state-space layers
+  std::uint64_t version = 0;   // 1: Mamba, 2: Mamba-2, 3: gated DeltaNet; 0: no state-space layers
   std::uint64_t d_inner = 0;   // the inner width: expand x d_model (Mamba-2: heads x head_dim)
   std::uint64_t d_state = 0;   // the state per channel (N)
   std::uint64_t d_conv = 0;    // the convolution's taps
   std::uint64_t dt_rank = 0;   // Mamba: rank of the step-size projection
-  std::uint64_t heads = 0;     // Mamba-2: heads
-  std::uint64_t groups = 0;    // Mamba-2: groups sharing B and C
-  std::uint64_t chunk = 0;     // Mamba-2: the chunked scan's chunk in tokens (chunk_size)
+  std::uint64_t heads = 0;     // Mamba-2: heads; gated DeltaNet: value heads
+  std::uint64_t groups = 0;    // Mamba-2: groups sharing B and C; gated DeltaNet: key heads
+  std::uint64_t chunk = 0;     // Mamba-2, gated DeltaNet: the chunked scan's chunk in tokens
   bool conv_bias = true;       // a bias on the convolution (use_conv_bias)
   bool proj_bias = false;      // a bias on in_proj (use_bias; Falcon-H1's mamba_proj_bias)
   bool out_proj_bias = false;  // a bias on out_proj (use_bias; Falcon-H1's projectors_bias)
@@ -136,6 +143,9 @@ struct SharedBlocks {
 //   qwen2_5_vl: Qwen2.5-VL's: Qwen2-VL's images and tokens; RMSNorms (the merger's too) and a
 //             gated MLP with biases; most layers attend within windows, a few over the whole image
 //             (those set the pass's peak, so every layer is priced as one of them).
+//   qwen3_5:  Qwen3.5's ViT: Qwen2-VL's images, tokens, blocks and merger at 16-pixel patches,
+//             with a biased patch convolution and a learned position table (num_position_embeddings
+//             rows, interpolated to each image) beside the rotary positions; no DeepStack.
 //   gemma3:   Gemma 3's SigLIP ViT: a biased patch convolution, learned positions, no class
 //             token, a LayerNorm after; every image resized to image_size square, its patches
 //             average-pooled merge x merge into tokens (256 at 896 / 14 / 4), then an RMSNorm
@@ -154,7 +164,7 @@ struct SharedBlocks {
 //             separator and its <row_r_col_c>), each row a newline, the whole image three.
 // Each has per layer biased q, k, v, o and two norms, and all but qwen2_5_vl a plain MLP (fc1,
 // fc2) with biases.
-enum class VisionKind { clip, qwen2_vl, qwen2_5_vl, gemma3, paligemma, llava_next, idefics3 };
+enum class VisionKind { clip, qwen2_vl, qwen2_5_vl, qwen3_5, gemma3, paligemma, llava_next, idefics3 };
 
 // A vision tower before the language model and its projector into the language model's width.
 struct VisionTower {
@@ -171,6 +181,7 @@ struct VisionTower {
   std::uint64_t max_pixels = 0;      //   (the checkpoint's preprocessor_config.json)
   std::uint64_t longest_edge = 0;    // idefics3's: the processor's resize of an image's longest side
                                      //   (size.longest_edge); 0: no splitting, every image one tile
+  std::uint64_t positions = 0;       // Qwen3.5's: rows of the learned position table; 0: none
   bool operator==(const VisionTower&) const = default;
 };
 
@@ -187,22 +198,24 @@ struct EncoderStack {
   bool operator==(const EncoderStack&) const = default;
 };
 
-// Returns `v` as a Qwen2-VL or Qwen2.5-VL tower (`kind`): merge 2, 2 frames per patch and
-// the checkpoints' pixel bounds (preprocessor_config.json: min_pixels 3,136, max_pixels
-// 12,845,056 = 16,384 tokens).
+// Returns `v` as a Qwen2-VL, Qwen2.5-VL or Qwen3.5 tower (`kind`): merge 2, 2 frames per
+// patch and the checkpoints' pixel bounds (preprocessor_config.json: min_pixels 3,136,
+// max_pixels 12,845,056 = 16,384 tokens; Qwen3.5's size.shortest_edge 65,536 and
+// size.longest_edge 16,777,216, 4096 x 4096).
 inline VisionTower qwen_vl_tower(VisionTower v, VisionKind kind) {
   v.kind = kind;
   v.merge = 2;
   v.temporal_patch = 2;
-  v.min_pixels = 56ULL * 56;
-  v.max_pixels = 16384ULL * 28 * 28;
+  const bool qwen3_5 = kind == VisionKind::qwen3_5;
+  v.min_pixels = qwen3_5 ? 65536 : 56ULL * 56;
+  v.max_pixels = qwen3_5 ? 16777216 : 16384ULL * 28 * 28;
   return v;
 }
 
 // Returns whether the tower takes an image at its own aspect ratio and size (Qwen's), rather
 // than resized to image_size square.
 inline bool keeps_image_size(const VisionTower& v) {
-  return v.kind == VisionKind::qwen2_vl || v.kind == VisionKind::qwen2_5_vl;
+  return v.kind == VisionKind::qwen2_vl || v.kind == VisionKind::qwen2_5_vl || v.kind == VisionKind::qwen3_5;
 }
 
 // One image as the tower sees it: its patches (the tower's sequence) and the tokens they
@@ -234,7 +247,7 @@ inline std::uint64_t image_tokens(const VisionTower& v) {
 }
 
 // Returns the channels the convolution runs over: d_inner (Mamba), or d_inner + 2 groups
-// d_state (Mamba-2, whose x, B and C go through it).
+// d_state (Mamba-2, whose x, B and C go through it; a gated DeltaNet's v, q and k).
 std::uint64_t ssm_conv_channels(const SsmSizes& ssm);
 
 // Which layers hold a per-layer tensor: all, those with a dense MLP, those with experts,
@@ -299,6 +312,9 @@ struct ModelSpec {
   LmHead lm_head = LmHead::untied;
   bool lm_head_bias = false;
   QkNorm qk_norm = QkNorm::none;
+  // A sigmoid gate on the attention's output from a second half of q_proj: q_proj is 2 n_heads
+  // x d_head wide (Qwen3-Next's gated attention).
+  bool attn_output_gate = false;
   // Mixture of experts. A MoE layer has `experts` routed experts of d_expert each, a shared
   // expert of d_shared_expert that every token goes through (0: none), and a router.
   std::uint64_t experts = 0;             // routed experts of a MoE layer; 0 = dense MLP everywhere
@@ -308,6 +324,7 @@ struct ModelSpec {
   std::uint64_t first_dense_layers = 0;  // the first k layers have a dense MLP of d_mlp (DeepSeek)
   std::uint64_t moe_every = 1;           // after them, layer i has experts when (i + 1) % moe_every == 0
   bool router_bias = false;              // a bias (or score correction) per routed expert
+  bool shared_expert_gate = false;       // a d_model -> 1 sigmoid gate on the shared expert's output (Qwen)
   // Attention per layer. The compact form: every layer full, or sliding when sliding_window
   // is set. A pattern: every global_every-th layer (i + 1 a multiple) is global_attention,
   // the others sliding (sliding_window) or chunked (attention_chunk). layer_types, one

@@ -61,7 +61,8 @@ std::uint64_t layer_parameters(const ModelSpec& spec, std::uint64_t layer);
 // The multi-token-prediction layers a DeepSeek-V3 checkpoint adds (num_nextn_predict_layers),
 // which count_parameters leaves out: each is one more block like the last, eh_proj
 // (2·d_model -> d_model), enorm, hnorm and shared_head.norm, and (in the checkpoint) its own
-// copies of the token embedding and the LM head.
+// copies of the token embedding and the LM head. Qwen3-Next's and Qwen3.5's (mtp.*) are the
+// same block, fc and three norms, sharing the model's embedding and head.
 struct MtpParameters {
   std::uint64_t own = 0;     // the block, eh_proj and the norms
   std::uint64_t stored = 0;  // own plus the embedding and head copies the checkpoint holds

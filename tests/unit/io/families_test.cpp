@@ -461,6 +461,53 @@ TEST(Families, DeepSeekMtpLayerCountedApart) {
   EXPECT_EQ(mtp_parameters(hf_fixture("deepseek-v2-lite")).stored, 0U);  // no MTP layer
 }
 
+// Qwen3.5-9B, written out from transformers' modeling_qwen3_5.py: a gated DeltaNet layer is
+// in_proj_qkv 4096 -> 2 x 16 x 128 + 32 x 128, in_proj_z 4096 -> 4096, in_proj_b and _a 4096 ->
+// 32 each, an unbiased depthwise conv1d of 8192 x 4, dt_bias and A_log of 32, a norm of 128 and
+// out_proj 4096 -> 4096; a gated attention layer q_proj 4096 -> 2 x 16 x 256 (queries and the
+// output gate), k and v 4096 -> 4 x 256, o 4096 -> 4096 and q/k norms of 256. 24 of the first,
+// 8 of the second, each with an MLP of 3 x 4096 x 12288 and two norms; the embedding and the
+// untied head 248,320 x 4096. Qwen3.5's ViT: a biased Conv3d of 3 x 2 x 16 x 16 into 1152, 2,304
+// learned positions, 27 blocks (qkv and proj with biases, two LayerNorms, fc1 and fc2 of 4304
+// with biases) and the merger (a LayerNorm of 1152, 4608 -> 4608 -> 4096 with biases).
+TEST(Families, Qwen35GatedDeltaNetAndItsTower) {
+  const ModelSpec s = hf_fixture("qwen3.5-9b");
+  const std::uint64_t d = 4096;
+  const std::uint64_t gdn = d * 8192 + d * 4096 + 2 * d * 32 + 8192ULL * 4 + 2 * 32 + 128 + 4096ULL * d;
+  const std::uint64_t attn = d * 2 * 16 * 256 + 2 * d * 4 * 256 + 16ULL * 256 * d + 2 * 256;
+  const std::uint64_t mlp = 3 * d * 12288, norms = 2 * d;
+  const std::uint64_t text = 2 * 248320ULL * d + 24 * (gdn + mlp + norms) + 8 * (attn + mlp + norms) + d;
+  EXPECT_EQ(text, 8'953'803'264U);
+  const std::uint64_t hv = 1152, block = 4 * hv + 3 * hv * hv + 3 * hv + hv * hv + hv + 2 * hv * 4304 + 4304 + hv;
+  const std::uint64_t tower = 3 * 2 * 16 * 16 * hv + hv + 2304 * hv + 27 * block + 2 * hv + 4608ULL * 4608 + 4608 +
+                              4608 * d + d;
+  EXPECT_EQ(count_parameters(s), text + tower);  // 9,409,813,744
+  // The Hub's safetensors total holds the MTP layer too: fc 2d x d, a gated-attention block
+  // with its MLP, and three norms, sharing the embedding and head.
+  const MtpParameters mtp = mtp_parameters(s);
+  EXPECT_EQ(mtp.own, 2 * d * d + attn + mlp + norms + 3 * d);
+  EXPECT_EQ(mtp.stored, mtp.own);
+  EXPECT_EQ(count_parameters(s) + mtp.stored, 9'653'104'368U);
+  EXPECT_EQ(s.ssm.version, 3U);
+  EXPECT_EQ(s.rotary_dim, 64U);  // partial_rotary_factor 0.25 in rope_parameters
+  EXPECT_EQ(attention_layers(s), 8U);
+}
+
+// Qwen3-Next-80B-A3B and the Qwen3.5 0.8B and 35B-A3B: the model plus its MTP layer is the
+// Hub's safetensors total (code index ids 61762937035, 71142266638).
+TEST(Families, Qwen3NextAndQwen35MatchTheHubTotals) {
+  for (const auto& [name, total] :
+       {std::pair{"qwen3-next-80b-a3b-instruct", 81'324'862'720ULL}, std::pair{"qwen3.5-0.8b", 873'438'784ULL},
+        std::pair{"qwen3.5-35b-a3b", 35'951'822'704ULL}}) {
+    SCOPED_TRACE(name);
+    const ModelSpec s = hf_fixture(name);
+    EXPECT_EQ(count_parameters(s) + mtp_parameters(s).stored, total);
+  }
+  // Qwen3-Coder-Next stores the same architecture without its MTP layer: 79,674,391,296.
+  EXPECT_EQ(count_parameters(hf_fixture("qwen3-next-80b-a3b-instruct")), 79'674'391'296U);
+  EXPECT_EQ(hf_fixture("qwen3.5-0.8b").lm_head, LmHead::tied);
+}
+
 // DeepSeek-V2-Lite's latent attention: queries and keys of 128 + 64, values of 128, so
 // hook_v and hook_z are 16 heads x 128 where hook_q is 16 x 192.
 TEST(Families, LatentAttentionHooksUseTheValueWidth) {
