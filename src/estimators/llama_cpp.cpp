@@ -161,6 +161,13 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                     " with `engine` pytorch",
                 "engine");
   }
+  if (spec.ssm.version == 3) {
+    throw Error(ErrorKind::invalid_input,
+                "memplan's llama.cpp policy does not model the gated DeltaNet graph of qwen3next and qwen35 "
+                "(src/models/qwen3next.cpp) yet: plan " +
+                    spec.name + " with `engine` vllm or pytorch",
+                "engine");
+  }
   // A Mamba or Mamba-2 has state-space layers alone; a hybrid (Jamba, Bamba, Nemotron-H,
   // Falcon-H1) also attention layers, whose KV cache llama_memory_hybrid keeps beside the state.
   const bool state_only = recurrent && attention_layers(spec) == 0;

@@ -424,7 +424,35 @@ TensorShard tensor_parallel_shard(const ModelSpec& spec, const TensorShardOption
                                                " has a vision tower, which memplan's multi-GPU training layouts do "
                                                "not place: plan it on one GPU, or its weights with `device_map`");
   }
-  if (ssm_layers(spec) > 0) {
+  if (ssm_layers(spec) > 0 && o.split_state_space) {
+    const SsmSizes& m = spec.ssm;
+    const bool headed = m.version != 1;
+    const std::uint64_t units = headed ? m.heads : m.d_inner;
+    if (units % t != 0) {
+      throw_invalid_input("tensor_parallel", spec.name + "'s " + group_digits(units) +
+                                                 (headed ? " state-space heads" : " state-space channels (d_inner)") +
+                                                 " do not split evenly over " + group_digits(t) + " GPUs");
+    }
+    if (headed && m.groups % t != 0 && m.groups != 1) {
+      throw_invalid_input("tensor_parallel", spec.name + "'s " + group_digits(m.groups) +
+                                                 (m.version == 3 ? " key heads" : " state-space groups") +
+                                                 " do not split evenly over " + group_digits(t) +
+                                                 " GPUs (vLLM replicates a single group, not " +
+                                                 group_digits(m.groups) + ")");
+    }
+    out.spec.ssm.d_inner = m.d_inner / t;
+    if (headed) {
+      out.spec.ssm.heads = m.heads / t;
+      out.spec.ssm.groups = m.groups % t == 0 ? m.groups / t : 1;
+    }
+    if (attention_layers(spec) == 0) {  // a state-space model alone: the mixers, the vocabulary
+      if (out.padded_vocab % t != 0)
+        throw_invalid_input("tensor_parallel", "the padded vocabulary of " + group_digits(out.padded_vocab) +
+                                                   " rows does not split evenly over " + group_digits(t) + " GPUs");
+      out.spec.vocab_size = out.padded_vocab / t;
+      return out;
+    }
+  } else if (ssm_layers(spec) > 0) {
     if (t > 1) {
       throw_invalid_input("tensor_parallel", spec.name + " has " + ssm_layers_text(spec) +
                                                  ", which memplan does not split over "

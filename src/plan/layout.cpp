@@ -19,6 +19,14 @@ namespace {
 
 std::string s(std::uint64_t v) { return std::to_string(v); }
 
+// Whether vLLM keeps a model's SSM state in float32 by default (models/config.py): NemotronH
+// (2026-04 on), and Qwen3.5's multimodal checkpoints, whose config says mamba_ssm_dtype
+// float32 (a Qwen3.5 tower marks them; the text-only Qwen3_5ForCausalLM keeps the model's dtype).
+bool ssm_state_fp32_in_vllm(const ModelSpec& spec) {
+  return spec.family == Family::nemotron_h ||
+         (spec.family == Family::qwen3_next && spec.vision.kind == VisionKind::qwen3_5 && spec.vision.d_model != 0);
+}
+
 Item row(std::string name, Bytes bytes, std::string formula, std::string note = {}) {
   return {std::move(name), bytes, std::move(formula), std::nullopt, std::move(note), {}};
 }
@@ -100,8 +108,10 @@ void check_against(DeviceMemory& d, const GpuSpec& gpu) {
   d.capacity = usable_memory(gpu);
 }
 
-std::string tensor_text(std::uint64_t t) {
-  return t > 1 ? "1/" + s(t) + " of each attention and MLP matrix and of the vocabulary" : "the whole model";
+std::string tensor_text(std::uint64_t t, bool state_space = false) {
+  if (t == 1) return "the whole model";
+  return "1/" + s(t) + " of each attention" + (state_space ? ", state-space mixer" : "") +
+         " and MLP matrix and of the vocabulary";
 }
 
 void shard_notes(const ModelSpec& spec, const TensorShard& shard, std::uint64_t multiple,
@@ -149,13 +159,24 @@ LayoutEstimate tensor_parallel_layout(const ModelSpec& spec, const Workload& w, 
 
 // --------------------------------------------------------------------- vLLM
 
-LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const LayoutOptions& o) {
-  if (spec.vision.d_model != 0) {
+LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const LayoutOptions& o) {
+  const ServingOptions& so = *o.vllm;
+  if (model.vision.d_model != 0 && !so.language_model_only) {
     throw_invalid_input("engine",
                         "memplan's vLLM policy does not profile a vision tower's encoder (its multimodal "
                         "budget): plan " +
-                            spec.name + " with -w generation");
+                            model.name +
+                            "'s language model alone with `language_model_only` (vLLM's flag of that name), "
+                            "or a PyTorch job with -w generation and no engine");
   }
+  if (model.vision.d_model == 0 && so.language_model_only) {
+    throw_invalid_input("language_model_only",
+                        "`language_model_only` drops a vision tower, and " + model.name + " has none");
+  }
+  const bool state_fp32 = ssm_state_fp32_in_vllm(model);  // set by the checkpoint's class, tower or not
+  ModelSpec text_only = model;
+  text_only.vision = {};
+  const ModelSpec& spec = text_only;
   const bool state_space = ssm_layers(spec) > 0;
   if (spec.family == Family::zamba2) {
     throw_invalid_input("engine",
@@ -163,7 +184,6 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
                             spec.name + " with -w generation and --batch");
   }
   constexpr std::uint64_t kVocabMultiple = 64;  // vLLM DEFAULT_VOCAB_PADDING_SIZE
-  const ServingOptions& so = *o.vllm;
   if (o.gpus.size() != 1)
     throw_invalid_input("gpu", "vLLM's KV cache is what gpu_memory_utilization leaves of a GPU: name it with `gpu`");
   const GpuSpec& gpu = o.gpus.front();
@@ -216,19 +236,16 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
                                           " mixes kinds of attention layer, whose KV blocks vLLM groups per "
                                           "kind; memplan splits only models of one kind over `pp` stages");
   }
-  if (state_space && (t > 1 || pp > 1 || dp > 1 || so.max_loras > 0)) {
-    throw_invalid_input(t > 1    ? "tensor"
-                        : pp > 1 ? "pipeline"
+  if (state_space && (pp > 1 || dp > 1 || so.max_loras > 0)) {
+    throw_invalid_input(pp > 1   ? "pipeline"
                         : dp > 1 ? "data"
                                  : "max_loras",
                         "memplan's vLLM policy plans a model with state-space layers (" + spec.name +
-                            ") on one GPU without adapters yet: `tp`, `pp` and `dp` 1, no `max_loras`");
+                            ") with tensor parallelism alone, without adapters yet: `pp` and `dp` 1, no `max_loras`");
   }
-  // One GPU (above): a state-space model's layers stay whole, the vocabulary padded as vLLM pads it.
-  const TensorShard shard = state_space ? TensorShard{spec, 1, 1,
-                                                      checked_mul(ceil_div(spec.vocab_size, kVocabMultiple),
-                                                                  kVocabMultiple, "vocabulary")}
-                                        : tensor_parallel_shard(spec, {t, kVocabMultiple, true});
+  // A state-space mixer splits by head over the tensor-parallel ranks, as vLLM's do.
+  const TensorShard shard = tensor_parallel_shard(
+      spec, {.degree = t, .vocab_multiple = kVocabMultiple, .replicate_kv_heads = true, .split_state_space = true});
   ModelSpec ss = shard.spec;
   if (ep > 1) {  // whole experts, spread over the GPUs
     ss.experts = spec.experts / ep;
@@ -407,16 +424,14 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
   VllmLayerPages pages;
   if (state_space) {
     const std::uint64_t model_bytes = element_bits(compute.format) / 8;
-    const std::uint64_t ssm_bytes = so.mamba_ssm_bytes != 0             ? so.mamba_ssm_bytes
-                                    : spec.family == Family::nemotron_h ? 4
-                                                                        : model_bytes;
+    const std::uint64_t ssm_bytes = so.mamba_ssm_bytes != 0 ? so.mamba_ssm_bytes : state_fp32 ? 4 : model_bytes;
     pages.attention_layers = attention_layers(spec);
     pages.mamba_layers = ssm_layers(spec);
     pages.token_bytes = Bytes(checked_mul(checked_mul(2, checked_mul(ss.n_kv_heads, ss.d_head, "KV"), "KV"),
                                           element_bits(kv_dtype.format) / 8, "KV"));
     pages.state_bytes = Bytes(checked_add(
-        checked_mul(checked_mul(spec.ssm.d_conv - 1, ssm_conv_channels(spec.ssm), "state"), model_bytes, "state"),
-        checked_mul(checked_mul(spec.ssm.d_state, spec.ssm.d_inner, "state"), ssm_bytes, "state"), "state"));
+        checked_mul(checked_mul(ss.ssm.d_conv - 1, ssm_conv_channels(ss.ssm), "state"), model_bytes, "state"),
+        checked_mul(checked_mul(ss.ssm.d_state, ss.ssm.d_inner, "state"), ssm_bytes, "state"), "state"));
   }
   std::size_t binding = 0;
   for (std::size_t k = 0; k < stages.size(); ++k) {
@@ -471,7 +486,7 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
              : world == 1 ? "every GPU"
                           : "every rank";
     d.count = checked_mul(t, dp, "tp x dp");
-    d.holds = tensor_text(t) + "; a KV cache of " + group_digits(cap.tokens) + " tokens";
+    d.holds = tensor_text(t, state_space) + "; a KV cache of " + group_digits(cap.tokens) + " tokens";
     if (pp > 1) {
       d.holds = s(st.layers) + " layers" + (k == 0 ? " and the embeddings" : "") +
                 (k + 1 == stages.size() ? ", the head and the sampler" : "") +
@@ -534,6 +549,13 @@ LayoutEstimate vllm_layout(const ModelSpec& spec, const Workload& w, const Layou
       out.notes.push_back(
           "NemotronH's SSM state in float32, as vLLM keeps it since 2026-04 (float16 from 0.13, the "
           "model's dtype before): `mamba_ssm_cache_dtype` sets it");
+    }
+    if (spec.family == Family::qwen3_next && so.mamba_ssm_bytes == 0) {
+      out.notes.push_back(state_fp32 ? "Qwen3.5's gated DeltaNet state in float32, its config's mamba_ssm_dtype, which "
+                                       "vLLM reads for Qwen3_5ForConditionalGeneration: `mamba_ssm_cache_dtype` sets it"
+                                     : "the gated DeltaNet state in the model's dtype: vLLM reads the config's "
+                                       "mamba_ssm_dtype (float32) only for Qwen3.5's multimodal checkpoints; "
+                                       "`mamba_ssm_cache_dtype` sets it");
     }
     out.notes.push_back(
         "GPU KV cache size as vLLM 0.11-0.20.0 logs it, (blocks / KV groups) x block_size; later releases log "

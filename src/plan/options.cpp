@@ -585,6 +585,10 @@ const std::array kOptions = std::to_array<OptionDef>({
    .help = "vLLM --kv-cache-memory-bytes: the KV cache's size on each GPU (e.g. 4GiB), given instead of what "
            "gpu_memory_utilization leaves after the profile", .default_text = "what the profile leaves",
    .set = MEMPLAN_SET(s.layout.kv_cache_memory_bytes = parse_size(v.text))},
+  {.key = "language_model_only", .flag = "language_model_only", .kind = OptionKind::flag, .group = kEngine,
+   .help = "vLLM --language-model-only: serve a vision-language model's language model alone, its vision tower "
+           "not loaded and no multimodal profile",
+   .set = MEMPLAN_SET(s.layout.language_model_only = v.flag)},
   {.key = "ngl", .flag = "ngl", .kind = OptionKind::count, .group = kEngine,
    .help = "llama.cpp -ngl: the last N layers on the GPU; more than the model's layers puts the output layer there "
            "too", .default_text = "every layer and the output layer with a GPU, 0 with cpu", .max = 1 << 20,

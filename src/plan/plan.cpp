@@ -33,7 +33,8 @@ void check_engine_options(const PlanSettings& s) {
   };
   if (engine != Engine::vllm) {
     refuse({"gpu_memory_utilization", "max_model_len", "vllm_entrypoint", "max_num_seqs", "max_num_batched_tokens",
-            "block_size", "max_loras", "max_lora_rank", "kv_cache_memory_bytes", "mamba_ssm_cache_dtype"},
+            "block_size", "max_loras", "max_lora_rank", "kv_cache_memory_bytes", "mamba_ssm_cache_dtype",
+            "language_model_only"},
            "vLLM");
   }
   if (engine != Engine::llama_cpp)
@@ -120,6 +121,7 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
     o.vllm->max_loras = a.max_loras;
     o.vllm->max_lora_rank = a.max_lora_rank;
     o.vllm->kv_cache_memory = a.kv_cache_memory_bytes;
+    o.vllm->language_model_only = a.language_model_only;
     o.vllm->mamba_ssm_bytes = a.mamba_ssm_cache_dtype == "float32" ? 4 : a.mamba_ssm_cache_dtype == "float16" ? 2 : 0;
   }
   if (engine == Engine::llama_cpp) {
@@ -359,6 +361,12 @@ Plan bind(const ModelSpec& model, const PlanSettings& s, const DeviceChoice& d, 
   if (s.was_given("ssm_kernels") && ssm_layers(model) == 0) {
     throw_invalid_input("ssm_kernels", "`ssm_kernels` applies to state-space layers (Mamba, Mamba-2, hybrids); " +
                                            model.name + " has none");
+  }
+  if (w.ssm_kernels == SsmKernels::torch && model.ssm.version == 3) {
+    throw_invalid_input("ssm_kernels",
+                        "`ssm_kernels` torch: transformers' pure-PyTorch gated DeltaNet "
+                        "(torch_chunk_gated_delta_rule, without flash-linear-attention) is not "
+                        "modelled; memplan prices fla's kernels (fused)");
   }
   if (model.mla.kv_lora_rank != 0 && !s.was_given("lora_targets")) {
     // Latent attention has no v projection: the default's query and value projections are

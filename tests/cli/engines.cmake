@@ -87,6 +87,29 @@ cli_case(engine_vllm_mamba_hybrid EXIT 0 ARGS estimate "${PROJECT_SOURCE_DIR}/te
          --engine vllm --gpu rtx-3060 --gpu-memory-utilization 0.6 --max-model-len 4096 --max-num-seqs 2
          --max-num-batched-tokens 2048 --kv-cache-memory-bytes 4387635200 STDERR_EMPTY
          STDOUT "1,339 blocks of 400 tokens.*GPU KV cache size: 53,200 tokens\n +Maximum concurrency for 4,096 tokens per request: 66\\.95x.*Setting attention block size to 400 tokens.*Padding mamba page size by 1\\.59%")
+# Gated DeltaNet on vLLM. A vLLM 0.19 start-up of Qwen/Qwen3.5-9B on an L40S (docs/accuracy.md,
+# code-index id 51781852921) logs block size 528, padding 0.76%, 165,792 tokens and 2.52x for
+# 20.27 GiB of KV memory: 24 layers' state of 3 x 8,192 x 2 + 32 x 128 x 128 x 4 (the config's
+# float32) = 2,146,304 B, so 16 x ceil(2,146,304 / (16 x 4,096)) = 528 tokens; 8 attention and 24
+# DeltaNet layers in 4 groups of 8; 1,258 blocks of 8 x 528 x 4,096 B = 21,765,292,032 B.
+cli_case(engine_vllm_gated_deltanet EXIT 0 ARGS estimate qwen3.5-9b --engine vllm --gpu l40s --language-model-only
+         --kv-cache-memory-bytes 21765292032 STDERR_EMPTY
+         STDOUT "1,258 blocks of 528 tokens.*GPU KV cache size: 165,792 tokens\n +Maximum concurrency for 262,144 tokens per request: 2\\.52x.*Padding mamba page size by 0\\.76%.*in float32, its config's mamba_ssm_dtype")
+# Tensor parallelism splits it by head: vLLM 0.10.2's start-up of Qwen3-Next-80B-A3B-Instruct
+# on 2 H200s (code-index id 7292846353) logs 544-token blocks, 1.49%, 973,760 tokens and 14.77x
+# for 44.59 GiB: per rank 3 x 4,096 x 2 + 16 x 128 x 128 x 2 = 548,864 B of state beside one KV
+# head of 256 (1,024 B a token); 7,162 blocks of 12 pages (47,875,620,864 B of 47,878,140,518).
+cli_case(engine_vllm_gated_deltanet_tp EXIT 0 ARGS estimate qwen3-next-80b-a3b-instruct --engine vllm --gpu h200
+         --tp 2 --kv-cache-memory-bytes 47878140518 STDERR_EMPTY
+         STDOUT "7,162 blocks of 544 tokens.*GPU KV cache size: 973,760 tokens\n +Maximum concurrency for 262,144 tokens per request: 14\\.77x.*Padding mamba page size by 1\\.49%")
+cli_case(engine_vllm_vision_needs_language_model_only EXIT 2 ARGS estimate qwen3.5-9b --engine vllm --gpu l40s
+         STDOUT_EMPTY STDERR "does not profile a vision tower's encoder.*--language-model-only")
+cli_case(engine_vllm_language_model_only_without_tower EXIT 2 ARGS estimate qwen3-next-80b-a3b-instruct --engine vllm
+         --gpu h200 --language-model-only STDOUT_EMPTY STDERR "drops a vision tower, and qwen3-next-80b-a3b-instruct has none")
+cli_case(engine_vllm_gated_deltanet_tp_uneven EXIT 2 ARGS estimate qwen3-next-80b-a3b-instruct --engine vllm
+         --gpu h200 --tp 3 STDOUT_EMPTY STDERR "32 state-space heads do not split evenly over 3 GPUs")
+cli_case(engine_llama_cpp_gated_deltanet EXIT 2 ARGS estimate qwen3-next-80b-a3b-instruct --engine llama.cpp
+         --gpu h200 -p int4 STDOUT_EMPTY STDERR "does not model the gated DeltaNet graph")
 # --mamba-ssm-cache-dtype float32: 3 x 3,328 x 2 + 48 x 64 x 128 x 4 = 1,592,832 B of state,
 # so 16 x ceil(1,592,832 / (16 x 2,048)) = 784-token blocks.
 cli_case(engine_vllm_mamba_ssm_dtype EXIT 0 ARGS estimate "${PROJECT_SOURCE_DIR}/tests/cli/data/granite-4.0-h-1b-shape.yaml"
@@ -94,8 +117,8 @@ cli_case(engine_vllm_mamba_ssm_dtype EXIT 0 ARGS estimate "${PROJECT_SOURCE_DIR}
          STDOUT "\"block_size\": 784,.*\"state_bytes\": 1592832")
 cli_case(engine_vllm_mamba_ssm_dtype_bad EXIT 2 ARGS estimate mamba-130m-hf --engine vllm --gpu h100
          --mamba-ssm-cache-dtype bfloat16 STDOUT_EMPTY STDERR "--mamba-ssm-cache-dtype is auto, float32 or float16, not 'bfloat16'")
-cli_case(engine_vllm_mamba_tp EXIT 2 ARGS estimate mamba-codestral-7b --engine vllm --gpu h100 --tp 2
-         STDOUT_EMPTY STDERR "plans a model with state-space layers \\(mamba-codestral-7b\\) on one GPU")
+cli_case(engine_vllm_mamba_pp EXIT 2 ARGS estimate mamba-codestral-7b --engine vllm --gpu h100 --pp 2
+         STDOUT_EMPTY STDERR "plans a model with state-space layers \\(mamba-codestral-7b\\) with tensor parallelism alone")
 # A Mamba: no KV cells, a recurrent state slot per sequence. Mamba-130M over -np 2: 24 layers x
 # ((4 - 1) x 1,536 conv columns + 16 x 1,536 states) x 4 B x 2 slots = 5,603,328 B.
 cli_case(engine_llama_cpp_mamba EXIT 0 ARGS estimate mamba-130m-hf --engine llama.cpp --cpu --seq 2048 --parallel 2

@@ -39,6 +39,7 @@ struct TensorShardOptions {
                                      //   (Megatron: 128 x t; vLLM: 64); 1 = no padding
   bool replicate_kv_heads = false;   // n_kv_heads < t: each rank keeps one KV head (vLLM); false: an error (Megatron)
   std::uint64_t expert_degree = 1;   // e: each MoE layer's routed experts split e ways (expert parallelism)
+  bool split_state_space = false;    // state-space mixers split t ways by head (vLLM); false: t > 1 an error
 };
 
 // Returns what one of t tensor-parallel ranks holds, as a model spec: attention heads and
@@ -51,7 +52,10 @@ struct TensorShardOptions {
 // architecture at the requested precision. Throws Error(invalid_input, key "tensor_parallel") when
 // t is 0 or does not divide n_heads, n_kv_heads (or, with replication, is not a multiple of
 // it), d_mlp, the expert widths or the padded vocabulary, and (key "expert_parallel") when e
-// does not divide the experts; Error(overflow).
+// does not divide the experts; Error(overflow). With split_state_space, a state-space mixer
+// splits too, as vLLM's do: its inner width, heads and groups (a gated DeltaNet's value and key
+// heads) t ways, one group replicated on every rank (vLLM's extra_groups_for_head_shards);
+// otherwise a model with state-space layers and t > 1 is refused.
 TensorShard tensor_parallel_shard(const ModelSpec& spec, const TensorShardOptions& options);
 
 // ------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ struct ServingOptions {
   std::uint64_t lora_extra_vocab_size = 256;  // tokens an adapter may add (vLLM 0.8-0.10's default)
   std::optional<Bytes> kv_cache_memory;       // kv_cache_memory_bytes: the KV cache's size, given (no profile budget)
   std::uint64_t mamba_ssm_bytes = 0;          // mamba_ssm_cache_dtype's bytes an element; 0 = auto (the model's rule)
+  bool language_model_only = false;           // --language-model-only: a vision-language model's tower not loaded
 };
 
 // Whose allocation rules a plan follows (`engine`).

@@ -41,6 +41,7 @@ struct LayoutRequest {
   std::uint64_t max_loras = 0;                 // vLLM enable_lora's max_loras; 0 = LoRA off
   std::uint64_t max_lora_rank = 16;            // vLLM's max_lora_rank
   std::optional<Bytes> kv_cache_memory_bytes;  // vLLM's kv_cache_memory_bytes; unset = what the profile leaves
+  bool language_model_only = false;            // vLLM's --language-model-only: no vision tower
   std::optional<std::uint64_t> ngl;            // llama.cpp -ngl; unset = everything on the GPU (0 with cpu)
   std::uint64_t n_cpu_moe = 0;                 // llama.cpp --n-cpu-moe: the first N layers' experts in host memory
   std::uint64_t ubatch = 512;

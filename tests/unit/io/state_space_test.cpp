@@ -305,6 +305,47 @@ TEST(StateSpace, HybridHoldsAStateAndAKvCache) {
   }
 }
 
+// Qwen3.5-9B's 24 gated DeltaNet layers: a convolution state of 4 x 8192 channels in bf16 and
+// a recurrent state of 32 heads x 128 x 128 in fp32, as chunk_gated_delta_rule returns it;
+// its 8 attention layers' 4 KV heads of 256 grow with the tokens.
+TEST(StateSpace, GatedDeltaNetKeepsAnFp32RecurrentState) {
+  const ModelSpec s = hf_fixture("qwen3.5-9b");
+  const std::uint64_t state = 24ULL * (4 * 8192 * 2 + 32ULL * 128 * 128 * 4);  // 51,904,512
+  for (const std::uint64_t tokens : {4096ULL, 8192ULL}) {
+    SCOPED_TRACE(tokens);
+    const Item kv = estimate_kv_cache(s, bf16_tokens(tokens)).components.front();
+    EXPECT_EQ(detail_row(kv, "ssm_state"), state);
+    EXPECT_EQ(kv.bytes.count(), state + 8ULL * 2 * 4 * 256 * tokens * 2);
+  }
+  // Training saves in_proj_qkvz's whole output (z is a view of it), the convolution's input
+  // and output, the fp32 gates and K K^T per 64-token chunk, the output and the norm's.
+  TrainingShape shape;
+  shape.batch = 1;
+  shape.seq = 4096;
+  shape.compute = precisions::bf16;
+  const Item layer = layer_activations(s, shape, false, BlockMixer::ssm);
+  EXPECT_EQ(detail_row(layer, "in_proj_qkvz"), 4096ULL * (8192 + 4096) * 2);
+  EXPECT_EQ(detail_row(layer, "conv_in_out"), 2 * 4096ULL * 8192 * 2);
+  EXPECT_EQ(detail_row(layer, "chunk_kkt"), 4096ULL * 32 * 64 * 4);
+}
+
+// vLLM splits a gated DeltaNet by head: Qwen3-Next's 16 key and 32 value heads over 2 ranks.
+TEST(StateSpace, TensorParallelSplitsTheMixerByHead) {
+  const ModelSpec s = hf_fixture("qwen3-next-80b-a3b-instruct");
+  TensorShardOptions o{.degree = 2, .vocab_multiple = 64, .replicate_kv_heads = true, .split_state_space = true};
+  const TensorShard shard = tensor_parallel_shard(s, o);
+  EXPECT_EQ(shard.spec.ssm.heads, 16U);
+  EXPECT_EQ(shard.spec.ssm.groups, 8U);
+  EXPECT_EQ(shard.spec.ssm.d_inner, 2048U);
+  EXPECT_EQ(ssm_conv_channels(shard.spec.ssm), 4096U);  // (2 x 16 x 128 + 32 x 128) / 2
+  EXPECT_EQ(shard.spec.n_kv_heads, 1U);
+  o.degree = 3;
+  EXPECT_THROW(tensor_parallel_shard(s, o), Error);  // 32 value heads over 3
+  o.split_state_space = false;
+  o.degree = 2;
+  EXPECT_THROW(tensor_parallel_shard(s, o), Error);  // Megatron's layouts do not split it
+}
+
 // Training: a Mamba block keeps what mamba_inner_fn saves (checkpoint_lvl 1).
 TEST(StateSpace, MambaTrainingKeepsTheFusedKernelsTensors) {
   const ModelSpec s = hf_fixture("mamba-130m-hf");
