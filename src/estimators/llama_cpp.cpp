@@ -161,13 +161,6 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                     " with `engine` pytorch",
                 "engine");
   }
-  if (spec.ssm.version == 3) {
-    throw Error(ErrorKind::invalid_input,
-                "memplan's llama.cpp policy does not model the gated DeltaNet graph of qwen3next and qwen35 "
-                "(src/models/qwen3next.cpp) yet: plan " +
-                    spec.name + " with `engine` vllm or pytorch",
-                "engine");
-  }
   // A Mamba or Mamba-2 has state-space layers alone; a hybrid (Jamba, Bamba, Nemotron-H,
   // Falcon-H1) also attention layers, whose KV cache llama_memory_hybrid keeps beside the state.
   const bool state_only = recurrent && attention_layers(spec) == 0;
@@ -322,6 +315,29 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                                               spec.ssm.d_conv, spec.ssm.dt_rank, spec.ssm.heads, spec.ssm.groups, T,
                                               o.n_seq, outputs, alignment});
   };
+  // A gated DeltaNet layer (src/models/qwen35.cpp, ggml's fused gated_delta_net), read from
+  // llama.cpp's allocator trace: above the graph's inputs (tokens, embeddings, M-RoPE's four
+  // positions, the cache's row indices, output ids: 9 f32 rows; the mask), the embeddings and the
+  // residual stream, the layer's norm and the larger of its two stages: the qkv projection beside
+  // the convolution's input (its state's d_conv - 1 columns prepended), or the convolution's
+  // output, l2-normed q and k, the gates and projections of b and a, and the op's result (every
+  // token's output and each sequence's new state). Not recorded as a graph: a closed form.
+  const auto gated_delta_peak = [&](const auto& rows, std::uint64_t D, std::uint64_t mask) {
+    const SsmSizes& m = spec.ssm;
+    const std::uint64_t conv = ssm_conv_channels(m), key = checked_mul(m.groups, m.d_state, "c");
+    const std::uint64_t S = std::max<std::uint64_t>(o.n_seq, 1);
+    const std::uint64_t conv_input = checked_mul(checked_add(T, checked_mul(m.d_conv - 1, S, "c"), "c"),
+                                                 checked_mul(conv, kF32, "c"), "c");
+    const std::uint64_t state = checked_mul(checked_mul(m.d_state, m.d_inner, "c"), checked_mul(S, kF32, "c"), "c");
+    const std::uint64_t stage1 = checked_add(rows(conv), conv_input, "c");
+    const std::uint64_t stage2 = checked_add(
+        checked_add(rows(checked_add(checked_add(conv, checked_mul(2, key, "c"), "c"),
+                                     checked_add(checked_mul(4, m.heads, "c"), m.d_inner, "c"), "c")),
+                    state, "c"),
+        0, "c");
+    return checked_add(checked_add(checked_add(rows(9), mask, "c"), checked_mul(3, D, "c"), "c"),
+                       std::max(stage1, stage2), "c");
+  };
   if (state_only) {
     compute = ssm_graph();
   } else if (recorded && !recurrent) {
@@ -340,7 +356,39 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
     const std::uint64_t out_rows = checked_mul(outputs, kF32, "compute buffer");
     const std::uint64_t logits = checked_mul(out_rows, checked_add(checked_add(1, checked_mul(2, d, "c"), "c"), V, "c"),
                                              "compute buffer");
-    if (o.flash_attn) {
+    if (spec.family == Family::qwen3_next) {
+      // Qwen3.5's graph (recorded from llama.cpp's allocator trace): M-RoPE's four positions a
+      // token and the state slots' ids among the inputs; the residual added in place, so the MLP,
+      // or the gated attention's q projection (queries and gate), its normed queries and the
+      // scores, sit above the inputs, the residual and a freed norm's hole.
+      const std::uint64_t slots = checked_mul(ceil_div(checked_mul(std::max<std::uint64_t>(o.n_seq, 1), 4, "c"), 32),
+                                              32, "c");
+      const std::uint64_t in = checked_add(
+          checked_add(checked_add(o.flash_attn ? rows(10) : checked_add(rows(8), rows(checked_mul(2, width, "c")), "c"),
+                                  D, "c"),
+                      mask, "c"),
+          slots, "c");
+      const std::uint64_t mlp = checked_add(checked_add(in, checked_mul(2, D, "c"), "c"), g, "c");
+      // The logits above the tokens and embeddings, which the graph holds to its end.
+      const std::uint64_t head = checked_add(
+          checked_add(rows(1), D, "c"),
+          checked_mul(out_rows, checked_add(checked_mul(2, d, "c"), V, "c"), "compute buffer"), "c");
+      compute = std::max(mlp, head);
+      // With experts the last layer's routing leaves a hole of the residual and the router's
+      // sort (a row of experts a token) below the logits, which then sit above every input.
+      if (spec.experts > 0) {
+        const std::uint64_t moe_head = checked_add(checked_add(checked_add(in, checked_mul(3, D, "c"), "c"),
+                                                               rows(spec.experts), "c"),
+                                                   checked_mul(out_rows, V, "compute buffer"), "c");
+        compute = std::max(compute, moe_head);
+      }
+      if (!o.flash_attn) {
+        const std::uint64_t scores = checked_mul(rows(n_kv), spec.n_heads, "c");
+        compute = std::max(compute, checked_add(checked_add(checked_add(in, checked_mul(2, D, "c"), "c"),
+                                                            checked_mul(3, Q, "c"), "c"),
+                                                scores, "c"));
+      }
+    } else if (o.flash_attn) {
       compute = std::max(checked_add(checked_add(inputs, checked_mul(3, D, "c"), "c"), g, "c"), logits);
     } else {
       const std::uint64_t scores = checked_mul(rows(n_kv), spec.n_heads, "c");
@@ -361,7 +409,9 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
       const std::uint64_t beside = spec.family == Family::nemotron_h ? 0
                                    : spec.parallel_ssm               ? checked_add(checked_mul(2, D, "c"), rows(1), "c")
                                                                      : checked_add(D, rows(1), "c");
-      compute = std::max(compute, checked_add(checked_add(ssm_graph(), held, "c"), beside, "c"));
+      compute = std::max(compute, spec.ssm.version == 3
+                                      ? gated_delta_peak(rows, D, mask)
+                                      : checked_add(checked_add(ssm_graph(), held, "c"), beside, "c"));
     }
   }
   // Tokens, positions and the cache's i64 row indices per token, i32 ids per output, the embeddings.

@@ -29,13 +29,22 @@ struct ArchFamily {
 // "llama" for Llama, Mistral and Mixtral checkpoints alike (Mixtral: with an expert count),
 // and "granitehybrid" for Granite 4.0-H and Bamba.
 constexpr ArchFamily kArchitectures[] = {
-    {"falcon", Family::falcon},    {"falcon-h1", Family::falcon_h1},
-    {"gemma", Family::gemma},      {"gpt2", Family::gpt2},
-    {"gptneox", Family::gpt_neox}, {"granitehybrid", Family::bamba},
-    {"llama", Family::llama},      {"mamba", Family::mamba},
-    {"mamba2", Family::mamba2},    {"nemotron_h", Family::nemotron_h},
-    {"phi2", Family::phi},         {"phi3", Family::phi3},
+    {"falcon", Family::falcon},
+    {"falcon-h1", Family::falcon_h1},
+    {"gemma", Family::gemma},
+    {"gpt2", Family::gpt2},
+    {"gptneox", Family::gpt_neox},
+    {"granitehybrid", Family::bamba},
+    {"llama", Family::llama},
+    {"mamba", Family::mamba},
+    {"mamba2", Family::mamba2},
+    {"nemotron_h", Family::nemotron_h},
+    {"phi2", Family::phi},
+    {"phi3", Family::phi3},
     {"qwen2", Family::qwen2},
+    {"qwen35", Family::qwen3_next},
+    {"qwen35moe", Family::qwen3_next},
+    {"qwen3next", Family::qwen3_next},
 };
 
 // The GGUF key (after "{arch}.") behind each spec field validate() may name.
@@ -79,7 +88,9 @@ std::string component_of(std::string_view name) {
   if (dot == std::string_view::npos) return "other";
   name.remove_prefix(dot + 1);  // "attn_q", "ffn_up_exps", "ffn_gate.3", ...
   if (name.find("norm") != std::string_view::npos) return "norms";
-  if (name.starts_with("ssm_")) return "ssm";
+  if (name.starts_with("ssm_") || name == "attn_gate") return "ssm";  // attn_gate: a gated DeltaNet's z
+  if (name == "ffn_gate_inp_shexp") return "router";                  // the shared expert's gate
+  if (name.ends_with("_shexp")) return "mlp";
   if (name == "attn_q" || name == "attn_k" || name == "attn_v" || name == "attn_qkv" || name == "attn_output") {
     return "attention";
   }
@@ -332,6 +343,76 @@ void read_hybrid_layers(const Mapper& m, const std::string& p, Family family, Mo
   s.d_mlp = width(up);
 }
 
+// Qwen3-Next and Qwen3.5 (llama.cpp's qwen3next, qwen35, qwen35moe; src/models/qwen35.cpp):
+// gated DeltaNet layers (blk.N.ssm_conv1d) and gated attention layers (blk.N.attn_q, twice the
+// heads' width: queries and the output gate), an MLP or experts in each. llama.cpp's key and
+// value head widths are both ssm.state_size; time_step_rank is the value heads, group_count the
+// key heads. A file's multi-token-prediction blocks (nextn_predict_layers, the last blocks) are
+// not the model's layers: llama.cpp skips them unless asked to load them.
+void read_gated_delta_layers(const Mapper& m, const std::string& p, ModelSpec& s) {
+  SsmSizes& ssm = s.ssm;
+  ssm.version = 3;
+  ssm.d_conv = m.required(p + "ssm.conv_kernel", 1);
+  ssm.d_inner = m.required(p + "ssm.inner_size", 1);
+  ssm.d_state = m.required(p + "ssm.state_size", 1);
+  ssm.heads = m.required(p + "ssm.time_step_rank", 1);
+  ssm.groups = m.required(p + "ssm.group_count", 1);
+  ssm.chunk = 64;
+  ssm.conv_bias = ssm.proj_bias = ssm.out_proj_bias = false;
+  if (!m.has_prefix("blk.")) {
+    m.fail(p + "block_count",
+           "a " + p.substr(0, p.size() - 1) + " file without tensors: memplan reads which layers attend from them");
+  }
+  const std::uint64_t mtp = m.count(p + "nextn_predict_layers", 0).value_or(0);
+  if (mtp >= s.n_layers) {
+    m.fail(p + "nextn_predict_layers", "nextn_predict_layers " + group_digits(mtp) + " leaves no layer of the " +
+                                           group_digits(s.n_layers) + " blocks to the model");
+  }
+  s.n_layers -= mtp;
+  s.mtp_layers = mtp;
+  const GgufTensor *q = nullptr, *k = nullptr;
+  s.layer_types.clear();
+  for (std::uint64_t il = 0; il < s.n_layers; ++il) {
+    const std::string b = "blk." + std::to_string(il) + ".";
+    if (m.has(b + "ssm_conv1d.weight")) {
+      s.layer_types.push_back(AttentionKind::mamba);
+    } else if (m.has(b + "attn_q.weight")) {
+      s.layer_types.push_back(AttentionKind::full);
+      if (q == nullptr) q = m.tensor(b + "attn_q.weight"), k = m.tensor(b + "attn_k.weight");
+    } else {
+      m.fail(p + "block_count", "layer " + std::to_string(il) +
+                                    " has no ssm_conv1d or attn_q tensor: neither gated DeltaNet nor attention");
+    }
+  }
+  const std::uint64_t heads = m.required(p + "attention.head_count", 1);
+  s.d_head = m.count(p + "attention.key_length", 1).value_or(s.d_model / heads);
+  const auto width = [](const GgufTensor* t) { return t != nullptr && t->shape.size() >= 2 ? t->shape[1] : 0; };
+  s.n_heads = q != nullptr ? width(q) / (2 * s.d_head) : heads;
+  s.n_kv_heads = k != nullptr ? width(k) / s.d_head : m.count(p + "attention.head_count_kv", 1).value_or(heads);
+  if (const std::optional<std::uint64_t> rotary = m.count(p + "rope.dimension_count", 1); rotary && *rotary < s.d_head)
+    s.rotary_dim = *rotary;
+  if (m.count(p + "expert_count", 0).value_or(0) > 0) {
+    s.d_expert = m.required(p + "expert_feed_forward_length", 1);
+    s.d_shared_expert = m.count(p + "expert_shared_feed_forward_length", 0).value_or(0);
+    s.d_mlp = m.count(p + "feed_forward_length", 1).value_or(s.d_expert);
+  } else {
+    s.d_mlp = m.required(p + "feed_forward_length", 1);
+  }
+}
+
+// The file without its multi-token-prediction blocks (blk.N, N >= the model's layers).
+GgufFile trunk_of(const GgufFile& f, std::uint64_t n_layers) {
+  GgufFile out = f;
+  std::erase_if(out.tensors, [&](const GgufTensor& t) {
+    std::uint64_t block = 0;
+    const std::string_view name = t.name;
+    if (!name.starts_with("blk.")) return false;
+    const auto [end, ec] = std::from_chars(name.data() + 4, name.data() + name.size(), block);
+    return ec == std::errc() && block >= n_layers;
+  });
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> gguf_architectures() {
@@ -383,6 +464,8 @@ GgufImport gguf_model(const GgufFile& f) {
     read_ssm_sizes(m, p, family, s);
   } else if (family == Family::nemotron_h || family == Family::bamba || family == Family::falcon_h1) {
     read_hybrid_layers(m, p, family, s);
+  } else if (family == Family::qwen3_next) {
+    read_gated_delta_layers(m, p, s);
   } else {
     read_attention_and_mlp(m, p, s, out.notes);
   }
@@ -465,14 +548,21 @@ GgufImport gguf_model(const GgufFile& f) {
 
   const std::uint64_t params = count_parameters(s);
 
-  s.stored_weights = stored_weights(f);
-  if (!f.tensors.empty()) s.stored_layers = stored_layers(f, s.n_layers);
+  if (s.mtp_layers > 0) {
+    out.notes.push_back(group_digits(s.mtp_layers) + " multi-token-prediction block" + (s.mtp_layers == 1 ? "" : "s") +
+                        " (nextn_predict_layers) after the model's " + group_digits(s.n_layers) +
+                        " layers: not counted, llama.cpp skips them unless it drafts with them");
+  }
+  const GgufFile trunk = s.mtp_layers > 0 ? trunk_of(f, s.n_layers) : GgufFile{};
+  const GgufFile& file = s.mtp_layers > 0 ? trunk : f;
+  s.stored_weights = stored_weights(file);
+  if (!f.tensors.empty()) s.stored_layers = stored_layers(file, s.n_layers);
   if (f.tensors.empty()) {
     out.notes.push_back("no tensors (a vocabulary-only file?): the weights are priced from the architecture");
     return out;
   }
   std::uint64_t parameter_elements = 0, other = 0;
-  for (const GgufTensor& t : f.tensors) {
+  for (const GgufTensor& t : file.tensors) {
     std::uint64_t& sum = component_of(t.name) == "other" ? other : parameter_elements;
     sum = checked_add(sum, t.elements, "GGUF elements");
   }

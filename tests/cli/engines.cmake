@@ -108,8 +108,12 @@ cli_case(engine_vllm_language_model_only_without_tower EXIT 2 ARGS estimate qwen
          --gpu h200 --language-model-only STDOUT_EMPTY STDERR "drops a vision tower, and qwen3-next-80b-a3b-instruct has none")
 cli_case(engine_vllm_gated_deltanet_tp_uneven EXIT 2 ARGS estimate qwen3-next-80b-a3b-instruct --engine vllm
          --gpu h200 --tp 3 STDOUT_EMPTY STDERR "32 state-space heads do not split evenly over 3 GPUs")
-cli_case(engine_llama_cpp_gated_deltanet EXIT 2 ARGS estimate qwen3-next-80b-a3b-instruct --engine llama.cpp
-         --gpu h200 -p int4 STDOUT_EMPTY STDERR "does not model the gated DeltaNet graph")
+# llama.cpp keeps a gated DeltaNet's state in f32 slots: Qwen3-Next's 36 DeltaNet layers x
+# ((4 - 1) x 8,192 conv channels + 128 x 4,096) x 4 B = 79,036,416 B for one sequence, beside
+# 12 attention layers x 32,768 cells x 2 x 2 x 256 x 2 B = 768 MiB of f16 KV cells.
+cli_case(engine_llama_cpp_gated_deltanet EXIT 0 ARGS estimate qwen3-next-80b-a3b-instruct --engine llama.cpp
+         --gpu h200 -p int4 --seq 32768 --format json STDERR_EMPTY
+         STDOUT "\"name\": \"kv_cache\",\n +\"bytes\": 805306368,.*\"name\": \"recurrent_state\",\n +\"bytes\": 79036416,")
 # --mamba-ssm-cache-dtype float32: 3 x 3,328 x 2 + 48 x 64 x 128 x 4 = 1,592,832 B of state,
 # so 16 x ceil(1,592,832 / (16 x 2,048)) = 784-token blocks.
 cli_case(engine_vllm_mamba_ssm_dtype EXIT 0 ARGS estimate "${PROJECT_SOURCE_DIR}/tests/cli/data/granite-4.0-h-1b-shape.yaml"

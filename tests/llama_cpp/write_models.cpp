@@ -207,6 +207,86 @@ GgufWriter nemotron_h(std::uint64_t d, const std::string& pattern, std::uint64_t
   return w;
 }
 
+// A Qwen3.5 (llama.cpp's qwen35, src/models/qwen35.cpp): every 4th layer gated attention
+// (q_proj twice the heads' width, q/k norms), the others gated DeltaNet of `k_heads` key and
+// `v_heads` value heads of `head` (llama.cpp's key and value widths are ssm.state_size), a
+// SwiGLU MLP and a post-attention norm in every layer; with `experts`, Qwen3.5-MoE (qwen35moe):
+// that many routed experts of 128 (2 per token) and a gated shared expert of 256 instead.
+GgufWriter qwen35(std::uint64_t d, std::uint64_t layers, std::uint64_t vocab, const char* matrices,
+                  std::uint64_t experts = 0) {
+  const std::uint64_t heads = 4, kv_heads = 2, hd = 64, ff = 512, k_heads = 2, v_heads = 4, head = 32;
+  const std::uint64_t key = k_heads * head, value = v_heads * head, conv = 2 * key + value;
+  const std::uint64_t ff_expert = 128, ff_shared = 256;
+  const std::string arch = experts == 0 ? "qwen35" : "qwen35moe";
+  const auto k = [&](const char* name) { return arch + "." + name; };
+  GgufWriter w;
+  w.str("general.architecture", arch)
+      .str("general.name", arch + "-test")
+      .u32(k("context_length"), 8192)
+      .u32(k("embedding_length"), static_cast<std::uint32_t>(d))
+      .u32(k("block_count"), static_cast<std::uint32_t>(layers))
+      .u32(k("feed_forward_length"), ff)
+      .u32(k("attention.head_count"), heads)
+      .u32(k("attention.head_count_kv"), kv_heads)
+      .u32(k("attention.key_length"), hd)
+      .u32(k("attention.value_length"), hd)
+      .u32(k("rope.dimension_count"), hd / 4)
+      .u32_array(k("rope.dimension_sections"), {3, 3, 2, 0})
+      .f32(k("attention.layer_norm_rms_epsilon"), 1e-6f)
+      .u32(k("ssm.conv_kernel"), 4)
+      .u32(k("ssm.inner_size"), static_cast<std::uint32_t>(value))
+      .u32(k("ssm.state_size"), static_cast<std::uint32_t>(head))
+      .u32(k("ssm.time_step_rank"), static_cast<std::uint32_t>(v_heads))
+      .u32(k("ssm.group_count"), static_cast<std::uint32_t>(k_heads))
+      .u32(k("full_attention_interval"), 4);
+  if (experts != 0) {
+    w.u32(k("expert_count"), static_cast<std::uint32_t>(experts))
+        .u32(k("expert_used_count"), 2)
+        .u32(k("expert_feed_forward_length"), ff_expert)
+        .u32(k("expert_shared_feed_forward_length"), ff_shared);
+  }
+  w.spm_vocabulary(vocab);
+  w.tensor("token_embd.weight", {d, vocab}, matrices);
+  for (std::uint64_t b = 0; b < layers; ++b) {
+    const std::string p = "blk." + std::to_string(b) + ".";
+    w.tensor(p + "attn_norm.weight", {d}, "F32").tensor(p + "post_attention_norm.weight", {d}, "F32");
+    if ((b + 1) % 4 == 0) {
+      w.tensor(p + "attn_q.weight", {d, 2 * heads * hd}, matrices)
+          .tensor(p + "attn_k.weight", {d, kv_heads * hd}, matrices)
+          .tensor(p + "attn_v.weight", {d, kv_heads * hd}, matrices)
+          .tensor(p + "attn_output.weight", {heads * hd, d}, matrices)
+          .tensor(p + "attn_q_norm.weight", {hd}, "F32")
+          .tensor(p + "attn_k_norm.weight", {hd}, "F32");
+    } else {
+      w.tensor(p + "attn_qkv.weight", {d, conv}, matrices)
+          .tensor(p + "attn_gate.weight", {d, value}, matrices)
+          .tensor(p + "ssm_conv1d.weight", {4, conv}, "F32")
+          .tensor(p + "ssm_dt.bias", {v_heads}, "F32")
+          .tensor(p + "ssm_a", {v_heads}, "F32")
+          .tensor(p + "ssm_beta.weight", {d, v_heads}, matrices)
+          .tensor(p + "ssm_alpha.weight", {d, v_heads}, matrices)
+          .tensor(p + "ssm_norm.weight", {head}, "F32")
+          .tensor(p + "ssm_out.weight", {value, d}, matrices);
+    }
+    if (experts != 0) {
+      w.tensor(p + "ffn_gate_inp.weight", {d, experts}, "F32")
+          .tensor(p + "ffn_gate_exps.weight", {d, ff_expert, experts}, matrices)
+          .tensor(p + "ffn_up_exps.weight", {d, ff_expert, experts}, matrices)
+          .tensor(p + "ffn_down_exps.weight", {ff_expert, d, experts}, matrices)
+          .tensor(p + "ffn_gate_inp_shexp.weight", {d}, "F32")
+          .tensor(p + "ffn_gate_shexp.weight", {d, ff_shared}, matrices)
+          .tensor(p + "ffn_up_shexp.weight", {d, ff_shared}, matrices)
+          .tensor(p + "ffn_down_shexp.weight", {ff_shared, d}, matrices);
+      continue;
+    }
+    w.tensor(p + "ffn_gate.weight", {d, ff}, matrices)
+        .tensor(p + "ffn_up.weight", {d, ff}, matrices)
+        .tensor(p + "ffn_down.weight", {ff, d}, matrices);
+  }
+  w.tensor("output_norm.weight", {d}, "F32").tensor("output.weight", {d, vocab}, matrices);
+  return w;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -234,5 +314,9 @@ int main(int argc, char** argv) {
   nemotron_h(256, "MM*MM*", 2048, "Q4_K", "granitehybrid").write(dir / "granitehybrid-q4_k.gguf");
   // Falcon-H1: attention and a Mamba-2 mixer side by side in every layer, then a gated MLP.
   nemotron_h(256, "PPP", 2048, "Q8_0", "falcon-h1").write(dir / "falcon-h1-q8_0.gguf");
+  // Qwen3.5: gated DeltaNet layers and a gated attention layer in four.
+  qwen35(256, 8, 2048, "Q8_0").write(dir / "qwen35-q8_0.gguf");
+  // Qwen3.5-MoE: the same layers with 8 routed experts and a gated shared expert, in f16.
+  qwen35(256, 4, 2048, "F16", 8).write(dir / "qwen35moe-f16.gguf");
   return 0;
 }

@@ -612,6 +612,80 @@ TEST_F(Gguf, FalconH1RunsAttentionAndAMixerInEveryLayer) {
   EXPECT_EQ(read_gguf(path("falcon-h1.gguf")).elements, 16'140U);
 }
 
+TEST_F(Gguf, Qwen35ReadsItsLayersFromTensorsAndLeavesItsMtpBlockOut) {
+  // llama.cpp's qwen35 (src/models/qwen35.cpp): d 32, block 0 gated DeltaNet (2 key heads and 4
+  // value heads of 8: qkv 32 -> 2 x 16 + 32, the gate 32 -> 32, an unbiased conv over 64
+  // channels of 4 taps, dt and a per value head, beta and alpha 32 -> 4, a norm of 8, out 32 ->
+  // 32), block 1 gated attention (4 heads of 8, q 32 -> 2 x 32, 2 KV heads, q/k norms of 8), a
+  // SwiGLU MLP of 48 and two norms in each; block 2 the MTP block (nextn_predict_layers 1),
+  // which llama.cpp skips unless it drafts with it.
+  GgufWriter w;
+  w.str("general.architecture", "qwen35")
+      .u32("qwen35.context_length", 4096)
+      .u32("qwen35.embedding_length", 32)
+      .u32("qwen35.block_count", 3)
+      .u32("qwen35.nextn_predict_layers", 1)
+      .u32("qwen35.feed_forward_length", 48)
+      .u32("qwen35.attention.head_count", 4)
+      .u32("qwen35.attention.head_count_kv", 2)
+      .u32("qwen35.attention.key_length", 8)
+      .u32("qwen35.rope.dimension_count", 4)
+      .u32("qwen35.ssm.conv_kernel", 4)
+      .u32("qwen35.ssm.inner_size", 32)
+      .u32("qwen35.ssm.state_size", 8)
+      .u32("qwen35.ssm.time_step_rank", 4)
+      .u32("qwen35.ssm.group_count", 2)
+      .tokens("tokenizer.ggml.tokens", 8);
+  w.tensor("token_embd.weight", {32, 8}, "F16");
+  for (int b = 0; b < 3; ++b) {
+    const std::string p = "blk." + std::to_string(b) + ".";
+    w.tensor(p + "attn_norm.weight", {32}, "F32").tensor(p + "post_attention_norm.weight", {32}, "F32");
+    if (b == 0) {
+      w.tensor(p + "attn_qkv.weight", {32, 64}, "F16")
+          .tensor(p + "attn_gate.weight", {32, 32}, "F16")
+          .tensor(p + "ssm_conv1d.weight", {4, 64}, "F32")
+          .tensor(p + "ssm_dt.bias", {4}, "F32")
+          .tensor(p + "ssm_a", {4}, "F32")
+          .tensor(p + "ssm_beta.weight", {32, 4}, "F16")
+          .tensor(p + "ssm_alpha.weight", {32, 4}, "F16")
+          .tensor(p + "ssm_norm.weight", {8}, "F32")
+          .tensor(p + "ssm_out.weight", {32, 32}, "F16");
+    } else {
+      w.tensor(p + "attn_q.weight", {32, 64}, "F16")
+          .tensor(p + "attn_k.weight", {32, 16}, "F16")
+          .tensor(p + "attn_v.weight", {32, 16}, "F16")
+          .tensor(p + "attn_output.weight", {32, 32}, "F16")
+          .tensor(p + "attn_q_norm.weight", {8}, "F32")
+          .tensor(p + "attn_k_norm.weight", {8}, "F32");
+    }
+    w.tensor(p + "ffn_gate.weight", {32, 48}, "F16")
+        .tensor(p + "ffn_up.weight", {32, 48}, "F16")
+        .tensor(p + "ffn_down.weight", {48, 32}, "F16");
+  }
+  w.tensor("output_norm.weight", {32}, "F32").tensor("output.weight", {32, 8}, "F16");
+  const GgufImport m = load_gguf_model(w.write(path("qwen35.gguf")));
+  const ModelSpec& s = m.entry.spec;
+  EXPECT_EQ(s.family, Family::qwen3_next);
+  EXPECT_EQ(s.n_layers, 2U);
+  EXPECT_EQ(s.mtp_layers, 1U);
+  EXPECT_EQ(s.layer_types, (std::vector<AttentionKind>{AttentionKind::mamba, AttentionKind::full}));
+  EXPECT_EQ(s.ssm.version, 3U);
+  EXPECT_EQ(ssm_conv_channels(s.ssm), 64U);
+  EXPECT_EQ(s.n_heads, 4U);
+  EXPECT_EQ(s.n_kv_heads, 2U);
+  EXPECT_EQ(s.rotary_dim, 4U);
+  EXPECT_EQ(s.norms_per_layer, 2U);
+  // Embedding 256 + 4 norms 128 + DeltaNet (2,048 + 1,024 + 256 + 4 + 4 + 2 x 128 + 8 + 1,024) +
+  // attention (2,048 + 512 + 512 + 1,024 + 2 x 8) + 2 MLPs of 3 x 1,536 + final norm 32 + head 256.
+  const std::uint64_t deltanet = 2048 + 1024 + 256 + 4 + 4 + 2 * 128 + 8 + 1024;
+  const std::uint64_t attention = 2048 + 512 + 512 + 1024 + 2 * 8;
+  EXPECT_EQ(count_parameters(s), 256 + 128 + deltanet + attention + 2 * 3 * 1536 + 32 + 256U);
+  // The weights are the two layers' tensors, not the MTP block's.
+  std::uint64_t stored = 0;
+  for (const StoredTensors& t : s.stored_weights) stored += t.elements * t.copies;
+  EXPECT_EQ(stored, count_parameters(s));
+}
+
 TEST_F(Gguf, AGraniteHybridWithExpertsIsRefusedAtItsExpertCount) {
   // Granite 4.0-H Tiny and Small (granitehybrid with experts and a shared expert): memplan's
   // hybrid spec has no experts yet, and says so rather than pricing the experts as a dense MLP.
@@ -699,7 +773,7 @@ TEST_F(Gguf, UnmappedArchitecturesAndBadKeysAreNamed) {
     EXPECT_NE(e.message().find("unsupported architecture 'rwkv6'"), std::string::npos) << e.what();
     EXPECT_NE(e.message().find(
                   "memplan maps 'falcon', 'falcon-h1', 'gemma', 'gpt2', 'gptneox', 'granitehybrid', 'llama', "
-                  "'mamba', 'mamba2', 'nemotron_h', 'phi2', 'phi3' and 'qwen2'"),
+                  "'mamba', 'mamba2', 'nemotron_h', 'phi2', 'phi3', 'qwen2', 'qwen35', 'qwen35moe' and 'qwen3next'"),
               std::string::npos)
         << e.what();
   }
