@@ -108,10 +108,19 @@ void check_against(DeviceMemory& d, const GpuSpec& gpu) {
   d.capacity = usable_memory(gpu);
 }
 
-std::string tensor_text(std::uint64_t t, bool state_space = false) {
+std::string tensor_text(std::uint64_t t, const ModelSpec* spec = nullptr) {
   if (t == 1) return "the whole model";
-  return "1/" + s(t) + " of each attention" + (state_space ? ", state-space mixer" : "") +
-         " and MLP matrix and of the vocabulary";
+  const bool mixers = spec != nullptr && ssm_layers(*spec) > 0;
+  const bool attention = spec == nullptr || attention_layers(*spec) > 0;
+  const bool mlp = spec == nullptr || spec->mlp != MlpKind::none;
+  std::vector<std::string> parts;
+  if (attention) parts.emplace_back("attention");
+  if (mixers) parts.emplace_back("state-space mixer");
+  if (mlp) parts.emplace_back("MLP");
+  std::string what;
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    what += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  return "1/" + s(t) + " of each " + what + " matrix and of the vocabulary";
 }
 
 void shard_notes(const ModelSpec& spec, const TensorShard& shard, std::uint64_t multiple,
@@ -486,7 +495,7 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
              : world == 1 ? "every GPU"
                           : "every rank";
     d.count = checked_mul(t, dp, "tp x dp");
-    d.holds = tensor_text(t, state_space) + "; a KV cache of " + group_digits(cap.tokens) + " tokens";
+    d.holds = tensor_text(t, &spec) + "; a KV cache of " + group_digits(cap.tokens) + " tokens";
     if (pp > 1) {
       d.holds = s(st.layers) + " layers" + (k == 0 ? " and the embeddings" : "") +
                 (k + 1 == stages.size() ? ", the head and the sampler" : "") +
