@@ -330,11 +330,10 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                                                  checked_mul(conv, kF32, "c"), "c");
     const std::uint64_t state = checked_mul(checked_mul(m.d_state, m.d_inner, "c"), checked_mul(S, kF32, "c"), "c");
     const std::uint64_t stage1 = checked_add(rows(conv), conv_input, "c");
-    const std::uint64_t stage2 = checked_add(
-        checked_add(rows(checked_add(checked_add(conv, checked_mul(2, key, "c"), "c"),
-                                     checked_add(checked_mul(4, m.heads, "c"), m.d_inner, "c"), "c")),
-                    state, "c"),
-        0, "c");
+    const std::uint64_t stage2 = checked_add(rows(checked_add(checked_add(conv, checked_mul(2, key, "c"), "c"),
+                                                              checked_add(checked_mul(4, m.heads, "c"), m.d_inner, "c"),
+                                                              "c")),
+                                             state, "c");
     return checked_add(checked_add(checked_add(rows(9), mask, "c"), checked_mul(3, D, "c"), "c"),
                        std::max(stage1, stage2), "c");
   };
@@ -429,9 +428,10 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                 "; ggml's allocator replayed over llama.cpp's Mamba" + (spec.ssm.version == 2 ? "-2" : "") + " graph"
           : batch_text + " against " + digits(n_kv) + " cells" +
                 (o.flash_attn ? ", flash attention" : ", without flash attention: every head's scores") +
-                (recorded && !recurrent ? "; ggml's allocator replayed over llama.cpp's graph"
-                 : recurrent            ? "; closed form, at least a Mamba graph's (hybrid graph not recorded)"
-                                        : "; closed form (graph not recorded)");
+                (recorded && !recurrent  ? "; ggml's allocator replayed over llama.cpp's graph"
+                 : spec.ssm.version == 3 ? "; closed form read from llama.cpp's allocator trace of its qwen35 graph"
+                 : recurrent             ? "; closed form, at least a Mamba graph's (hybrid graph not recorded)"
+                                         : "; closed form (graph not recorded)");
 
   const auto add = [](Breakdown& b, Item item) {
     if (item.bytes.count() > 0) b.components.push_back(std::move(item));
