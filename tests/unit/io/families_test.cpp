@@ -493,12 +493,12 @@ TEST(Families, Qwen35GatedDeltaNetAndItsTower) {
   EXPECT_EQ(attention_layers(s), 8U);
 }
 
-// Qwen3-Next-80B-A3B and the Qwen3.5 0.8B and 35B-A3B: the model plus its MTP layer is the
+// Qwen3-Next-80B-A3B and the Qwen3.5 0.8B, 27B and 35B-A3B: the model plus its MTP layer is the
 // Hub's safetensors total (code index ids 61762937035, 71142266638).
 TEST(Families, Qwen3NextAndQwen35MatchTheHubTotals) {
   for (const auto& [name, total] :
        {std::pair{"qwen3-next-80b-a3b-instruct", 81'324'862'720ULL}, std::pair{"qwen3.5-0.8b", 873'438'784ULL},
-        std::pair{"qwen3.5-35b-a3b", 35'951'822'704ULL}}) {
+        std::pair{"qwen3.5-27b", 27'781'427'952ULL}, std::pair{"qwen3.5-35b-a3b", 35'951'822'704ULL}}) {
     SCOPED_TRACE(name);
     const ModelSpec s = hf_fixture(name);
     EXPECT_EQ(count_parameters(s) + mtp_parameters(s).stored, total);
