@@ -88,7 +88,8 @@ ServingCapacity vllm_state_space_capacity(Bytes capacity, double utilization, By
     out.tokens = checked_mul(out.blocks, max_model_len, "KV cache tokens");
   } else {
     out.per_request_blocks = checked_add(checked_mul(attention_groups, ceil_div(max_model_len, block_size), "c"),
-                                         mamba_groups, "KV blocks a request");
+                                         checked_mul(mamba_groups, layers.state_blocks, "KV blocks a request"),
+                                         "KV blocks a request");
     out.tokens = checked_mul(out.blocks / out.kv_groups, block_size, "KV cache tokens");
   }
   out.full_sequences = out.blocks / out.per_request_blocks;

@@ -431,6 +431,7 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
   // model's dtype (never kv_cache_dtype) and its SSM state, which NemotronH keeps in float32
   // (models/config.py, vLLM of 2026-04 on; float16 from 0.13, the model's dtype before).
   VllmLayerPages pages;
+  std::string mode_note;  // prefix caching's Mamba cache mode, said in a note
   if (state_space) {
     const std::uint64_t model_bytes = element_bits(compute.format) / 8;
     const std::uint64_t ssm_bytes = so.mamba_ssm_bytes != 0 ? so.mamba_ssm_bytes : state_fp32 ? 4 : model_bytes;
@@ -441,6 +442,37 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
     pages.state_bytes = Bytes(checked_add(
         checked_mul(checked_mul(ss.ssm.d_conv - 1, ssm_conv_channels(ss.ssm), "state"), model_bytes, "state"),
         checked_mul(checked_mul(ss.ssm.d_state, ss.ssm.d_inner, "state"), ssm_bytes, "state"), "state"));
+    // Prefix caching (vLLM from 2026-01, --mamba-cache-mode): Qwen3-Next and Qwen3.5 default to
+    // align, a request holding two blocks in each Mamba group (MambaSpec.max_memory_usage_bytes);
+    // the models that support Mamba prefix caching default to all, a block per block_size tokens.
+    std::string mode = so.mamba_cache_mode;
+    if (so.enable_prefix_caching && (mode.empty() || mode == "none"))
+      mode = spec.family == Family::qwen3_next ? "align" : "all";
+    if (!so.enable_prefix_caching && !mode.empty() && mode != "none") {
+      throw_invalid_input("mamba_cache_mode", "`mamba_cache_mode` " + mode +
+                                                  " applies with prefix caching: add `enable_prefix_caching` (vLLM "
+                                                  "turns the mode to none without it)");
+    }
+    if (mode == "all") {
+      throw_invalid_input(so.mamba_cache_mode.empty() ? "enable_prefix_caching" : "mamba_cache_mode",
+                          "prefix caching's `all` mode (vLLM's default for " + to_string(spec.family) +
+                              " with --enable-prefix-caching) keeps a Mamba block per block_size tokens, which "
+                              "memplan does not model yet: plan `mamba_cache_mode` align, or without prefix caching");
+    }
+    if (mode == "align") {
+      pages.state_blocks = 2;
+      if (pages.attention_layers == 0)
+        throw_invalid_input("mamba_cache_mode",
+                            "`mamba_cache_mode` align pages a hybrid's Mamba state beside its "
+                            "attention blocks; " +
+                                spec.name + " has no attention layers");
+      mode_note = "vLLM: 'Mamba cache mode is set to 'align''" +
+                  std::string(so.mamba_cache_mode.empty() ? " (its default for this model with prefix caching)" : "") +
+                  ": a request holds 2 blocks in each Mamba group";
+    }
+  } else if (!so.mamba_cache_mode.empty()) {
+    throw_invalid_input("mamba_cache_mode",
+                        "`mamba_cache_mode` applies to models with Mamba layers; " + spec.name + " has none");
   }
   std::size_t binding = 0;
   for (std::size_t k = 0; k < stages.size(); ++k) {
@@ -534,6 +566,7 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
                         (ep > 1 ? "; attention, embeddings and shared experts are replicated across them" : ""));
   }
   if (state_space) {
+    if (!mode_note.empty()) out.notes.push_back(mode_note);
     const std::uint64_t state = pages.state_bytes.count();
     if (pages.attention_layers == 0) {
       out.notes.push_back("Mamba layers alone: one KV group of all " + s(pages.mamba_layers) +
@@ -550,8 +583,9 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
                             fixed_text(100.0 * static_cast<double>(page - state) / static_cast<double>(state), 2) +
                             "%'; " + s(cap.kv_groups) + " KV groups of " + s(cap.group_layers) +
                             " layers, a request holding ceil(max_model_len / block_size) blocks in each attention "
-                            "group and one in each Mamba group (" +
-                            s(cap.per_request_blocks) + " in all)");
+                            "group and " +
+                            (pages.state_blocks == 1 ? std::string("one") : s(pages.state_blocks)) +
+                            " in each Mamba group (" + s(cap.per_request_blocks) + " in all)");
       }
     }
     if (spec.family == Family::nemotron_h && so.mamba_ssm_bytes == 0) {

@@ -563,6 +563,19 @@ const std::array kOptions = std::to_array<OptionDef>({
        "`mamba_ssm_cache_dtype` is auto, float32 or float16, not '" + printable(v.text) + "'",
        "mamba_ssm_cache_dtype");
                       s.layout.mamba_ssm_cache_dtype = v.text)},
+  {.key = "enable_prefix_caching", .flag = "enable_prefix_caching", .kind = OptionKind::flag, .group = kEngine,
+   .help = "vLLM --enable-prefix-caching: on by default for transformers, off for models with Mamba layers, where "
+           "it makes a request hold more Mamba blocks (`mamba_cache_mode`)",
+   .set = MEMPLAN_SET(s.layout.enable_prefix_caching = v.flag)},
+  {.key = "mamba_cache_mode", .flag = "mamba_cache_mode", .kind = OptionKind::text, .group = kEngine,
+   .help = "vLLM --mamba-cache-mode with prefix caching: align (a request holds 2 blocks in each Mamba group; "
+           "vLLM's default for Qwen3-Next and Qwen3.5) or all (a block per block_size tokens, vLLM's default for "
+           "the other Mamba models; not modelled yet)",
+   .default_text = "vLLM's default for the model",
+   .set = MEMPLAN_SET(if (v.text != "none" && v.text != "align" && v.text != "all") throw Error(
+       ErrorKind::invalid_input, "`mamba_cache_mode` is none, align or all, not '" + printable(v.text) + "'",
+       "mamba_cache_mode");
+                      s.layout.mamba_cache_mode = v.text)},
   {.key = "max_num_seqs", .flag = "max_num_seqs", .kind = OptionKind::count, .group = kEngine,
    .help = "vLLM: sequences per batch (the sampler's rows in the profile run)",
    .default_text = "1024 on a GPU of 70 GiB or more that is not an A100, else 256 (vLLM 0.9-0.11)", .min = 1,

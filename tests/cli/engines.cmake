@@ -102,6 +102,22 @@ cli_case(engine_vllm_gated_deltanet EXIT 0 ARGS estimate qwen3.5-9b --engine vll
 cli_case(engine_vllm_gated_deltanet_tp EXIT 0 ARGS estimate qwen3-next-80b-a3b-instruct --engine vllm --gpu h200
          --tp 2 --kv-cache-memory-bytes 47878140518 STDERR_EMPTY
          STDOUT "7,162 blocks of 544 tokens.*GPU KV cache size: 973,760 tokens\n +Maximum concurrency for 262,144 tokens per request: 14\\.77x.*Padding mamba page size by 1\\.49%")
+# Prefix caching's align mode: a vLLM 0.20 start-up of Qwen3.6-27B (Qwen3.5-27B's architecture;
+# code-index id 52002965523) with --enable-prefix-caching, fp8 KV, --max-model-len 32768 and
+# 6.67 GiB of KV memory logs 1,568-token blocks, 0.13%, 53,312 tokens and 5.15x: 48 layers' state
+# 3 x 10,240 x 2 + 48 x 128 x 128 x 4 = 3,207,168 B against 2 x 4 x 256 x 1 B of fp8 KV a token,
+# 4 groups of 16 layers, 139 blocks; a request holds ceil(32,768 / 1,568) = 21 blocks and 2 in
+# each of 3 Mamba groups, 27 in all.
+cli_case(engine_vllm_prefix_caching_align EXIT 0 ARGS estimate qwen3.5-27b --engine vllm --gpu h100
+         --language-model-only --kv-precision fp8 --enable-prefix-caching --max-model-len 32768
+         --gpu-memory-utilization 0.8 --kv-cache-memory-bytes 7161817743 STDERR_EMPTY
+         STDOUT "139 blocks of 1,568 tokens.*GPU KV cache size: 53,312 tokens\n +Maximum concurrency for 32,768 tokens per request: 5\\.15x.*set to 'align''.*Padding mamba page size by 0\\.13%.*2 in each Mamba group \\(27 in all\\)")
+cli_case(engine_vllm_prefix_caching_all_refused EXIT 2 ARGS estimate "${PROJECT_SOURCE_DIR}/tests/cli/data/granite-4.0-h-1b-shape.yaml"
+         --engine vllm --gpu rtx-3060 --enable-prefix-caching STDOUT_EMPTY
+         STDERR "prefix caching's `all` mode .*memplan does not model yet")
+cli_case(engine_vllm_mamba_cache_mode_needs_prefix_caching EXIT 2 ARGS estimate qwen3-next-80b-a3b-instruct
+         --engine vllm --gpu h200 --mamba-cache-mode align STDOUT_EMPTY
+         STDERR "--mamba-cache-mode align applies with prefix caching: add --enable-prefix-caching")
 cli_case(engine_vllm_vision_needs_language_model_only EXIT 2 ARGS estimate qwen3.5-9b --engine vllm --gpu l40s
          STDOUT_EMPTY STDERR "does not profile a vision tower's encoder.*--language-model-only")
 cli_case(engine_vllm_language_model_only_without_tower EXIT 2 ARGS estimate qwen3-next-80b-a3b-instruct --engine vllm

@@ -46,6 +46,7 @@ struct ServingCapacity {
 struct VllmLayerPages {
   std::uint64_t attention_layers = 0, mamba_layers = 0;
   Bytes token_bytes, state_bytes;
+  std::uint64_t state_blocks = 1;  // blocks a request holds in each Mamba group: 2 with prefix caching's align mode
 };
 
 // Returns vLLM's KV budget arithmetic; `given` (kv_cache_memory_bytes) is the budget instead of
@@ -60,7 +61,7 @@ ServingCapacity vllm_kv_capacity(Bytes capacity, double gpu_memory_utilization, 
 // multiples until one layer's page holds a Mamba layer's state, whose page is padded to it; the
 // layers fall into groups of min(attention, Mamba) layers (the larger count when within 1.5x),
 // a block costs a page in each of a group's layers, and a request holds ceil(max_model_len /
-// block_size) blocks in each attention group and one in each Mamba group. A model of Mamba
+// block_size) blocks in each attention group and state_blocks in each Mamba group. A model of Mamba
 // layers alone is one group whose page is the state and whose block holds a whole request.
 // "GPU KV cache size" is (blocks / groups) x block_size, as vLLM logs it up to 0.20.0. Throws
 // as vllm_kv_capacity, and Error(invalid_input) for a model without Mamba layers.

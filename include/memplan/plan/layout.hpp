@@ -28,6 +28,8 @@ struct ServingOptions {
   std::optional<Bytes> kv_cache_memory;       // kv_cache_memory_bytes: the KV cache's size, given (no profile budget)
   std::uint64_t mamba_ssm_bytes = 0;          // mamba_ssm_cache_dtype's bytes an element; 0 = auto (the model's rule)
   bool language_model_only = false;           // --language-model-only: a vision-language model's tower not loaded
+  bool enable_prefix_caching = false;         // --enable-prefix-caching: Mamba groups per mamba_cache_mode
+  std::string mamba_cache_mode;               // none, align or all; empty: vLLM's default for the model
 };
 
 // Whose allocation rules a plan follows (`engine`).

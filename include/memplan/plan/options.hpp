@@ -35,6 +35,8 @@ struct LayoutRequest {
   std::uint64_t max_model_len = 0;             // 0 = the model's context
   std::string vllm_entrypoint = "serve";       // serve (the OpenAI server) or llm (the LLM class)
   std::string mamba_ssm_cache_dtype = "auto";  // vLLM: a Mamba layer's SSM state dtype (auto, float32, float16)
+  bool enable_prefix_caching = false;          // vLLM --enable-prefix-caching (its Mamba layers' blocks)
+  std::string mamba_cache_mode;                // vLLM --mamba-cache-mode: none, align, all; empty = vLLM's default
   std::optional<std::uint64_t> max_num_seqs;   // unset: vLLM's default for the GPU and entrypoint
   std::optional<std::uint64_t> max_num_batched_tokens;  // unset: the same
   std::uint64_t block_size = 16;

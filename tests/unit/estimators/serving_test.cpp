@@ -66,6 +66,20 @@ TEST(Serving, MambaLayersShareTheKvPoolAsVllmLogsIt) {
   EXPECT_EQ(q.tokens, 165792u);
   EXPECT_NEAR(q.concurrency(), 2.52, 0.005);
 
+  // Prefix caching's align mode keeps 2 blocks a request in each Mamba group. vLLM 0.20's
+  // start-up of Qwen3.6-27B (code-index id 52002965523): 16 attention layers of 4 KV heads x 256
+  // in fp8 (2,048 B a token), 48 DeltaNet layers of 3 x 10,240 x 2 + 48 x 128 x 128 x 4 =
+  // 3,207,168 B; block 16 x ceil(3,207,168 / 32,768) = 1,568; 139 blocks of 16 pages; a request
+  // ceil(32,768 / 1,568) + 3 x 2 = 27 blocks: 5.15x, as logged (one block a group would be 5.79x).
+  VllmLayerPages aligned{16, 48, Bytes(2048), Bytes(3207168)};
+  aligned.state_blocks = 2;
+  const ServingCapacity a = vllm_state_space_capacity(Bytes(0), 0.8, Bytes(0), aligned, 16, 32768,
+                                                      Bytes(139ULL * 1568 * 2048 * 16));
+  EXPECT_EQ(a.block_size, 1568u);
+  EXPECT_EQ(a.per_request_blocks, 27u);
+  EXPECT_EQ(a.tokens, 53312u);
+  EXPECT_NEAR(a.concurrency(), 5.15, 0.005);
+
   // Mamba layers alone: one group, a block a request, max_model_len tokens a block.
   const ServingCapacity m = vllm_state_space_capacity(Bytes(0), 0.9, Bytes(0), {0, 64, Bytes(0), Bytes(2158592)}, 16,
                                                       32768, Bytes(10ULL * 2158592 * 64 + 5));
