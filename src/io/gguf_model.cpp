@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iterator>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "memplan/core/bytes.hpp"
@@ -165,11 +166,21 @@ class Mapper {
 };
 
 // The file's tensors, grouped by component, type and size, in file order of first appearance.
-std::vector<StoredTensors> stored_weights(const GgufFile& f) {
+// In a gated DeltaNet's layers (`deltanet`: Qwen3.5's, where blk.N.ssm_conv1d is) attn_qkv is
+// the mixer's q, k and v projection, not attention's.
+std::vector<StoredTensors> stored_weights(const GgufFile& f, bool deltanet) {
   std::vector<StoredTensors> out;
   std::map<std::tuple<std::string, std::string, std::uint64_t, std::uint64_t>, std::size_t> index;
+  std::set<std::string> mixer_qkv;
+  if (deltanet) {
+    for (const GgufTensor& t : f.tensors) {
+      if (t.name.ends_with(".ssm_conv1d.weight"))
+        mixer_qkv.insert(t.name.substr(0, t.name.size() - std::string_view("ssm_conv1d.weight").size()) +
+                         "attn_qkv.weight");
+    }
+  }
   for (const GgufTensor& t : f.tensors) {
-    std::string component = component_of(t.name);
+    std::string component = mixer_qkv.contains(t.name) ? "ssm" : component_of(t.name);
     const auto key = std::make_tuple(component, std::string(t.type.name), t.elements, t.bytes);
     const auto [it, added] = index.emplace(key, out.size());
     if (added) {
@@ -555,7 +566,7 @@ GgufImport gguf_model(const GgufFile& f) {
   }
   const GgufFile trunk = s.mtp_layers > 0 ? trunk_of(f, s.n_layers) : GgufFile{};
   const GgufFile& file = s.mtp_layers > 0 ? trunk : f;
-  s.stored_weights = stored_weights(file);
+  s.stored_weights = stored_weights(file, s.ssm.version == 3);
   if (!f.tensors.empty()) s.stored_layers = stored_layers(file, s.n_layers);
   if (f.tensors.empty()) {
     out.notes.push_back("no tensors (a vocabulary-only file?): the weights are priced from the architecture");

@@ -680,10 +680,15 @@ TEST_F(Gguf, Qwen35ReadsItsLayersFromTensorsAndLeavesItsMtpBlockOut) {
   const std::uint64_t deltanet = 2048 + 1024 + 256 + 4 + 4 + 2 * 128 + 8 + 1024;
   const std::uint64_t attention = 2048 + 512 + 512 + 1024 + 2 * 8;
   EXPECT_EQ(count_parameters(s), 256 + 128 + deltanet + attention + 2 * 3 * 1536 + 32 + 256U);
-  // The weights are the two layers' tensors, not the MTP block's.
-  std::uint64_t stored = 0;
-  for (const StoredTensors& t : s.stored_weights) stored += t.elements * t.copies;
+  // The weights are the two layers' tensors, not the MTP block's; the DeltaNet layer's attn_qkv
+  // is its mixer's (the ssm row: 2,048 + 1,024 + 256 + 4 + 4 + 256 + 1,024, its norm a norm).
+  std::uint64_t stored = 0, ssm = 0;
+  for (const StoredTensors& t : s.stored_weights) {
+    stored += t.elements * t.copies;
+    if (t.component == "ssm") ssm += t.elements * t.copies;
+  }
   EXPECT_EQ(stored, count_parameters(s));
+  EXPECT_EQ(ssm, deltanet - 8);
 }
 
 TEST_F(Gguf, AGraniteHybridWithExpertsIsRefusedAtItsExpertCount) {
