@@ -51,6 +51,19 @@ Precision float_precision(std::string_view text) {
   return p;
 }
 
+// Returns `text` when it is one of `words`; otherwise throws Error(invalid_input, key) listing them.
+std::string one_of(const std::string& text, const char* key, std::initializer_list<const char*> words) {
+  std::string list;
+  std::size_t i = 0;
+  for (const char* w : words) {
+    if (text == w) return text;
+    list += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + std::string(w);
+    ++i;
+  }
+  throw Error(ErrorKind::invalid_input, "`" + std::string(key) + "` is " + list + ", not '" + printable(text) + "'",
+              key);
+}
+
 SsmKernels parse_ssm_kernels(std::string_view text) {
   if (text == "fused") return SsmKernels::fused;
   if (text == "torch") return SsmKernels::torch;
@@ -558,11 +571,8 @@ const std::array kOptions = std::to_array<OptionDef>({
    .help = "vLLM: the dtype of a Mamba layer's SSM state, auto (the model's dtype; NemotronH float32, as vLLM "
            "since 2026-04, float16 in 0.13-0.18), float32 or float16",
    .default_text = "auto",
-   .set = MEMPLAN_SET(if (v.text != "auto" && v.text != "float32" && v.text != "float16") throw Error(
-       ErrorKind::invalid_input,
-       "`mamba_ssm_cache_dtype` is auto, float32 or float16, not '" + printable(v.text) + "'",
-       "mamba_ssm_cache_dtype");
-                      s.layout.mamba_ssm_cache_dtype = v.text)},
+   .set = MEMPLAN_SET(s.layout.mamba_ssm_cache_dtype =
+                          one_of(v.text, "mamba_ssm_cache_dtype", {"auto", "float32", "float16"}))},
   {.key = "enable_prefix_caching", .flag = "enable_prefix_caching", .kind = OptionKind::flag, .group = kEngine,
    .help = "vLLM --enable-prefix-caching: on by default for transformers, off for models with Mamba layers, where "
            "it makes a request hold more Mamba blocks (`mamba_cache_mode`)",
@@ -572,10 +582,7 @@ const std::array kOptions = std::to_array<OptionDef>({
            "vLLM's default for Qwen3-Next and Qwen3.5) or all (a block per block_size tokens, vLLM's default for "
            "the other Mamba models; not modelled yet)",
    .default_text = "vLLM's default for the model",
-   .set = MEMPLAN_SET(if (v.text != "none" && v.text != "align" && v.text != "all") throw Error(
-       ErrorKind::invalid_input, "`mamba_cache_mode` is none, align or all, not '" + printable(v.text) + "'",
-       "mamba_cache_mode");
-                      s.layout.mamba_cache_mode = v.text)},
+   .set = MEMPLAN_SET(s.layout.mamba_cache_mode = one_of(v.text, "mamba_cache_mode", {"none", "align", "all"}))},
   {.key = "max_num_seqs", .flag = "max_num_seqs", .kind = OptionKind::count, .group = kEngine,
    .help = "vLLM: sequences per batch (the sampler's rows in the profile run)",
    .default_text = "1024 on a GPU of 70 GiB or more that is not an A100, else 256 (vLLM 0.9-0.11)", .min = 1,
