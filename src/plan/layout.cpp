@@ -31,6 +31,65 @@ Item row(std::string name, Bytes bytes, std::string formula, std::string note = 
   return {std::move(name), bytes, std::move(formula), std::nullopt, std::move(note), {}};
 }
 
+// vLLM's speculative decoding (speculative_config), as far as it moves memory: the drafter's
+// attention layers beside the target's and the k tokens drafted a step.
+struct VllmSpeculation {
+  std::uint64_t k = 0;           // num_speculative_tokens; 0: off
+  std::uint64_t mtp_layers = 0;  // the checkpoint's MTP layers the drafter loads (method mtp)
+};
+
+// Reads the method (vllm/config/speculative.py): mtp and its older per-model names, whose
+// num_speculative_tokens defaults to the MTP layers (n_predict), and ngram, which drafts on the
+// host and needs k. Throws Error(invalid_input) for the methods that load another model.
+VllmSpeculation vllm_speculation(const ModelSpec& spec, const ServingOptions& so) {
+  const std::string& m = so.speculative_method;
+  if (m.empty()) {
+    if (so.num_speculative_tokens != 0)
+      throw_invalid_input("num_speculative_tokens", "`num_speculative_tokens` applies with a `speculative_method`");
+    return {};
+  }
+  const bool mtp = m == "mtp" || (m.size() > 4 && m.ends_with("_mtp"));
+  if (!mtp && m != "ngram") {
+    throw_invalid_input("speculative_method",
+                        "memplan models vLLM's speculative methods mtp (the checkpoint's own multi-token-prediction "
+                        "layers) and ngram, not '" +
+                            printable(m) + "' yet: eagle, eagle3 and draft models load a second model");
+  }
+  if (!mtp) {
+    if (so.num_speculative_tokens == 0)
+      throw_invalid_input("num_speculative_tokens", "`speculative_method` ngram needs `num_speculative_tokens`");
+    return {so.num_speculative_tokens, 0};
+  }
+  if (spec.mtp_layers == 0) {
+    throw_invalid_input("speculative_method", spec.name +
+                                                  " has no multi-token-prediction layers for method mtp (its config's "
+                                                  "num_nextn_predict_layers or mtp_num_hidden_layers is 0)");
+  }
+  return {so.num_speculative_tokens != 0 ? so.num_speculative_tokens : spec.mtp_layers, spec.mtp_layers};
+}
+
+// The MTP layers' weights on a rank as vLLM's drafter loads them: each the target's last block
+// (its attention and MLP, split t ways as the target's), fc (2d -> d, a ColumnParallelLinear)
+// and three norms; the embedding and head are the target's (llm_base_proposer.py shares them).
+Item vllm_mtp_weights(const ModelSpec& ss, const WeightsOptions& loaded, std::uint64_t layers, std::uint64_t t) {
+  const Item block = slice_weights(ss, loaded, {ss.n_layers - 1, 1, false, false, false});
+  const TensorGroup fc{"mtp",         "fc", ss.d_model / t, checked_mul(2, ss.d_model, "fc"), 1, TensorRole::linear,
+                       LayerSet::none};
+  const TensorGroup norms{"mtp", "norms", 3, ss.d_model, 1, TensorRole::norm, LayerSet::none};
+  const std::uint64_t params = checked_add(checked_add(block.params.value_or(0), group_parameters(fc), "MTP"),
+                                           group_parameters(norms), "MTP");
+  const Bytes one = block.bytes.plus(Bytes(weight_tensor_bytes(fc, loaded)), "MTP")
+                        .plus(Bytes(weight_tensor_bytes(norms, loaded)), "MTP");
+  Item out{"mtp_drafter",
+           one.times(layers, "MTP layers"),
+           s(layers) + " x (the last block's " + group_digits(block.params.value_or(0)) + " params, fc 2d -> d" +
+               (t > 1 ? " split " + s(t) + " ways" : std::string()) + ", three norms of d)",
+           checked_mul(params, layers, "MTP params"),
+           "speculative decoding's MTP layers, sharing the target's embedding and LM head",
+           {}};
+  return out;
+}
+
 bool inference_like(WorkloadKind kind) {
   return kind == WorkloadKind::weights || kind == WorkloadKind::inference || kind == WorkloadKind::generation ||
          kind == WorkloadKind::extraction || kind == WorkloadKind::streaming_extraction;
@@ -187,6 +246,21 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
   text_only.vision = {};
   const ModelSpec& spec = text_only;
   const bool state_space = ssm_layers(spec) > 0;
+  const VllmSpeculation spec_dec = vllm_speculation(spec, so);
+  if (spec_dec.k > 0 && (o.parallel.pipeline > 1 || so.max_loras > 0)) {
+    throw_invalid_input(o.parallel.pipeline > 1 ? "pipeline" : "max_loras",
+                        "memplan's vLLM policy does not combine speculative decoding with `pp` or `max_loras` yet");
+  }
+  const auto attention_kinds = [&] {
+    std::size_t n = 0;
+    for (const auto& [kind, layers] : attention_layer_counts(spec)) n += kind != AttentionKind::mamba ? 1 : 0;
+    return n;
+  };
+  if (spec_dec.mtp_layers > 0 && attention_kinds() != 1) {
+    throw_invalid_input("speculative_method", spec.name +
+                                                  " mixes kinds of attention layer; memplan adds an MTP layer's KV "
+                                                  "pages to models of one kind");
+  }
   if (spec.family == Family::zamba2) {
     throw_invalid_input("engine",
                         "memplan's vLLM policy does not price Zamba2's shared attention blocks' cache: plan " +
@@ -303,6 +377,13 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
     weights.detail.push_back(std::move(lora));
   }
 
+  if (spec_dec.mtp_layers > 0) {
+    Item mtp = vllm_mtp_weights(ss, loaded, spec_dec.mtp_layers, t);
+    weights.bytes = weights.bytes.plus(mtp.bytes, "weights");
+    *weights.params = checked_add(*weights.params, *mtp.params, "parameters");
+    weights.detail.push_back(std::move(mtp));
+  }
+
   // The profile run: one forward over max_num_batched_tokens tokens, and the sampler.
   const std::uint64_t T = so.max_num_batched_tokens;
   const std::uint64_t seq = std::min(T, max_len);
@@ -348,15 +429,39 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
   Item sampler = row("sampler", Bytes(0),
                      "the dummy sampler run's peak, in its top-k/top-p sort over max_num_seqs sequences x the "
                      "whole vocabulary: the logits, their fp32 copy, the sort's outputs, index input and buffers");
+  if (spec_dec.k > 0) {
+    // With speculation _dummy_sampler_run then runs the rejection sampler on [2 x rows, V]
+    // logits, sampling its bonus rows as above while they are alive.
+    Item rejection = logits_row("rejection_logits", element_bits(compute.format), to_string(compute));
+    rejection.bytes = rejection.bytes.times(2, "rejection logits");
+    rejection.formula = "2 x " + rejection.formula + ": the rejection sampler's dummy logits, its bonus rows sampled";
+    sampler_rows.push_back(std::move(rejection));
+  }
   for (const Item& r : sampler_rows) sampler.bytes = sampler.bytes.plus(r.bytes, "sampler");
   sampler.detail = sampler_rows;
-  const bool forward_binds = block.bytes >= sampler.bytes;
-  Item peak = row("activation_peak", forward_binds ? block.bytes : sampler.bytes,
-                  "max(forward " + group_digits(block.bytes.count()) + " B, sampler " +
+  // The MTP drafter's dummy passes follow the target's forward, each over the same tokens: the
+  // target's last hidden states (its input) kept beside one block's working set.
+  std::optional<Item> drafter;
+  if (spec_dec.mtp_layers > 0) {
+    const Item hidden = row("target_hidden_states",
+                            Bytes(checked_mul(checked_mul(T, ss.d_model, "hidden states"),
+                                              element_bits(compute.format) / 8, "hidden states")),
+                            group_digits(T) + " tokens x d=" + group_digits(ss.d_model) + " x " + to_string(compute));
+    drafter = row("drafter_forward", hidden.bytes.plus(block.bytes, "drafter"),
+                  s(spec_dec.k) + " MTP passes over " + group_digits(T) +
+                      " tokens, one at a time: the target's hidden states beside one block's working set");
+    drafter->detail = {hidden, block};
+  }
+  const Item& forward_side = drafter ? *drafter : block;
+  const bool forward_binds = forward_side.bytes >= sampler.bytes;
+  Item peak = row("activation_peak", forward_binds ? forward_side.bytes : sampler.bytes,
+                  "max(forward " + group_digits(forward_side.bytes.count()) + " B, sampler " +
                       group_digits(sampler.bytes.count()) +
                       " B): the peak of vLLM's profile_run, which vLLM measures at start-up",
-                  forward_binds ? "the forward over max_num_batched_tokens binds" : "the sampler's sort binds");
-  peak.detail.push_back(forward_binds ? block : sampler);
+                  forward_binds ? (drafter ? "the MTP drafter's pass over max_num_batched_tokens binds"
+                                           : "the forward over max_num_batched_tokens binds")
+                                : "the sampler's sort binds");
+  peak.detail.push_back(forward_binds ? forward_side : sampler);
 
   const Breakdown runtime = estimate_overhead(w.overhead, {}, {});
   const Item& overhead_rows = runtime.components.front();
@@ -388,7 +493,12 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
   block_options.precision = kv_dtype;
   block_options.honor_sliding_window = false;
   block_options.mla_cache = MlaCache::latent;  // vLLM's MLA backends keep the latent
-  const Bytes block_bytes = estimate_kv_cache(ss, block_options).total();
+  Bytes block_bytes = estimate_kv_cache(ss, block_options).total();
+  if (spec_dec.mtp_layers > 0 && !state_space) {  // the MTP layers' pages join the target's group
+    const std::uint64_t layers = attention_layers(ss);
+    block_bytes = Bytes(checked_add(block_bytes.count(),
+                                    checked_mul(block_bytes.count() / layers, spec_dec.mtp_layers, "MTP KV"), "KV"));
+  }
 
   // The stages: each its layers' weights (the embeddings on the first, the final norm, head and
   // sampler on the last), the forward over its layers, and its layers' KV blocks.
@@ -435,13 +545,16 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
   if (state_space) {
     const std::uint64_t model_bytes = element_bits(compute.format) / 8;
     const std::uint64_t ssm_bytes = so.mamba_ssm_bytes != 0 ? so.mamba_ssm_bytes : state_fp32 ? 4 : model_bytes;
-    pages.attention_layers = attention_layers(spec);
+    // The MTP layers are full attention (the drafter's pages in the target's groups), and a
+    // request's state keeps k more convolution rows (mamba_utils.py: conv_kernel - 1 + k).
+    pages.attention_layers = checked_add(attention_layers(spec), spec_dec.mtp_layers, "attention layers");
     pages.mamba_layers = ssm_layers(spec);
     pages.token_bytes = Bytes(checked_mul(checked_mul(2, checked_mul(ss.n_kv_heads, ss.d_head, "KV"), "KV"),
                                           element_bits(kv_dtype.format) / 8, "KV"));
-    pages.state_bytes = Bytes(checked_add(
-        checked_mul(checked_mul(ss.ssm.d_conv - 1, ssm_conv_channels(ss.ssm), "state"), model_bytes, "state"),
-        checked_mul(checked_mul(ss.ssm.d_state, ss.ssm.d_inner, "state"), ssm_bytes, "state"), "state"));
+    pages.state_bytes = Bytes(
+        checked_add(checked_mul(checked_mul(ss.ssm.d_conv - 1 + spec_dec.k, ssm_conv_channels(ss.ssm), "state"),
+                                model_bytes, "state"),
+                    checked_mul(checked_mul(ss.ssm.d_state, ss.ssm.d_inner, "state"), ssm_bytes, "state"), "state"));
     // Prefix caching (vLLM from 2026-01, --mamba-cache-mode): Qwen3-Next and Qwen3.5 default to
     // align, a request holding two blocks in each Mamba group (MambaSpec.max_memory_usage_bytes);
     // the models that support Mamba prefix caching default to all, a block per block_size tokens.
@@ -468,8 +581,12 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
                                 spec.name + " has no attention layers");
       mode_note = "vLLM: 'Mamba cache mode is set to 'align''" +
                   std::string(so.mamba_cache_mode.empty() ? " (its default for this model with prefix caching)" : "") +
-                  ": a request holds 2 blocks in each Mamba group";
+                  ": a request holds 2 blocks in each Mamba group" +
+                  (spec_dec.k > 0 ? ", and " + s(spec_dec.k) + " more for the drafted tokens" : std::string());
     }
+    // MambaSpec.max_memory_usage_bytes (vLLM from 2026-01): k more blocks a request for the
+    // states of the drafted tokens, in either mode.
+    pages.state_blocks = checked_add(pages.state_blocks, spec_dec.k, "Mamba blocks a request");
   } else if (!so.mamba_cache_mode.empty()) {
     throw_invalid_input("mamba_cache_mode",
                         "`mamba_cache_mode` applies to models with Mamba layers; " + spec.name + " has none");
@@ -587,6 +704,21 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
                             (pages.state_blocks == 1 ? std::string("one") : s(pages.state_blocks)) +
                             " in each Mamba group (" + s(cap.per_request_blocks) + " in all)");
       }
+      // kv_cache_utils.py _get_kv_cache_groups_uniform_page_size warns per kind of layer.
+      for (const std::uint64_t layers : {pages.attention_layers, pages.mamba_layers}) {
+        const std::uint64_t padding = (cap.group_layers - layers % cap.group_layers) % cap.group_layers;
+        if (padding == 0) continue;
+        out.notes.push_back("vLLM: 'Add " + s(padding) + " padding layers, may waste at most " +
+                            fixed_text(100.0 * static_cast<double>(padding) / static_cast<double>(layers), 2) +
+                            "% KV cache memory'");
+      }
+      // vLLM after 0.20.0 (_report_kv_cache_config): int(max_concurrency x max_model_len).
+      const auto concurrency_tokens = static_cast<std::uint64_t>(cap.concurrency() *
+                                                                 static_cast<double>(cap.max_model_len));
+      out.notes.push_back(
+          "GPU KV cache size as vLLM 0.11-0.20.0 logs it, (blocks / KV groups) x block_size; later "
+          "releases log int(concurrency x max_model_len) = " +
+          group_digits(concurrency_tokens) + " tokens");
     }
     if (spec.family == Family::nemotron_h && so.mamba_ssm_bytes == 0) {
       out.notes.push_back(
@@ -601,9 +733,8 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
                                        "`mamba_ssm_cache_dtype` sets it");
     }
     out.notes.push_back(
-        "GPU KV cache size as vLLM 0.11-0.20.0 logs it, (blocks / KV groups) x block_size; later releases log "
-        "concurrency x max_model_len. The profile's activation peak through the Mamba layers is memplan's estimate "
-        "of a PyTorch forward, not yet checked against a vLLM log");
+        "the profile's activation peak through the Mamba layers is memplan's estimate of a PyTorch forward, not yet "
+        "checked against a vLLM log");
     // compilation.py (vLLM of 2026-04 on): each running request holds a Mamba block.
     if (cap.blocks < so.max_num_seqs) {
       out.notes.push_back("max_num_seqs " + group_digits(so.max_num_seqs) + " exceeds the " + group_digits(cap.blocks) +
@@ -620,6 +751,20 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
     out.notes.push_back("the KV cache holds " + group_digits(cap.tokens) + " tokens, fewer than max_model_len " +
                         group_digits(max_len) +
                         ": vLLM refuses to start (raise `gpu_memory_utilization` or `tp`, or lower `max_model_len`)");
+  }
+  if (spec_dec.k > 0) {
+    out.notes.push_back(
+        "speculative decoding (" + so.speculative_method + ", num_speculative_tokens " + s(spec_dec.k) + "): " +
+        (spec_dec.mtp_layers > 0
+             ? s(spec_dec.mtp_layers) + " MTP layer" + (spec_dec.mtp_layers > 1 ? "s" : "") +
+                   " in the weights (the embedding and head shared) and in the KV cache beside the target's "
+                   "attention layers; the profile runs the drafter after the forward"
+             : std::string("ngram drafts on the host: no drafter weights or KV pages")) +
+        (state_space ? "; a Mamba layer's convolution state keeps a row for each drafted token, and a request a "
+                       "block for each in every Mamba group"
+                     : std::string()) +
+        "; the sampler's profile adds the rejection sampler's logits. The drafter's buffers and passes are derived "
+        "from vLLM's code, not measured");
   }
   if (so.max_loras > 0) {
     out.notes.push_back("enable_lora: " + s(so.max_loras) + " adapter slots of rank " + s(so.max_lora_rank) +

@@ -583,6 +583,17 @@ const std::array kOptions = std::to_array<OptionDef>({
            "the other Mamba models; not modelled yet)",
    .default_text = "vLLM's default for the model",
    .set = MEMPLAN_SET(s.layout.mamba_cache_mode = one_of(v.text, "mamba_cache_mode", {"none", "align", "all"}))},
+  {.key = "speculative_method", .flag = "speculative_method", .kind = OptionKind::text, .group = kEngine,
+   .help = "vLLM --speculative-config's method: mtp (the checkpoint's own multi-token-prediction layers, as "
+           "Qwen3-Next, Qwen3.5 and DeepSeek-V3 have; qwen3_next_mtp, deepseek_mtp and the other *_mtp names mean "
+           "it too) or ngram (no drafter on the GPU); its layers' weights and KV pages, and k more Mamba blocks "
+           "and convolution rows a request",
+   .default_text = "off",
+   .set = MEMPLAN_SET(s.layout.speculative_method = v.text)},
+  {.key = "num_speculative_tokens", .flag = "num_speculative_tokens", .kind = OptionKind::count, .group = kEngine,
+   .help = "vLLM --speculative-config's num_speculative_tokens: tokens drafted a step (k)",
+   .default_text = "mtp: the model's MTP layers", .min = 1, .max = 1 << 10,
+   .set = MEMPLAN_SET(s.layout.num_speculative_tokens = v.count)},
   {.key = "max_num_seqs", .flag = "max_num_seqs", .kind = OptionKind::count, .group = kEngine,
    .help = "vLLM: sequences per batch (the sampler's rows in the profile run)",
    .default_text = "1024 on a GPU of 70 GiB or more that is not an A100, else 256 (vLLM 0.9-0.11)", .min = 1,

@@ -34,7 +34,8 @@ void check_engine_options(const PlanSettings& s) {
   if (engine != Engine::vllm) {
     refuse({"gpu_memory_utilization", "max_model_len", "vllm_entrypoint", "max_num_seqs", "max_num_batched_tokens",
             "block_size", "max_loras", "max_lora_rank", "kv_cache_memory_bytes", "mamba_ssm_cache_dtype",
-            "language_model_only", "enable_prefix_caching", "mamba_cache_mode"},
+            "language_model_only", "enable_prefix_caching", "mamba_cache_mode", "speculative_method",
+            "num_speculative_tokens"},
            "vLLM");
   }
   if (engine != Engine::llama_cpp)
@@ -124,6 +125,8 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
     o.vllm->language_model_only = a.language_model_only;
     o.vllm->enable_prefix_caching = a.enable_prefix_caching;
     o.vllm->mamba_cache_mode = a.mamba_cache_mode;
+    o.vllm->speculative_method = a.speculative_method;
+    o.vllm->num_speculative_tokens = a.num_speculative_tokens;
     o.vllm->mamba_ssm_bytes = a.mamba_ssm_cache_dtype == "float32" ? 4 : a.mamba_ssm_cache_dtype == "float16" ? 2 : 0;
   }
   if (engine == Engine::llama_cpp) {

@@ -112,6 +112,44 @@ cli_case(engine_vllm_prefix_caching_align EXIT 0 ARGS estimate qwen3.5-27b --eng
          --language-model-only --kv-precision fp8 --enable-prefix-caching --max-model-len 32768
          --gpu-memory-utilization 0.8 --kv-cache-memory-bytes 7161817743 STDERR_EMPTY
          STDOUT "139 blocks of 1,568 tokens.*GPU KV cache size: 53,312 tokens\n +Maximum concurrency for 32,768 tokens per request: 5\\.15x.*set to 'align''.*Padding mamba page size by 0\\.13%.*2 in each Mamba group \\(27 in all\\)")
+# Speculative decoding with the checkpoint's MTP layer: a 17th attention layer, a convolution row
+# and a Mamba block a request for each drafted token (tests/unit/estimators/serving_test.cpp derives
+# each figure). vLLM 0.20.0, Qwen3.6-27B, mtp k=1, fp8 KV, prefix caching, 4.8 GiB of KV memory
+# (code-index id 52000797369): 1,584-token blocks, 0.51%, 3 padding layers, 36,432 tokens, 1.82x.
+cli_case(engine_vllm_mtp EXIT 0 ARGS estimate qwen3.5-27b --engine vllm --gpu h100 --language-model-only
+         --kv-precision fp8 --enable-prefix-caching --max-model-len 65536 --max-num-seqs 2
+         --max-num-batched-tokens 16384 --speculative-method mtp --num-speculative-tokens 1
+         --kv-cache-memory-bytes 5153960755 STDERR_EMPTY
+         STDOUT "93 blocks of 1,584 tokens.*GPU KV cache size: 36,432 tokens\n +Maximum concurrency for 65,536 tokens per request: 1\\.82x.*and 1 more for the drafted tokens.*Padding mamba page size by 0\\.51%.*3 in each Mamba group \\(51 in all\\).*'Add 3 padding layers, may waste at most 6\\.25% KV cache memory'")
+# vLLM 0.22.0, Qwen3.6-35B-A3B (Qwen3.5-35B-A3B's architecture), mtp k=3, bf16 KV, 71.15 GiB
+# (code-index id 56681168668): 30 DeltaNet layers of 6 x 8,192 x 2 + 32 x 128 x 128 x 4 =
+# 2,195,456 B against 2 x 2 x 256 x 2 B a token: 16 x ceil(2,195,456 / 65,536) = 1,072 tokens;
+# 11 attention layers with the MTP layer, 3 DeltaNet groups of 11 (3 padding, 10.00%); 71.15 GiB /
+# (11 x 1,072 x 4,096 B) = 3,163 blocks; a request ceil(200,000 / 1,072) = 187 + 3 x (2 + 3) = 202:
+# 15.66x, and 3,163 / 202 x 200,000 = 3,131,683 tokens as releases after 0.20.0 log them.
+cli_case(engine_vllm_mtp_later_release EXIT 0 ARGS estimate qwen3.5-35b-a3b --engine vllm --gpu h200
+         --language-model-only --enable-prefix-caching --max-model-len 200000 --speculative-method mtp
+         --num-speculative-tokens 3 --kv-cache-memory-bytes 76396730777 STDERR_EMPTY
+         STDOUT "3,163 blocks of 1,072 tokens.*Maximum concurrency for 200,000 tokens per request: 15\\.66x.*'Add 3 padding layers, may waste at most 10\\.00% KV cache memory'.*later releases log int\\(concurrency x max_model_len\\) = 3,131,683 tokens")
+# vLLM 0.20.2, the same architecture with the older name qwen3_next_mtp, k=2, fp8_e4m3 KV, 66.58
+# GiB (code-index id 56757617998): 2,128-token blocks, 2,982 blocks, a request 124 + 3 x 4 = 136
+# blocks: 21.93x and "GPU KV cache size: 5,747,892 tokens".
+cli_case(engine_vllm_mtp_old_name EXIT 0 ARGS estimate qwen3.5-35b-a3b --engine vllm --gpu h200
+         --language-model-only --enable-prefix-caching --kv-precision fp8 --speculative-method qwen3_next_mtp
+         --num-speculative-tokens 2 --kv-cache-memory-bytes 71490355363 STDERR_EMPTY
+         STDOUT "2,982 blocks of 2,128 tokens.*Maximum concurrency for 262,144 tokens per request: 21\\.93x.*= 5,747,892 tokens")
+# The drafter loads the checkpoint's mtp.* tensors alone: Qwen3.5-27B's are its Hub total
+# 27,781,427,952 less the 27,356,728,560 of the model (Qwen/Qwen3.5-27B's safetensors
+# metadata), 424,699,392 parameters, 849,398,784 B in bf16.
+cli_case(engine_vllm_mtp_weights EXIT 0 ARGS estimate qwen3.5-27b --engine vllm --gpu h100 --language-model-only
+         --speculative-method mtp --format json STDERR_EMPTY
+         STDOUT "\"name\": \"mtp_drafter\",\n +\"bytes\": 849398784,\n +\"params\": 424699392,")
+cli_case(engine_vllm_mtp_needs_mtp_layers EXIT 2 ARGS estimate llama-3.1-8b --engine vllm --gpu h100
+         --speculative-method mtp STDOUT_EMPTY STDERR "llama-3.1-8b has no multi-token-prediction layers")
+cli_case(engine_vllm_speculation_other_methods EXIT 2 ARGS estimate llama-3.1-8b --engine vllm --gpu h100
+         --speculative-method eagle3 STDOUT_EMPTY STDERR "not 'eagle3' yet: eagle, eagle3 and draft models load a second model")
+cli_case(engine_vllm_ngram_needs_k EXIT 2 ARGS estimate llama-3.1-8b --engine vllm --gpu h100
+         --speculative-method ngram STDOUT_EMPTY STDERR "--speculative-method ngram needs --num-speculative-tokens")
 cli_case(engine_vllm_prefix_caching_all_refused EXIT 2 ARGS estimate "${PROJECT_SOURCE_DIR}/tests/cli/data/granite-4.0-h-1b-shape.yaml"
          --engine vllm --gpu rtx-3060 --enable-prefix-caching STDOUT_EMPTY
          STDERR "prefix caching's `all` mode .*memplan does not model yet")

@@ -30,6 +30,8 @@ struct ServingOptions {
   bool language_model_only = false;           // --language-model-only: a vision-language model's tower not loaded
   bool enable_prefix_caching = false;         // --enable-prefix-caching: Mamba groups per mamba_cache_mode
   std::string mamba_cache_mode;               // none, align or all; empty: vLLM's default for the model
+  std::string speculative_method;             // speculative_config's method: mtp (or a *_mtp name) or ngram; empty: off
+  std::uint64_t num_speculative_tokens = 0;   // k; 0 with mtp: the model's MTP layers (vLLM's n_predict)
 };
 
 // Whose allocation rules a plan follows (`engine`).

@@ -37,7 +37,9 @@ struct LayoutRequest {
   std::string mamba_ssm_cache_dtype = "auto";  // vLLM: a Mamba layer's SSM state dtype (auto, float32, float16)
   bool enable_prefix_caching = false;          // vLLM --enable-prefix-caching (its Mamba layers' blocks)
   std::string mamba_cache_mode;                // vLLM --mamba-cache-mode: none, align, all; empty = vLLM's default
-  std::optional<std::uint64_t> max_num_seqs;   // unset: vLLM's default for the GPU and entrypoint
+  std::string speculative_method;             // vLLM speculative_config's method: mtp, a *_mtp name, ngram; empty = off
+  std::uint64_t num_speculative_tokens = 0;   // vLLM's num_speculative_tokens; 0 = the method's default
+  std::optional<std::uint64_t> max_num_seqs;  // unset: vLLM's default for the GPU and entrypoint
   std::optional<std::uint64_t> max_num_batched_tokens;  // unset: the same
   std::uint64_t block_size = 16;
   std::uint64_t max_loras = 0;                 // vLLM enable_lora's max_loras; 0 = LoRA off

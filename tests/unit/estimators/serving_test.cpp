@@ -80,6 +80,25 @@ TEST(Serving, MambaLayersShareTheKvPoolAsVllmLogsIt) {
   EXPECT_EQ(a.tokens, 53312u);
   EXPECT_NEAR(a.concurrency(), 5.15, 0.005);
 
+  // Speculative decoding with the checkpoint's MTP layer (vLLM 0.20.0, Qwen3.6-27B-Text-NVFP4-MTP,
+  // --speculative-config '{"method":"mtp","num_speculative_tokens":1}', fp8 KV, prefix caching,
+  // code-index id 52000797369): the MTP layer is a 17th attention layer; a state keeps one more
+  // convolution row: 4 x 10,240 x 2 + 48 x 128 x 128 x 4 = 3,227,648 B, so the block is
+  // 16 x ceil(3,227,648 / 32,768) = 1,584 tokens; groups of 17 (48 is not below 1.5 x 17): one
+  // of attention, ceil(48 / 17) = 3 of DeltaNet; 4.8 GiB / (17 x 1,584 x 2,048 B) = 93 blocks;
+  // a request ceil(65,536 / 1,584) = 42 blocks and 2 + 1 in each Mamba group, 51 in all.
+  // Logged: "GPU KV cache size: 36,432 tokens" (93 / 4 = 23 blocks of 1,584) and 1.82x.
+  VllmLayerPages drafted{17, 48, Bytes(2048), Bytes(3227648)};
+  drafted.state_blocks = 3;
+  const ServingCapacity d = vllm_state_space_capacity(Bytes(0), 0.82, Bytes(0), drafted, 16, 65536,
+                                                      Bytes(5153960755ULL));
+  EXPECT_EQ(d.block_size, 1584u);
+  EXPECT_EQ(d.blocks, 93u);
+  EXPECT_EQ(d.group_layers, 17u);
+  EXPECT_EQ(d.per_request_blocks, 51u);
+  EXPECT_EQ(d.tokens, 36432u);
+  EXPECT_NEAR(d.concurrency(), 1.82, 0.005);
+
   // Mamba layers alone: one group, a block a request, max_model_len tokens a block.
   const ServingCapacity m = vllm_state_space_capacity(Bytes(0), 0.9, Bytes(0), {0, 64, Bytes(0), Bytes(2158592)}, 16,
                                                       32768, Bytes(10ULL * 2158592 * 64 + 5));
