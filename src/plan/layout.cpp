@@ -11,6 +11,7 @@
 #include "memplan/estimators/megatron.hpp"
 
 #include "analysis_workloads.hpp"
+#include "forward_workloads.hpp"
 #include "llama_cpp_layout.hpp"
 
 namespace memplan {
@@ -66,6 +67,70 @@ VllmSpeculation vllm_speculation(const ModelSpec& spec, const ServingOptions& so
                                                   "num_nextn_predict_layers or mtp_num_hidden_layers is 0)");
   }
   return {so.num_speculative_tokens != 0 ? so.num_speculative_tokens : spec.mtp_layers, spec.mtp_layers};
+}
+
+// vLLM's multimodal profile (gpu_model_runner.py profile_run, multimodal/encoder_budget.py):
+// before the forward, the tower encodes a batch of the largest items, whose outputs stay in the
+// encoder cache through the forward and the sampler.
+struct VllmEncoderProfile {
+  Item pass;                 // the tower's pass over the items
+  Item outputs;              // their embeddings, kept in the encoder cache
+  std::uint64_t tokens = 0;  // an item's tokens
+  std::uint64_t budget = 0;  // the encoder cache's budget in tokens
+  std::uint64_t items = 0;   // items profiled
+  std::uint64_t side = 0;    // the largest image's side in pixels
+};
+
+// The profile of a tower memplan sizes as vLLM does: Qwen3.5's (its largest image, 4096 x 4096
+// within max_pixels, outweighs its largest video) and towers that resize every image to one
+// square (LLaVA 1.5's CLIP, Gemma 3's and PaliGemma's SigLIP). Throws Error(invalid_input) for the
+// others: Qwen2-VL and Qwen2.5-VL profile their largest video, LLaVA-NeXT and Idefics3 their tiles.
+VllmEncoderProfile vllm_encoder_profile(const ModelSpec& model, const Workload& w, const ServingOptions& so,
+                                        std::uint64_t max_len) {
+  const VisionTower& v = model.vision;
+  const bool qwen3_5 = v.kind == VisionKind::qwen3_5;
+  if (!qwen3_5 && v.kind != VisionKind::clip && v.kind != VisionKind::gemma3 && v.kind != VisionKind::paligemma) {
+    throw_invalid_input("engine",
+                        "memplan's vLLM policy profiles the vision towers of Qwen3.5, LLaVA 1.5, Gemma 3 "
+                        "and PaliGemma, not " +
+                            model.name +
+                            "'s yet (vLLM profiles Qwen2-VL's largest video, LLaVA-NeXT's and "
+                            "Idefics3's tiles): plan its language model alone with "
+                            "`language_model_only`, vLLM's flag of that name");
+  }
+  VllmEncoderProfile out;
+  if (qwen3_5) {  // get_image_size_with_most_features: the largest square within max_pixels
+    const std::uint64_t factor = v.patch * v.merge;
+    std::uint64_t side = factor;
+    while (checked_mul(side + factor, side + factor, "image pixels") <= v.max_pixels) side += factor;
+    out.side = side;
+  } else {
+    out.side = v.image_size;
+  }
+  out.tokens = image_grid(v, out.side, out.side).tokens;
+  // compute_mm_encoder_budget: the budget is max_num_batched_tokens, or one item if larger.
+  out.budget = std::max(so.max_num_batched_tokens, out.tokens);
+  // MultiModalBudget._get_max_items: as many as the budget holds, at most max_num_seqs prompts'
+  // worth (999 images a prompt, PaliGemma 1, within max_model_len), at least one.
+  const std::uint64_t per_prompt = std::max<std::uint64_t>(
+      1, std::min<std::uint64_t>(v.kind == VisionKind::paligemma ? 1 : 999, max_len / out.tokens));
+  out.items = std::max<std::uint64_t>(1, std::min(out.budget / out.tokens,
+                                                  checked_mul(so.max_num_seqs, per_prompt, "items a batch")));
+  Workload tower = w;
+  tower.batch = 1;
+  tower.images = out.items;
+  tower.image_width = tower.image_height = out.side;
+  tower.attention = AttentionVariant::sdpa;  // vLLM's towers run flash attention
+  out.pass = detail::vision_pass(model, tower);
+  out.pass.name = "encoder_pass";
+  out.outputs = row("encoder_cache",
+                    Bytes(checked_mul(checked_mul(checked_mul(out.items, out.tokens, "encoder outputs"), model.d_model,
+                                                  "encoder outputs"),
+                                      element_bits(compute_precision(w).format) / 8, "encoder outputs")),
+                    s(out.items) + " items x " + group_digits(out.tokens) +
+                        " tokens x d=" + group_digits(model.d_model) + " x " + to_string(compute_precision(w)) +
+                        ": the dummy items' embeddings, cached through the forward and the sampler");
+  return out;
 }
 
 // The MTP layers' weights on a rank as vLLM's drafter loads them: each the target's last block
@@ -229,14 +294,7 @@ LayoutEstimate tensor_parallel_layout(const ModelSpec& spec, const Workload& w, 
 
 LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const LayoutOptions& o) {
   const ServingOptions& so = *o.vllm;
-  if (model.vision.d_model != 0 && !so.language_model_only) {
-    throw_invalid_input("engine",
-                        "memplan's vLLM policy does not profile a vision tower's encoder (its multimodal "
-                        "budget): plan " +
-                            model.name +
-                            "'s language model alone with `language_model_only` (vLLM's flag of that name), "
-                            "or a PyTorch job with -w generation and no engine");
-  }
+  const bool with_tower = model.vision.d_model != 0 && !so.language_model_only;
   if (model.vision.d_model == 0 && so.language_model_only) {
     throw_invalid_input("language_model_only",
                         "`language_model_only` drops a vision tower, and " + model.name + " has none");
@@ -377,6 +435,25 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
     weights.detail.push_back(std::move(lora));
   }
 
+  std::optional<VllmEncoderProfile> encoder;
+  if (with_tower) {
+    if (pp > 1) throw_invalid_input("pipeline", "memplan's vLLM policy does not split a vision tower over `pp` yet");
+    encoder = vllm_encoder_profile(model, w, so, max_len);
+    // The tower and projector as loaded, their matrices split t ways as vLLM's parallel linears
+    // split them (the tower's norms and position table are whole; counted split here).
+    Breakdown whole = estimate_weights(model, loaded);
+    for (Item& r : whole.components.front().detail) {
+      if (r.name != "vision" && r.name != "projector") continue;
+      if (t > 1) {
+        r.bytes = Bytes(ceil_div(r.bytes.count(), t));
+        r.params = r.params ? std::optional<std::uint64_t>(ceil_div(*r.params, t)) : std::nullopt;
+        r.formula = "1/" + s(t) + " of " + r.formula;
+      }
+      weights.bytes = weights.bytes.plus(r.bytes, "weights");
+      if (r.params) *weights.params = checked_add(*weights.params, *r.params, "parameters");
+      weights.detail.push_back(std::move(r));
+    }
+  }
   if (spec_dec.mtp_layers > 0) {
     Item mtp = vllm_mtp_weights(ss, loaded, spec_dec.mtp_layers, t);
     weights.bytes = weights.bytes.plus(mtp.bytes, "weights");
@@ -462,6 +539,26 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
                                            : "the forward over max_num_batched_tokens binds")
                                 : "the sampler's sort binds");
   peak.detail.push_back(forward_binds ? forward_side : sampler);
+  if (encoder) {
+    // The tower's pass runs first; its outputs stay cached through the forward and the sampler.
+    const Bytes language = peak.bytes.plus(encoder->outputs.bytes, "profile peak");
+    const bool tower_binds = encoder->pass.bytes > language;
+    Item lm = row("language_model", language,
+                  "the encoder cache " + group_digits(encoder->outputs.bytes.count()) + " B + max(forward " +
+                      group_digits(forward_side.bytes.count()) + " B, sampler " + group_digits(sampler.bytes.count()) +
+                      " B)");
+    lm.detail = {encoder->outputs, peak.detail.front()};
+    peak = row("activation_peak", tower_binds ? encoder->pass.bytes : language,
+               "max(the tower's pass " + group_digits(encoder->pass.bytes.count()) + " B, the encoder cache and " +
+                   "the language model " + group_digits(language.count()) +
+                   " B): the peak of vLLM's profile_run, which vLLM measures at start-up",
+               tower_binds
+                   ? "the vision tower's pass over the largest images binds"
+                   : std::string(forward_binds ? (drafter ? "the MTP drafter's pass binds, beside the encoder cache"
+                                                          : "the forward binds, beside the encoder cache")
+                                               : "the sampler's sort binds, beside the encoder cache"));
+    peak.detail.push_back(tower_binds ? encoder->pass : lm);
+  }
 
   const Breakdown runtime = estimate_overhead(w.overhead, {}, {});
   const Item& overhead_rows = runtime.components.front();
@@ -752,6 +849,16 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
                         group_digits(max_len) +
                         ": vLLM refuses to start (raise `gpu_memory_utilization` or `tp`, or lower `max_model_len`)");
   }
+  if (encoder) {
+    out.notes.push_back("vLLM: 'Encoder cache will be initialized with a budget of " + group_digits(encoder->budget) +
+                        " tokens, and profiled with " + group_digits(encoder->items) +
+                        " image items of the maximum feature size' (" + s(encoder->side) + "x" + s(encoder->side) +
+                        " px, " + group_digits(encoder->tokens) +
+                        " tokens each); the tower's pass is memplan's estimate of a PyTorch pass with flash "
+                        "attention" +
+                        (t > 1 ? ", not split over the ranks (an upper bound)" : std::string()) +
+                        "; `language_model_only` drops the tower");
+  }
   if (spec_dec.k > 0) {
     out.notes.push_back(
         "speculative decoding (" + so.speculative_method + ", num_speculative_tokens " + s(spec_dec.k) + "): " +
@@ -773,7 +880,8 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
   }
   out.notes.push_back(
       "vLLM measures the activation peak at start-up (profile_run); memplan estimates it as the larger of "
-      "one forward over max_num_batched_tokens tokens and the sampler's top-k/top-p sort over max_num_seqs sequences");
+      "one forward over max_num_batched_tokens tokens and the sampler's top-k/top-p sort over max_num_seqs sequences" +
+      std::string(encoder ? ", with the encoder cache beside them, or the vision tower's pass before them" : ""));
   out.notes.push_back(
       "not counted: CUDA graphs (captured after the KV cache is allocated; vLLM's enforce_eager skips them) and, "
       "with t > 1, NCCL's buffers");

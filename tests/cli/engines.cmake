@@ -156,8 +156,23 @@ cli_case(engine_vllm_prefix_caching_all_refused EXIT 2 ARGS estimate "${PROJECT_
 cli_case(engine_vllm_mamba_cache_mode_needs_prefix_caching EXIT 2 ARGS estimate qwen3-next-80b-a3b-instruct
          --engine vllm --gpu h200 --mamba-cache-mode align STDOUT_EMPTY
          STDERR "--mamba-cache-mode align applies with prefix caching: add --enable-prefix-caching")
-cli_case(engine_vllm_vision_needs_language_model_only EXIT 2 ARGS estimate qwen3.5-9b --engine vllm --gpu l40s
-         STDOUT_EMPTY STDERR "does not profile a vision tower's encoder.*--language-model-only")
+# A vision-language model with its tower: vLLM profiles the tower on its largest images and keeps
+# their embeddings through the forward. vLLM 0.19's LLM("Qwen/Qwen3.5-9B") on an L40S (code-index
+# id 51781852921) logs "budget of 16384 tokens, and profiled with 1 image items" (one 4096 x 4096
+# image: 256 x 256 patches of 16 px, merged 2 x 2) and 165,792 tokens; memplan's KV size must be
+# within 3% of it (161,000-170,999 here).
+cli_case(engine_vllm_vision_tower EXIT 0 ARGS estimate qwen3.5-9b --engine vllm --gpu l40s --vllm-entrypoint llm
+         STDERR_EMPTY
+         STDOUT "GPU KV cache size: 1(6[1-9]|70),[0-9][0-9][0-9] tokens.*'Encoder cache will be initialized with a budget of 16,384 tokens, and profiled with 1 image items of the maximum feature size' \\(4096x4096 px, 16,384 tokens each\\)")
+# Gemma 3 resizes every image to 896 px: 64 x 64 patches of 14 px pooled 4 x 4, 256 tokens; the
+# budget is max(max_num_batched_tokens 2,048, 256), 2,048 / 256 = 8 items (compute_mm_encoder_budget,
+# MultiModalBudget._get_max_items); vLLM 0.8.5 serving gemma-3-4b logs "profiled with 8 image
+# items" (code-index id 57147826101).
+cli_case(engine_vllm_vision_tower_fixed_size EXIT 0 ARGS estimate gemma-3-4b-it --engine vllm --gpu rtx-4090
+         --max-model-len 8192 STDERR_EMPTY
+         STDOUT "'Encoder cache will be initialized with a budget of 2,048 tokens, and profiled with 8 image items of the maximum feature size' \\(896x896 px, 256 tokens each\\)")
+cli_case(engine_vllm_vision_tower_not_yet EXIT 2 ARGS estimate qwen2-vl-2b-instruct --engine vllm --gpu rtx-4090
+         STDOUT_EMPTY STDERR "not qwen2-vl-2b-instruct's yet \\(vLLM profiles Qwen2-VL's largest video.*--language-model-only")
 cli_case(engine_vllm_language_model_only_without_tower EXIT 2 ARGS estimate qwen3-next-80b-a3b-instruct --engine vllm
          --gpu h200 --language-model-only STDOUT_EMPTY STDERR "drops a vision tower, and qwen3-next-80b-a3b-instruct has none")
 cli_case(engine_vllm_gated_deltanet_tp_uneven EXIT 2 ARGS estimate qwen3-next-80b-a3b-instruct --engine vllm
