@@ -54,6 +54,7 @@ constexpr FamilyInfo kFamilies[] = {
     {"gptj", Family::gptj, false, 2048, false, false},
     {"granite", Family::granite, false, 2048, false, true},
     {"granitemoe", Family::granitemoe, false, 2048, false, true},
+    {"granitemoehybrid", Family::bamba, false, 4096, false, true},  // Granite 4.0: memplan's bamba, or granite
     {"idefics3", Family::llama, false, 2048, true, true},  // its text_config (llama) and a SigLIP tower in tiles
     {"jamba", Family::jamba, false, 262144, false, true},
     {"llama", Family::llama, false, 2048, true, true},
@@ -311,6 +312,44 @@ void read_rotary_fraction(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
 }
 
 // The families whose layers differ, or whose blocks add norms, experts or latent attention.
+// GraniteMoeHybridConfig (Granite 4.0): layer_types "mamba" (a Mamba-2 mixer) or "attention" in each
+// layer; after every mixer the shared MLP (shared_intermediate_size) and, with num_local_experts,
+// routed experts of intermediate_size beside it (a shared expert without a gate); the hybrids'
+// attention has no rotary (position_embedding_type "nope"). A model of attention layers alone
+// (Granite 4.0 Micro, 1B, 350M) is Granite's transformer with RoPE; its mamba_* keys are unused.
+void read_granite_hybrid(const detail::JsonMap& map, Fields& f, ModelSpec& s) {
+  const nlohmann::json& list = map.value("layer_types");
+  if (!list.is_array() || list.size() != s.n_layers) {
+    map.fail("layer_types", "layer_types must list one entry per layer (" + std::to_string(s.n_layers) + ")");
+  }
+  s.layer_types.clear();
+  for (const nlohmann::json& e : list) {
+    const std::string kind = e.is_string() ? e.get<std::string>() : std::string();
+    if (kind != "mamba" && kind != "attention") {
+      map.fail("layer_types", "layer_types holds 'mamba' and 'attention', not " + printable(e.dump()));
+    }
+    s.layer_types.push_back(kind == "mamba" ? AttentionKind::mamba : AttentionKind::full);
+  }
+  s.attn_qkv_bias = s.attn_out_bias = map.boolean_or("attention_bias", false);
+  s.d_mlp = f.required("d_mlp", {"shared_intermediate_size"});
+  if (const std::uint64_t experts = f.optional("experts", {"num_local_experts"}, 0).value_or(0); experts > 0) {
+    s.experts = experts;
+    s.experts_per_token = f.required("experts_per_token", {"num_experts_per_tok"});
+    s.d_expert = f.required("d_expert", {"intermediate_size"});
+    s.d_shared_expert = s.d_mlp;
+    f.from("d_shared_expert", "shared_intermediate_size");
+  }
+  const bool rope = map.optional_string("position_embedding_type").value_or("") == "rope";
+  s.positional = rope ? Positional::rotary : Positional::none;
+  if (std::none_of(s.layer_types.begin(), s.layer_types.end(),
+                   [](AttentionKind k) { return k == AttentionKind::mamba; })) {
+    s.family = Family::granite;
+    s.layer_types.clear();
+    return;
+  }
+  read_ssm_sizes(map, f, s, 2);
+}
+
 void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, const std::string& type) {
   const auto window = [&](std::uint64_t fallback) {
     s.sliding_window = f.optional("sliding_window", {"sliding_window"}).value_or(fallback);
@@ -477,6 +516,10 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
       break;
     }
     case Family::bamba: {
+      if (type == "granitemoehybrid") {
+        read_granite_hybrid(map, f, s);
+        break;
+      }
       // Mamba-2 mixers everywhere but the layers attn_layer_indices lists, which have attention.
       read_ssm_sizes(map, f, s, 2);
       s.layer_types.assign(s.n_layers, AttentionKind::mamba);

@@ -111,6 +111,36 @@ TEST(StateSpace, BambaHybridCountsItsTensors) {
   EXPECT_EQ(count_parameters(s), 9'780'235'392U);
 }
 
+// ibm-granite/granite-4.0-h-tiny (model_type granitemoehybrid): 40 layers of 1536, attention on 5,
+// 15, 25 and 35 (12 heads, 4 KV heads of 128, no rotary), Mamba-2 mixers elsewhere (48 heads of
+// 64, one group, state 128), and after every mixer 64 experts of 512 (top 6) beside a shared MLP
+// of 1024; tied embeddings over 100,352 tokens. The Hub's safetensors total is 6,939,037,248.
+TEST(StateSpace, GraniteHybridCountsItsExpertsAndSharedMlp) {
+  const ModelSpec s = hf_fixture("granite-4.0-h-tiny");
+  EXPECT_EQ(s.family, Family::bamba);
+  EXPECT_EQ(ssm_layers(s), 36U);
+  EXPECT_EQ(attention_kind(s, 5), AttentionKind::full);
+  EXPECT_EQ(attention_kind(s, 6), AttentionKind::mamba);
+  EXPECT_EQ(s.positional, Positional::none);
+  const std::uint64_t conv = 3072 + 2 * 128;
+  const std::uint64_t mamba = 1536ULL * (3072 + conv + 48)  // in_proj: z, x, B, C and dt
+                              + conv * 4 + conv             // conv1d and its bias
+                              + 3 * 48 + 3072               // dt_bias, A_log, D; the gated norm
+                              + 3072ULL * 1536;             // out_proj
+  const std::uint64_t attention = 2 * 1536ULL * 1536 + 2 * 1536ULL * 512;
+  const std::uint64_t ffn = 3 * 1536ULL * 1024        // shared_mlp: input_linear (gate, up), output_linear
+                            + 64 * 3 * 1536ULL * 512  // block_sparse_moe: the experts
+                            + 64 * 1536ULL;           // the router
+  EXPECT_EQ(mamba, 14'642'576U);
+  EXPECT_EQ(count_parameters(s), 100352ULL * 1536 + 36 * mamba + 4 * attention + 40 * (ffn + 2 * 1536) + 1536);
+  EXPECT_EQ(count_parameters(s), 6'939'037'248U);
+  // Granite 4.0 Micro has attention in every layer: Granite's transformer with RoPE.
+  const ModelSpec micro = hf_fixture("granite-4.0-micro");
+  EXPECT_EQ(micro.family, Family::granite);
+  EXPECT_EQ(ssm_layers(micro), 0U);
+  EXPECT_EQ(micro.positional, Positional::rotary);
+}
+
 // nvidia/Nemotron-H-8B-Base-8K: 52 layers, each one RMSNorm and one mixer as
 // hybrid_override_pattern spells it: 24 Mamba-2 (128 heads of 64, 8 groups, state 128, conv
 // 4), 4 attention (32 heads, 8 KV heads of 128, no biases, no rotary), 24 ReLU² MLPs of 21504;
