@@ -411,6 +411,46 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
       compute = std::max(compute, spec.ssm.version == 3
                                       ? gated_delta_peak(rows, D, mask)
                                       : checked_add(checked_add(ssm_graph(), held, "c"), beside, "c"));
+      // Granite 4.0-H's experts (granite-hybrid.cpp: build_moe_ffn, then the shared expert), read
+      // from llama.cpp's allocator trace: above the graph's inputs (tokens, embeddings, the state
+      // slots' ids, positions, the cache's row indices, the mask, output ids) and the residual, the
+      // norm and the router's logits and sort, then either the experts' gate, up and SwiGLU, k rows
+      // a token, or, once their weighted outputs are summed, the down projection's hole, the sum and
+      // the shared expert's gate, up and SwiGLU.
+      if (spec.experts > 0 && spec.family == Family::bamba) {
+        const auto aligned = [&](std::uint64_t bytes) {
+          return checked_mul(ceil_div(bytes, alignment), alignment, "c");
+        };
+        const std::uint64_t k = spec.experts_per_token;
+        const std::uint64_t inputs_moe = checked_add(
+            checked_add(checked_add(rows(4), D, "c"), aligned(checked_mul(std::max<std::uint64_t>(o.n_seq, 1), 4, "c")),
+                        "c"),
+            checked_add(checked_add(o.flash_attn ? rows(2) : rows(checked_mul(2, width, "c")), mask, "c"),
+                        aligned(checked_mul(outputs, 4, "c")), "c"),
+            "c");
+        const std::uint64_t routed = checked_add(inputs_moe, rows(checked_mul(2, spec.experts, "c")), "c");
+        const std::uint64_t experts_peak = checked_add(
+            checked_add(routed, checked_mul(2, D, "c"), "c"),
+            rows(checked_mul(checked_mul(3, k, "c"), expert_width(spec), "c")), "c");
+        const std::uint64_t shared_peak =
+            spec.d_shared_expert == 0 ? 0
+                                      : checked_add(checked_add(checked_add(routed, checked_mul(3, D, "c"), "c"),
+                                                                rows(checked_mul(k, d, "c")), "c"),
+                                                    rows(checked_mul(3, spec.d_shared_expert, "c")), "c");
+        // Without flash attention an attention layer's scores sit above the previous layer's
+        // routing hole (its norm and the router's logits and sort) and its summed experts.
+        const std::uint64_t attention_peak =
+            o.flash_attn
+                ? 0
+                : checked_add(checked_add(checked_add(inputs,
+                                                      aligned(checked_mul(std::max<std::uint64_t>(o.n_seq, 1), 4, "c")),
+                                                      "c"),
+                                          checked_add(checked_mul(3, D, "c"), checked_mul(2, Q, "c"), "c"), "c"),
+                              checked_add(rows(checked_mul(2, spec.experts, "c")),
+                                          checked_mul(rows(n_kv), spec.n_heads, "c"), "c"),
+                              "c");
+        compute = std::max({compute, experts_peak, shared_peak, attention_peak});
+      }
     }
   }
   // Tokens, positions and the cache's i64 row indices per token, i32 ids per output, the embeddings.

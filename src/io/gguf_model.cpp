@@ -313,10 +313,12 @@ void read_hybrid_layers(const Mapper& m, const std::string& p, Family family, Mo
     m.fail(p + "block_count",
            "a " + p.substr(0, p.size() - 1) + " file without tensors: memplan reads which layers attend from them");
   }
-  if (m.count(p + "expert_count", 0).value_or(0) > 0) {
+  // Granite 4.0-H Tiny and Small: routed experts of feed_forward_length beside a shared expert
+  // of expert_shared_feed_forward_length (ffn_*_exps, ffn_*_shexp) after every mixer.
+  const bool experts = m.count(p + "expert_count", 0).value_or(0) > 0;
+  if (experts && family != Family::bamba) {
     m.fail(p + "expert_count", "a " + p.substr(0, p.size() - 1) +
-                                   " with experts (Granite 4.0-H Tiny and Small, Nemotron 3): memplan does not "
-                                   "describe a hybrid's experts yet");
+                                   " with experts (Nemotron 3's E layers): memplan does not describe them yet");
   }
   const bool mlp_layers = family == Family::nemotron_h, side_by_side = family == Family::falcon_h1;
   const GgufTensor *q = nullptr, *k = nullptr, *up = nullptr;
@@ -351,7 +353,13 @@ void read_hybrid_layers(const Mapper& m, const std::string& p, Family family, Mo
   const auto width = [](const GgufTensor* t) { return t != nullptr && t->shape.size() >= 2 ? t->shape[1] : 0; };
   s.n_heads = q != nullptr ? width(q) / s.d_head : heads;
   s.n_kv_heads = k != nullptr ? width(k) / s.d_head : s.n_heads;
-  s.d_mlp = width(up);
+  if (experts) {
+    s.d_expert = m.required(p + "feed_forward_length", 1);
+    s.d_shared_expert = m.count(p + "expert_shared_feed_forward_length", 0).value_or(0);
+    s.d_mlp = s.d_shared_expert != 0 ? s.d_shared_expert : s.d_expert;
+  } else {
+    s.d_mlp = width(up);
+  }
 }
 
 // Qwen3-Next and Qwen3.5 (llama.cpp's qwen3next, qwen35, qwen35moe; src/models/qwen35.cpp):

@@ -263,6 +263,13 @@ HYBRID = [
     ("granitehybrid-q4_k.gguf", 4096, 512, 1, False, False, "on", (0.965, 1.035)),
     ("granitehybrid-q4_k.gguf", 4096, 512, 3, False, True, "off", (0.965, 1.035)),
     ("granitehybrid-q4_k.gguf", 8192, 512, 4, True, True, "on", (0.965, 1.035)),
+    # Granite 4.0-H Tiny's kind (8 routed experts, 2 a token, and a shared expert after every
+    # mixer): the experts' phases are a closed form read from llama.cpp's allocator trace,
+    # exact at every setting tried (1.0000 to 1.0001).
+    ("granitehybrid-moe-q8_0.gguf", 4096, 512, 1, False, False, "on", (0.9999, 1.0001)),
+    ("granitehybrid-moe-q8_0.gguf", 4096, 512, 3, False, True, "off", (0.9999, 1.0002)),
+    ("granitehybrid-moe-q8_0.gguf", 8192, 512, 4, True, True, "on", (0.9999, 1.0001)),
+    ("granitehybrid-moe-q8_0.gguf", 2048, 512, 1, False, False, "off", (0.9999, 1.0001)),
     ("falcon-h1-q8_0.gguf", 4096, 512, 1, False, False, "on", (0.965, 1.035)),
     ("falcon-h1-q8_0.gguf", 4096, 512, 3, False, True, "off", (0.965, 1.035)),
     ("falcon-h1-q8_0.gguf", 8192, 512, 4, True, True, "on", (0.965, 1.035)),

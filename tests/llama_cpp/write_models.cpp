@@ -137,8 +137,10 @@ GgufWriter ssm_model(const SsmShape& s) {
 // M a Mamba-2 mixer, * attention without rotary, - a ReLU² MLP): llama.cpp's nemotron_h
 // (src/models/nemotron-h.cpp) reads per-layer head_count_kv and feed_forward_length arrays,
 // 0 where the layer has no attention or no MLP.
+// With `experts` (Granite 4.0-H Tiny and Small), each layer's MLP is that many routed experts of
+// ff (2 a token) beside a shared expert of twice the width (src/models/granite-hybrid.cpp).
 GgufWriter nemotron_h(std::uint64_t d, const std::string& pattern, std::uint64_t vocab, const char* matrices,
-                      const std::string& arch = "nemotron_h") {
+                      const std::string& arch = "nemotron_h", std::uint64_t experts = 0) {
   const std::uint64_t heads = 4, kv_heads = 2, hd = 64, ff = 512;
   const std::uint64_t inner = 2 * d, d_state = 32, groups = 2, ssm_heads = 8, conv = inner + 2 * groups * d_state;
   // Granite 4.0-H (granitehybrid): a SwiGLU MLP after every mixer, feed_forward_length one value.
@@ -169,6 +171,11 @@ GgufWriter nemotron_h(std::uint64_t d, const std::string& pattern, std::uint64_t
       .f32(key("attention.layer_norm_rms_epsilon"), 1e-5f);
   if (granite) {
     w.u32(key("feed_forward_length"), ff).u32(key("rope.dimension_count"), hd);
+    if (experts > 0) {
+      w.u32(key("expert_count"), static_cast<std::uint32_t>(experts))
+          .u32(key("expert_used_count"), 2)
+          .u32(key("expert_shared_feed_forward_length"), 2 * ff);
+    }
   } else {
     w.u32_array(key("feed_forward_length"), ffn);
   }
@@ -196,7 +203,16 @@ GgufWriter nemotron_h(std::uint64_t d, const std::string& pattern, std::uint64_t
     if (pattern[b] == '-') {
       w.tensor(p + "ffn_up.weight", {d, ff}, matrices).tensor(p + "ffn_down.weight", {ff, d}, matrices);
     }
-    if (granite) {
+    if (granite && experts > 0) {
+      w.tensor(p + "ffn_norm.weight", {d}, "F32")
+          .tensor(p + "ffn_gate_inp.weight", {d, experts}, "F32")
+          .tensor(p + "ffn_gate_exps.weight", {d, ff, experts}, matrices)
+          .tensor(p + "ffn_up_exps.weight", {d, ff, experts}, matrices)
+          .tensor(p + "ffn_down_exps.weight", {ff, d, experts}, matrices)
+          .tensor(p + "ffn_gate_shexp.weight", {d, 2 * ff}, matrices)
+          .tensor(p + "ffn_up_shexp.weight", {d, 2 * ff}, matrices)
+          .tensor(p + "ffn_down_shexp.weight", {2 * ff, d}, matrices);
+    } else if (granite) {
       w.tensor(p + (falcon ? "ffn_norm" : "ffn_norm.weight"), {d}, "F32")
           .tensor(p + "ffn_gate.weight", {d, ff}, matrices)
           .tensor(p + "ffn_up.weight", {d, ff}, matrices)
@@ -312,6 +328,8 @@ int main(int argc, char** argv) {
   nemotron_h(256, "M*M-M*", 2048, "Q8_0").write(dir / "nemotron_h-q8_0.gguf");
   // Granite 4.0-H: Mamba-2 or attention, a gated MLP in every layer.
   nemotron_h(256, "MM*MM*", 2048, "Q4_K", "granitehybrid").write(dir / "granitehybrid-q4_k.gguf");
+  // Granite 4.0-H Tiny's kind: 8 routed experts (2 a token) and a shared expert in every layer.
+  nemotron_h(256, "MM*MM*", 2048, "Q8_0", "granitehybrid", 8).write(dir / "granitehybrid-moe-q8_0.gguf");
   // Falcon-H1: attention and a Mamba-2 mixer side by side in every layer, then a gated MLP.
   nemotron_h(256, "PPP", 2048, "Q8_0", "falcon-h1").write(dir / "falcon-h1-q8_0.gguf");
   // Qwen3.5: gated DeltaNet layers and a gated attention layer in four.

@@ -691,25 +691,74 @@ TEST_F(Gguf, Qwen35ReadsItsLayersFromTensorsAndLeavesItsMtpBlockOut) {
   EXPECT_EQ(ssm, deltanet - 8);
 }
 
-TEST_F(Gguf, AGraniteHybridWithExpertsIsRefusedAtItsExpertCount) {
-  // Granite 4.0-H Tiny and Small (granitehybrid with experts and a shared expert): memplan's
-  // hybrid spec has no experts yet, and says so rather than pricing the experts as a dense MLP.
+TEST_F(Gguf, AGraniteHybridsExpertsAndSharedExpertAreRead) {
+  // Granite 4.0-H Tiny and Small (granitehybrid, src/models/granite-hybrid.cpp): after every
+  // mixer routed experts of feed_forward_length (ffn_*_exps) beside a shared expert of
+  // expert_shared_feed_forward_length (ffn_*_shexp). Layers M *: d 32, a Mamba-2 of 4 heads over
+  // d_inner 64 in 2 groups, state 8; attention of 4 heads of 8 with 2 KV heads; 4 experts of 16
+  // (2 a token) and a shared expert of 32 in each layer; tied.
   GgufWriter w;
   w.str("general.architecture", "granitehybrid")
       .u32("granitehybrid.context_length", 4096)
       .u32("granitehybrid.embedding_length", 32)
-      .u32("granitehybrid.block_count", 1)
+      .u32("granitehybrid.block_count", 2)
       .u32("granitehybrid.attention.head_count", 4)
-      .u32("granitehybrid.expert_count", 8)
-      .u32("granitehybrid.ssm.conv_kernel", 4)
-      .u32("granitehybrid.ssm.inner_size", 64)
-      .u32("granitehybrid.ssm.state_size", 8)
-      .u32("granitehybrid.ssm.time_step_rank", 4)
-      .u32("granitehybrid.ssm.group_count", 1)
+      .u32_array("granitehybrid.attention.head_count_kv", {0, 2})
+      .u32("granitehybrid.attention.key_length", 8)
+      .u32("granitehybrid.feed_forward_length", 16)
+      .u32("granitehybrid.expert_count", 4)
+      .u32("granitehybrid.expert_used_count", 2)
+      .u32("granitehybrid.expert_shared_feed_forward_length", 32)
       .tokens("tokenizer.ggml.tokens", 8);
-  w.tensor("token_embd.weight", {32, 8}, "F16").tensor("blk.0.ssm_in.weight", {32, 64 + 80 + 4}, "F16");
-  expect_refused(w.write(path("granite-moe.gguf")), "granitehybrid.expert_count",
-                 "does not describe a hybrid's experts yet");
+  mamba2_keys(w, "granitehybrid");
+  w.tensor("token_embd.weight", {32, 8}, "F16");
+  mamba2_mixer(w);
+  w.tensor("blk.1.attn_q.weight", {32, 32}, "F16")
+      .tensor("blk.1.attn_k.weight", {32, 16}, "F16")
+      .tensor("blk.1.attn_v.weight", {32, 16}, "F16")
+      .tensor("blk.1.attn_output.weight", {32, 32}, "F16");
+  for (int b = 0; b < 2; ++b) {
+    const std::string p = "blk." + std::to_string(b) + ".";
+    w.tensor(p + "attn_norm.weight", {32}, "F32")
+        .tensor(p + "ffn_norm.weight", {32}, "F32")
+        .tensor(p + "ffn_gate_inp.weight", {32, 4}, "F32")
+        .tensor(p + "ffn_gate_exps.weight", {32, 16, 4}, "F16")
+        .tensor(p + "ffn_up_exps.weight", {32, 16, 4}, "F16")
+        .tensor(p + "ffn_down_exps.weight", {16, 32, 4}, "F16")
+        .tensor(p + "ffn_gate_shexp.weight", {32, 32}, "F16")
+        .tensor(p + "ffn_up_shexp.weight", {32, 32}, "F16")
+        .tensor(p + "ffn_down_shexp.weight", {32, 32}, "F16");
+  }
+  w.tensor("output_norm.weight", {32}, "F32");
+  const GgufImport m = load_gguf_model(w.write(path("granite-moe.gguf")));
+  const ModelSpec& s = m.entry.spec;
+  EXPECT_EQ(s.family, Family::bamba);
+  EXPECT_EQ(s.layer_types, (std::vector<AttentionKind>{AttentionKind::mamba, AttentionKind::full}));
+  EXPECT_EQ(s.experts, 4U);
+  EXPECT_EQ(s.experts_per_token, 2U);
+  EXPECT_EQ(s.d_expert, 16U);
+  EXPECT_EQ(s.d_shared_expert, 32U);
+  // Embedding 256 + norms 2 x 2 x 32 + Mamba-2 7,852 + attention 3,072 + 2 x (router 128 +
+  // experts 4 x 3 x 32 x 16 + shared 3 x 32 x 32) + final norm 32; the head is the embedding.
+  EXPECT_EQ(count_parameters(s), 256 + 128 + 7'852 + 3'072 + 2 * (128 + 6'144 + 3'072) + 32U);
+  EXPECT_EQ(read_gguf(path("granite-moe.gguf")).elements, 30'028U);
+}
+
+TEST_F(Gguf, NemotronHsExpertLayersAreRefusedAtTheirExpertCount) {
+  // Nemotron 3's E layers (nemotron_h with experts): not described yet; said rather than
+  // priced as dense MLPs.
+  GgufWriter w;
+  w.str("general.architecture", "nemotron_h")
+      .u32("nemotron_h.context_length", 4096)
+      .u32("nemotron_h.embedding_length", 32)
+      .u32("nemotron_h.block_count", 1)
+      .u32("nemotron_h.attention.head_count", 4)
+      .u32("nemotron_h.expert_count", 8)
+      .tokens("tokenizer.ggml.tokens", 8);
+  mamba2_keys(w, "nemotron_h");
+  w.tensor("token_embd.weight", {32, 8}, "F16");
+  mamba2_mixer(w);
+  expect_refused(w.write(path("nemotron-moe.gguf")), "nemotron_h.expert_count", "does not describe them yet");
 }
 
 TEST_F(Gguf, TensorsDecideBiasesHeadTyingPositionsAndExperts) {
