@@ -348,10 +348,9 @@ void check_attention(const ModelSpec& s) {
         continue;
       }
       if (k == AttentionKind::mlp) {
-        if (s.mlp == MlpKind::none || s.experts != 0)
+        if (s.mlp == MlpKind::none)
           throw_invalid_input("layer_types",
-                              "layer_types has 'mlp' layers (an MLP alone), which need a dense MLP: "
-                              "mlp plain or gated and no experts");
+                              "layer_types has 'mlp' layers (an MLP alone), which need an MLP: mlp plain or gated");
         continue;
       }
       if ((k == AttentionKind::mla) != mla)
@@ -620,6 +619,8 @@ ModelSpec vision_as_model(const ModelSpec& s) {
 }
 
 bool is_moe_layer(const ModelSpec& s, std::uint64_t layer) {
+  // Where the MLPs are layers of their own (Nemotron-H), experts make every one of them MoE (Nemotron 3).
+  if (mlp_only_layers(s) > 0) return s.experts > 0 && attention_kind(s, layer) == AttentionKind::mlp;
   return s.experts > 0 && layer >= s.first_dense_layers && s.moe_every != 0 && (layer + 1) % s.moe_every == 0;
 }
 
@@ -628,7 +629,8 @@ bool layer_holds(const ModelSpec& s, LayerSet set, std::uint64_t layer) {
     case LayerSet::none: return false;
     case LayerSet::all: return true;
     case LayerSet::dense_mlp:
-      return mlp_only_layers(s) > 0 ? attention_kind(s, layer) == AttentionKind::mlp : !is_moe_layer(s, layer);
+      return mlp_only_layers(s) > 0 ? attention_kind(s, layer) == AttentionKind::mlp && s.experts == 0
+                                    : !is_moe_layer(s, layer);
     case LayerSet::moe_mlp: return is_moe_layer(s, layer);
     case LayerSet::attention: return attends(attention_kind(s, layer));
     case LayerSet::ssm:
@@ -645,14 +647,16 @@ std::uint64_t layers_in(const ModelSpec& s, LayerSet set, std::uint64_t first, s
   if (set == LayerSet::none) return 0;
   if (set == LayerSet::all) return in_range;
   if (set == LayerSet::attention || set == LayerSet::ssm || set == LayerSet::ssm_only ||
-      (set == LayerSet::dense_mlp && mlp_only_layers(s) > 0)) {
+      ((set == LayerSet::dense_mlp || set == LayerSet::moe_mlp) && mlp_only_layers(s) > 0)) {
     std::uint64_t ssm = 0, mlp = 0;  // layers with a state-space mixer alone, with an MLP alone
     if (s.ssm.version != 0 && s.layer_types.empty() && !s.parallel_ssm) ssm = in_range;
     for (std::uint64_t i = begin; i < end && !s.layer_types.empty(); ++i) {
       ssm += s.layer_types[i] == AttentionKind::mamba ? 1 : 0;
       mlp += s.layer_types[i] == AttentionKind::mlp ? 1 : 0;
     }
-    if (set == LayerSet::dense_mlp) return mlp;  // the model's MLPs are layers of their own
+    // The model's MLPs are layers of their own, all dense or (with experts) all MoE.
+    if (set == LayerSet::dense_mlp) return s.experts == 0 ? mlp : 0;
+    if (set == LayerSet::moe_mlp) return s.experts == 0 ? 0 : mlp;
     if (set == LayerSet::ssm_only) return ssm;
     if (set == LayerSet::ssm && s.parallel_ssm) return in_range - mlp;  // every attention layer has its mixer too
     return set == LayerSet::ssm ? ssm : in_range - ssm - mlp;

@@ -562,20 +562,40 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
                  "hybrid_override_pattern has a letter per layer (M, * or -): " + std::to_string(pattern.size()) +
                      " letters for " + std::to_string(s.n_layers) + " layers");
       }
+      // Nemotron 3: E an MLP layer of routed experts (non-gated, as the MLP) beside a shared expert,
+      // a sigmoid router with a score-correction bias per expert.
       s.layer_types.clear();
       for (const char c : pattern) {
         if (c == 'M') {
           s.layer_types.push_back(AttentionKind::mamba);
         } else if (c == '*') {
           s.layer_types.push_back(AttentionKind::full);
-        } else if (c == '-') {
+        } else if (c == '-' || c == 'E') {
           s.layer_types.push_back(AttentionKind::mlp);
         } else {
-          map.fail("hybrid_override_pattern",
-                   std::string("hybrid_override_pattern letter '") + printable(std::string(1, c)) +
-                       (c == 'E' ? "' is a layer of experts (Nemotron 3), which memplan does not price yet"
-                                 : "' is not M (Mamba-2), * (attention) or - (MLP)"));
+          map.fail("hybrid_override_pattern", std::string("hybrid_override_pattern letter '") +
+                                                  printable(std::string(1, c)) +
+                                                  "' is not M (Mamba-2), * (attention), - (MLP) or E (experts)");
         }
+      }
+      if (pattern.find('E') != std::string::npos) {
+        if (pattern.find('-') != std::string::npos) {
+          map.fail("hybrid_override_pattern",
+                   "hybrid_override_pattern mixes - (dense MLP) and E (experts) layers, which memplan's layer "
+                   "description cannot place; every released Nemotron 3 has E layers alone");
+        }
+        if (map.has("moe_latent_size") && !map.value("moe_latent_size").is_null()) {
+          map.fail("moe_latent_size",
+                   "moe_latent_size: experts run in a latent space (Nemotron 3 Super), which "
+                   "memplan does not describe yet");
+        }
+        s.experts = f.required("experts", {"n_routed_experts"});
+        s.experts_per_token = f.required("experts_per_token", {"num_experts_per_tok"});
+        s.d_expert = f.required("d_expert", {"moe_intermediate_size"});
+        s.d_shared_expert = checked_mul(f.required("d_shared_expert", {"moe_shared_expert_intermediate_size"}),
+                                        map.optional_integer("n_shared_experts", 0, detail::kMaxConfigSize).value_or(1),
+                                        "shared");
+        s.router_bias = true;  // e_score_correction_bias
       }
       s.attn_qkv_bias = s.attn_out_bias = map.boolean_or("attention_bias", false);
       s.mlp_bias = map.boolean_or("mlp_bias", false);

@@ -150,6 +150,16 @@ cli_case(engine_vllm_speculation_other_methods EXIT 2 ARGS estimate llama-3.1-8b
          --speculative-method eagle3 STDOUT_EMPTY STDERR "not 'eagle3' yet: eagle, eagle3 and draft models load a second model")
 cli_case(engine_vllm_ngram_needs_k EXIT 2 ARGS estimate llama-3.1-8b --engine vllm --gpu h100
          --speculative-method ngram STDOUT_EMPTY STDERR "--speculative-method ngram needs --num-speculative-tokens")
+# Nemotron 3's expert layers: a vLLM 0.19.1 start-up of Nemotron-Cascade-2-30B-A3B (Nemotron 3
+# Nano's architecture; code-index id 59839511370), fp8 KV, max_model_len 262,144, 68.97 GiB of KV
+# memory, logs 4,176-token blocks, 0.19%, "Add 1 padding layers, may waste at most 4.35%",
+# 4,819,104 tokens and 86.16x: 23 Mamba layers' state 3 x 6,144 x 2 + 64 x 64 x 128 x 4 =
+# 2,134,016 B against 2 x 2 x 128 x 1 B a token: 16 x ceil(2,134,016 / 8,192) = 4,176; groups of 6
+# (the attention layers), 4 of Mamba (24 slots, one padding); 5,773 blocks of 6 pages of 2,138,112
+# B; a request ceil(262,144 / 4,176) + 4 = 67 blocks.
+cli_case(engine_vllm_nemotron3 EXIT 0 ARGS estimate nemotron-3-nano-30b-a3b --engine vllm
+         --gpu h100 --kv-precision fp8 --max-model-len 262144 --kv-cache-memory-bytes 74060000000 STDERR_EMPTY
+         STDOUT "5,773 blocks of 4,176 tokens.*GPU KV cache size: 4,819,104 tokens\n +Maximum concurrency for 262,144 tokens per request: 86\\.16x.*Padding mamba page size by 0\\.19%.*'Add 1 padding layers, may waste at most 4\\.35% KV cache memory'")
 cli_case(engine_vllm_prefix_caching_all_refused EXIT 2 ARGS estimate "${PROJECT_SOURCE_DIR}/tests/cli/data/granite-4.0-h-1b-shape.yaml"
          --engine vllm --gpu rtx-3060 --enable-prefix-caching STDOUT_EMPTY
          STDERR "prefix caching's `all` mode .*memplan does not model yet")

@@ -158,14 +158,17 @@ TEST(HfConfig, NemotronHPatternIsCheckedLetterByLetter) {
   // = 320 channels; attention 2 x 256 x 256 + 2 x 256 x 128; an MLP 2 x 256 x 512; 3 + 1 norms.
   const std::uint64_t mamba = 256ULL * (256 + 320 + 8) + 320 * 4 + 320 + 3 * 8 + 256 + 256ULL * 256;
   EXPECT_EQ(count_parameters(s), 2 * 1000ULL * 256 + mamba + (2 * 256 * 256 + 2 * 256 * 128) + 2 * 256 * 512 + 4 * 256);
-  for (const std::string bad : {"M*E", "M*"}) {
+  // A layer of experts (Nemotron 3) needs the experts' sizes; - and E in one pattern are refused.
+  for (const std::string bad : {"M*E", "M*", "-*E"}) {
     SCOPED_TRACE(bad);
     try {
       import(bad);
       ADD_FAILURE() << "accepted";
     } catch (const Error& e) {
-      EXPECT_EQ(e.key(), "hybrid_override_pattern");
-      EXPECT_NE(std::string(e.what()).find(bad == "M*E" ? "experts (Nemotron 3)" : "2 letters for 3 layers"),
+      EXPECT_EQ(e.key(), bad == "M*E" ? "n_routed_experts" : "hybrid_override_pattern");
+      EXPECT_NE(std::string(e.what()).find(bad == "M*E"  ? "missing required key 'n_routed_experts'"
+                                           : bad == "M*" ? "2 letters for 3 layers"
+                                                         : "mixes - (dense MLP) and E (experts) layers"),
                 std::string::npos)
           << e.what();
     }

@@ -141,6 +141,27 @@ TEST(StateSpace, GraniteHybridCountsItsExpertsAndSharedMlp) {
   EXPECT_EQ(micro.positional, Positional::rotary);
 }
 
+// nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B: hybrid_override_pattern's E layers are 128 ReLU² experts
+// of 1856 (6 a token) beside a shared expert of 3712, a router with a score-correction bias; 23
+// Mamba-2 mixers (64 heads of 64, 8 groups, state 128), 6 attention layers (32 heads, 2 KV heads
+// of 128); d 2688, 131,072 tokens, untied. llama.cpp counts 31,577,940,288.
+TEST(StateSpace, NemotronThreesExpertLayersAreItsMlps) {
+  const ModelSpec s = hf_fixture("nemotron-3-nano-30b-a3b");
+  EXPECT_EQ(ssm_layers(s), 23U);
+  EXPECT_EQ(attention_layers(s), 6U);
+  EXPECT_EQ(mlp_only_layers(s), 23U);
+  EXPECT_EQ(layers_in(s, LayerSet::moe_mlp, 0, s.n_layers), 23U);
+  EXPECT_EQ(layers_in(s, LayerSet::dense_mlp, 0, s.n_layers), 0U);
+  EXPECT_TRUE(is_moe_layer(s, 1));  // "ME..."
+  EXPECT_FALSE(is_moe_layer(s, 0));
+  const std::uint64_t conv = 4096 + 2 * 8 * 128;
+  const std::uint64_t mamba = 2688ULL * (4096 + conv + 64) + conv * 4 + conv + 3 * 64 + 4096 + 4096ULL * 2688;
+  const std::uint64_t attention = 2 * 2688ULL * 4096 + 2 * 2688ULL * 256;
+  const std::uint64_t experts = 128 * 2 * 2688ULL * 1856 + 2 * 2688ULL * 3712 + 128 * 2688ULL + 128;
+  EXPECT_EQ(count_parameters(s), 2 * 131072ULL * 2688 + 23 * mamba + 6 * attention + 23 * experts + 52 * 2688 + 2688);
+  EXPECT_EQ(count_parameters(s), 31'577'940'288U);
+}
+
 // nvidia/Nemotron-H-8B-Base-8K: 52 layers, each one RMSNorm and one mixer as
 // hybrid_override_pattern spells it: 24 Mamba-2 (128 heads of 64, 8 groups, state 128, conv
 // 4), 4 attention (32 heads, 8 KV heads of 128, no biases, no rotary), 24 ReLU² MLPs of 21504;
