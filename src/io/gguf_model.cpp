@@ -40,6 +40,7 @@ constexpr ArchFamily kArchitectures[] = {
     {"mamba", Family::mamba},
     {"mamba2", Family::mamba2},
     {"nemotron_h", Family::nemotron_h},
+    {"nemotron_h_moe", Family::nemotron_h},  // Nemotron 3: its E layers are experts
     {"phi2", Family::phi},
     {"phi3", Family::phi3},
     {"qwen2", Family::qwen2},
@@ -314,11 +315,15 @@ void read_hybrid_layers(const Mapper& m, const std::string& p, Family family, Mo
            "a " + p.substr(0, p.size() - 1) + " file without tensors: memplan reads which layers attend from them");
   }
   // Granite 4.0-H Tiny and Small: routed experts of feed_forward_length beside a shared expert
-  // of expert_shared_feed_forward_length (ffn_*_exps, ffn_*_shexp) after every mixer.
+  // of expert_shared_feed_forward_length (ffn_*_exps, ffn_*_shexp) after every mixer. Nemotron 3
+  // (nemotron_h_moe): layers of ReLU² experts of expert_feed_forward_length (blk.N.ffn_up_exps)
+  // beside a shared expert, sigmoid-routed with a bias per expert (exp_probs_b).
   const bool experts = m.count(p + "expert_count", 0).value_or(0) > 0;
-  if (experts && family != Family::bamba) {
-    m.fail(p + "expert_count", "a " + p.substr(0, p.size() - 1) +
-                                   " with experts (Nemotron 3's E layers): memplan does not describe them yet");
+  if (experts && family == Family::falcon_h1) {
+    m.fail(p + "expert_count", "a falcon-h1 with experts: memplan does not describe one");
+  }
+  if (m.count(p + "moe_latent_size", 0).value_or(0) > 0) {
+    m.fail(p + "moe_latent_size", "experts in a latent space (Nemotron 3 Super): memplan does not describe them yet");
   }
   const bool mlp_layers = family == Family::nemotron_h, side_by_side = family == Family::falcon_h1;
   const GgufTensor *q = nullptr, *k = nullptr, *up = nullptr;
@@ -340,7 +345,7 @@ void read_hybrid_layers(const Mapper& m, const std::string& p, Family family, Mo
     } else if (m.has(b + "attn_q.weight") || m.has(b + "attn_qkv.weight")) {
       s.layer_types.push_back(AttentionKind::full);
       if (q == nullptr) q = m.tensor(b + "attn_q.weight"), k = m.tensor(b + "attn_k.weight");
-    } else if (mlp_layers && m.has(b + "ffn_up.weight")) {
+    } else if (mlp_layers && (m.has(b + "ffn_up.weight") || m.has(b + "ffn_up_exps.weight"))) {
       s.layer_types.push_back(AttentionKind::mlp);
     } else {
       m.fail(p + "block_count", "layer " + std::to_string(il) + " has no ssm_in or attn_q" +
@@ -353,7 +358,16 @@ void read_hybrid_layers(const Mapper& m, const std::string& p, Family family, Mo
   const auto width = [](const GgufTensor* t) { return t != nullptr && t->shape.size() >= 2 ? t->shape[1] : 0; };
   s.n_heads = q != nullptr ? width(q) / s.d_head : heads;
   s.n_kv_heads = k != nullptr ? width(k) / s.d_head : s.n_heads;
-  if (experts) {
+  if (experts && mlp_layers) {
+    s.d_expert = m.required(p + "expert_feed_forward_length", 1);
+    s.d_shared_expert = m.count(p + "expert_shared_feed_forward_length", 0).value_or(0);
+    s.d_mlp = s.d_expert;
+    for (std::uint64_t il = 0; il < s.layer_types.size(); ++il) {  // the first expert layer's router
+      if (s.layer_types[il] != AttentionKind::mlp) continue;
+      s.router_bias = m.has("blk." + std::to_string(il) + ".exp_probs_b.bias");
+      break;
+    }
+  } else if (experts) {
     s.d_expert = m.required(p + "feed_forward_length", 1);
     s.d_shared_expert = m.count(p + "expert_shared_feed_forward_length", 0).value_or(0);
     s.d_mlp = s.d_shared_expert != 0 ? s.d_shared_expert : s.d_expert;

@@ -260,6 +260,11 @@ HYBRID = [
     ("nemotron_h-q8_0.gguf", 4096, 512, 1, False, False, "on", (1.0, 1.02)),
     ("nemotron_h-q8_0.gguf", 4096, 512, 3, False, True, "off", (1.0, 1.02)),
     ("nemotron_h-q8_0.gguf", 8192, 512, 4, True, True, "on", (1.0, 1.02)),
+    # Nemotron 3 (nemotron_h_moe, layers M E M * E M: ReLU² experts beside a shared expert): the
+    # Nemotron-H closed form bounds its expert layers, 1.0000 to 1.0288.
+    ("nemotron_h_moe-q8_0.gguf", 4096, 512, 1, False, False, "on", (1.0, 1.035)),
+    ("nemotron_h_moe-q8_0.gguf", 4096, 512, 3, False, True, "off", (1.0, 1.035)),
+    ("nemotron_h_moe-q8_0.gguf", 8192, 512, 4, True, True, "on", (1.0, 1.035)),
     ("granitehybrid-q4_k.gguf", 4096, 512, 1, False, False, "on", (0.965, 1.035)),
     ("granitehybrid-q4_k.gguf", 4096, 512, 3, False, True, "off", (0.965, 1.035)),
     ("granitehybrid-q4_k.gguf", 8192, 512, 4, True, True, "on", (0.965, 1.035)),

@@ -149,7 +149,7 @@ GgufWriter nemotron_h(std::uint64_t d, const std::string& pattern, std::uint64_t
   std::vector<std::uint32_t> kv, ffn;
   for (const char c : pattern) {
     kv.push_back(c == '*' || c == 'P' ? kv_heads : 0);
-    ffn.push_back(c == '-' ? ff : 0);
+    ffn.push_back(c == '-' || c == 'E' ? ff : 0);
   }
   const auto key = [&](const char* k) { return arch + "." + k; };
   GgufWriter w;
@@ -178,6 +178,14 @@ GgufWriter nemotron_h(std::uint64_t d, const std::string& pattern, std::uint64_t
     }
   } else {
     w.u32_array(key("feed_forward_length"), ffn);
+    if (experts > 0) {  // Nemotron 3 (nemotron_h_moe): E layers of ReLU² experts, sigmoid-routed
+      w.u32(key("expert_count"), static_cast<std::uint32_t>(experts))
+          .u32(key("expert_used_count"), 2)
+          .u32(key("expert_feed_forward_length"), ff)
+          .u32(key("expert_shared_feed_forward_length"), 2 * ff)
+          .boolean(key("expert_weights_norm"), true)
+          .f32(key("expert_weights_scale"), 2.5f);
+    }
   }
   w.spm_vocabulary(vocab);
   w.tensor("token_embd.weight", {d, vocab}, matrices);
@@ -202,6 +210,14 @@ GgufWriter nemotron_h(std::uint64_t d, const std::string& pattern, std::uint64_t
     }
     if (pattern[b] == '-') {
       w.tensor(p + "ffn_up.weight", {d, ff}, matrices).tensor(p + "ffn_down.weight", {ff, d}, matrices);
+    }
+    if (pattern[b] == 'E') {
+      w.tensor(p + "ffn_gate_inp.weight", {d, experts}, "F32")
+          .tensor(p + "exp_probs_b.bias", {experts}, "F32")
+          .tensor(p + "ffn_up_exps.weight", {d, ff, experts}, matrices)
+          .tensor(p + "ffn_down_exps.weight", {ff, d, experts}, matrices)
+          .tensor(p + "ffn_up_shexp.weight", {d, 2 * ff}, matrices)
+          .tensor(p + "ffn_down_shexp.weight", {2 * ff, d}, matrices);
     }
     if (granite && experts > 0) {
       w.tensor(p + "ffn_norm.weight", {d}, "F32")
@@ -326,6 +342,8 @@ int main(int argc, char** argv) {
   ssm_model({256, 2, 2048, 32, 0, 2, 8, "F16"}).write(dir / "mamba2-f16.gguf");
   // A hybrid: Nemotron-H's Mamba-2, attention and MLP layers, its head untied.
   nemotron_h(256, "M*M-M*", 2048, "Q8_0").write(dir / "nemotron_h-q8_0.gguf");
+  // Nemotron 3: Mamba-2, attention and layers of 8 ReLU² experts (2 a token) beside a shared expert.
+  nemotron_h(256, "MEM*EM", 2048, "Q8_0", "nemotron_h_moe", 8).write(dir / "nemotron_h_moe-q8_0.gguf");
   // Granite 4.0-H: Mamba-2 or attention, a gated MLP in every layer.
   nemotron_h(256, "MM*MM*", 2048, "Q4_K", "granitehybrid").write(dir / "granitehybrid-q4_k.gguf");
   // Granite 4.0-H Tiny's kind: 8 routed experts (2 a token) and a shared expert in every layer.

@@ -744,21 +744,61 @@ TEST_F(Gguf, AGraniteHybridsExpertsAndSharedExpertAreRead) {
   EXPECT_EQ(read_gguf(path("granite-moe.gguf")).elements, 30'028U);
 }
 
-TEST_F(Gguf, NemotronHsExpertLayersAreRefusedAtTheirExpertCount) {
-  // Nemotron 3's E layers (nemotron_h with experts): not described yet; said rather than
-  // priced as dense MLPs.
-  GgufWriter w;
-  w.str("general.architecture", "nemotron_h")
-      .u32("nemotron_h.context_length", 4096)
-      .u32("nemotron_h.embedding_length", 32)
-      .u32("nemotron_h.block_count", 1)
-      .u32("nemotron_h.attention.head_count", 4)
-      .u32("nemotron_h.expert_count", 8)
-      .tokens("tokenizer.ggml.tokens", 8);
-  mamba2_keys(w, "nemotron_h");
-  w.tensor("token_embd.weight", {32, 8}, "F16");
-  mamba2_mixer(w);
-  expect_refused(w.write(path("nemotron-moe.gguf")), "nemotron_h.expert_count", "does not describe them yet");
+TEST_F(Gguf, NemotronThreesExpertLayersAreRead) {
+  // Nemotron 3 (nemotron_h_moe, src/models/nemotron-h.cpp): E layers of ReLU² experts of
+  // expert_feed_forward_length (ffn_up_exps, ffn_down_exps; no gate) beside a shared expert, a
+  // router with a bias per expert (exp_probs_b). Layers M E *: d 32, the Mamba-2 mixer of the other
+  // tests; 4 experts of 16 (2 a token), a shared expert of 32; attention of 4 heads of 8 with 2 KV
+  // heads. Experts in a latent space
+  // (Nemotron 3 Super's moe_latent_size) are refused.
+  const auto file = [&](bool latent) {
+    GgufWriter w;
+    w.str("general.architecture", "nemotron_h_moe")
+        .u32("nemotron_h_moe.context_length", 4096)
+        .u32("nemotron_h_moe.embedding_length", 32)
+        .u32("nemotron_h_moe.block_count", 3)
+        .u32("nemotron_h_moe.attention.head_count", 4)
+        .u32_array("nemotron_h_moe.attention.head_count_kv", {0, 0, 2})
+        .u32("nemotron_h_moe.attention.key_length", 8)
+        .u32_array("nemotron_h_moe.feed_forward_length", {0, 16, 0})
+        .u32("nemotron_h_moe.expert_count", 4)
+        .u32("nemotron_h_moe.expert_used_count", 2)
+        .u32("nemotron_h_moe.expert_feed_forward_length", 16)
+        .u32("nemotron_h_moe.expert_shared_feed_forward_length", 32)
+        .tokens("tokenizer.ggml.tokens", 8);
+    if (latent) w.u32("nemotron_h_moe.moe_latent_size", 16);
+    mamba2_keys(w, "nemotron_h_moe");
+    w.tensor("token_embd.weight", {32, 8}, "F16");
+    for (int b = 0; b < 3; ++b) w.tensor("blk." + std::to_string(b) + ".attn_norm.weight", {32}, "F32");
+    mamba2_mixer(w);
+    w.tensor("blk.2.attn_q.weight", {32, 32}, "F16")
+        .tensor("blk.2.attn_k.weight", {32, 16}, "F16")
+        .tensor("blk.2.attn_v.weight", {32, 16}, "F16")
+        .tensor("blk.2.attn_output.weight", {32, 32}, "F16")
+        .tensor("blk.1.ffn_gate_inp.weight", {32, 4}, "F32")
+        .tensor("blk.1.exp_probs_b.bias", {4}, "F32")
+        .tensor("blk.1.ffn_up_exps.weight", {32, 16, 4}, "F16")
+        .tensor("blk.1.ffn_down_exps.weight", {16, 32, 4}, "F16")
+        .tensor("blk.1.ffn_up_shexp.weight", {32, 32}, "F16")
+        .tensor("blk.1.ffn_down_shexp.weight", {32, 32}, "F16")
+        .tensor("output_norm.weight", {32}, "F32")
+        .tensor("output.weight", {32, 8}, "F16");
+    return w.write(path(latent ? "nemotron-latent.gguf" : "nemotron-moe.gguf"));
+  };
+  const GgufImport m = load_gguf_model(file(false));
+  const ModelSpec& s = m.entry.spec;
+  EXPECT_EQ(s.family, Family::nemotron_h);
+  EXPECT_EQ(s.layer_types, (std::vector<AttentionKind>{AttentionKind::mamba, AttentionKind::mlp, AttentionKind::full}));
+  EXPECT_EQ(s.experts, 4U);
+  EXPECT_EQ(s.d_expert, 16U);
+  EXPECT_EQ(s.d_shared_expert, 32U);
+  EXPECT_TRUE(s.router_bias);
+  EXPECT_EQ(s.mlp, MlpKind::plain);
+  // Embedding 256 + norms 3 x 32 + Mamba-2 7,852 + router 128 and its bias 4 + experts 4 x 2 x 32 x
+  // 16 + shared 2 x 32 x 32 + attention 3,072 + final norm 32 + head 256.
+  EXPECT_EQ(count_parameters(s), 256 + 96 + 7'852 + 128 + 4 + 4'096 + 2'048 + 3'072 + 32 + 256U);
+  EXPECT_EQ(read_gguf(path("nemotron-moe.gguf")).elements, count_parameters(s));
+  expect_refused(file(true), "nemotron_h_moe.moe_latent_size", "Nemotron 3 Super");
 }
 
 TEST_F(Gguf, TensorsDecideBiasesHeadTyingPositionsAndExperts) {
@@ -827,7 +867,8 @@ TEST_F(Gguf, UnmappedArchitecturesAndBadKeysAreNamed) {
     EXPECT_NE(e.message().find("unsupported architecture 'rwkv6'"), std::string::npos) << e.what();
     EXPECT_NE(e.message().find(
                   "memplan maps 'falcon', 'falcon-h1', 'gemma', 'gpt2', 'gptneox', 'granitehybrid', 'llama', "
-                  "'mamba', 'mamba2', 'nemotron_h', 'phi2', 'phi3', 'qwen2', 'qwen35', 'qwen35moe' and 'qwen3next'"),
+                  "'mamba', 'mamba2', 'nemotron_h', 'nemotron_h_moe', 'phi2', 'phi3', 'qwen2', 'qwen35', 'qwen35moe' "
+                  "and 'qwen3next'"),
               std::string::npos)
         << e.what();
   }
