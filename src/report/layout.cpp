@@ -187,9 +187,9 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
                          format_bytes(s.kv_budget, u), ratio_text(s.gpu_memory_utilization),
                          format_bytes(s.capacity, u), format_bytes(s.non_kv, u));
     }
-    out << fmt::format("           {} blocks of {} tokens ({} each); {} full-length sequences at once\n",
+    out << fmt::format("           {} blocks of {} tokens ({} each); {} full-length sequence{} at once\n",
                        group_digits(s.blocks), group_digits(s.block_size), format_bytes(s.block_bytes, u),
-                       group_digits(s.full_sequences));
+                       group_digits(s.full_sequences), s.full_sequences == 1 ? "" : "s");
     // vLLM's own two lines (kv_cache_utils.py), worded as it logs them.
     out << fmt::format("           GPU KV cache size: {} tokens\n", group_digits(s.tokens));
     out << fmt::format("           Maximum concurrency for {} tokens per request: {:.2f}x\n",
