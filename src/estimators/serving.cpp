@@ -50,6 +50,11 @@ double ServingCapacity::concurrency() const {
   return max_model_len > 0 ? static_cast<double>(tokens) / static_cast<double>(max_model_len) : 0.0;
 }
 
+std::uint64_t ServingCapacity::logged_tokens() const {
+  // Python's int(num_blocks / blocks_per_request * max_model_len), in the same double arithmetic.
+  return concurrency_tokens ? static_cast<std::uint64_t>(concurrency() * static_cast<double>(max_model_len)) : tokens;
+}
+
 ServingCapacity vllm_state_space_capacity(Bytes capacity, double utilization, Bytes non_kv,
                                           const VllmLayerPages& layers, std::uint64_t block_size,
                                           std::uint64_t max_model_len, std::optional<Bytes> given) {

@@ -491,21 +491,34 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
   const auto float_row = [&](const std::string& name, const Precision& p) {
     return logits_row(name, element_bits(p.format), to_string(p));
   };
-  // The dummy sampler run (vLLM 0.8-0.11, _dummy_sampler_run with top-k and top-p set) peaks in
-  // apply_top_k_top_p's logits.sort(): beside the logits and the sampler's fp32 copy, the sorted
-  // fp32 values and int64 indices, the index input PyTorch's segmented sort fills, and cub's
-  // alternate keys and values. 38 B an element at bf16; a start-up log's own breakdown measured
-  // 38.65 (docs/accuracy.md).
+  // The dummy sampler run (_dummy_sampler_run, top-k and top-p set). Before vLLM 0.17 (and below
+  // 8 rows since) it peaks in apply_top_k_top_p's logits.sort(): beside the logits and the
+  // sampler's fp32 copy, the sorted fp32 values and int64 indices, the index input PyTorch's
+  // segmented sort fills, and cub's alternate keys and values; 38 B an element at bf16, where a
+  // start-up log's own breakdown measured 38.65 (docs/accuracy.md). From 0.17 (PR #33538's Triton
+  // kernel; FlashInfer's, the default from 2026-04, keeps as much) the filter runs in place: the
+  // logits, their fp32 copy, the probabilities and random_sample's exponential draws (divided in
+  // place), 14 B an element at bf16.
+  const bool sorts = so.version < VllmVersion{0, 17, 0} || rows < 8;
   sampler_rows.push_back(float_row("logits", compute));
   if (element_bits(compute.format) != 32) sampler_rows.push_back(float_row("logits_fp32", precisions::fp32));
-  sampler_rows.push_back(float_row("sorted_logits", precisions::fp32));
-  sampler_rows.push_back(logits_row("sorted_indices", 64, "int64"));
-  sampler_rows.push_back(logits_row("sort_input_indices", 64, "int64"));
-  sampler_rows.push_back(
-      logits_row("sort_alternate_buffers", 96, "(4 + 8) B: the radix sort's second keys and values"));
+  if (sorts) {
+    sampler_rows.push_back(float_row("sorted_logits", precisions::fp32));
+    sampler_rows.push_back(logits_row("sorted_indices", 64, "int64"));
+    sampler_rows.push_back(logits_row("sort_input_indices", 64, "int64"));
+    sampler_rows.push_back(
+        logits_row("sort_alternate_buffers", 96, "(4 + 8) B: the radix sort's second keys and values"));
+  } else {
+    sampler_rows.push_back(float_row("probabilities", precisions::fp32));
+    sampler_rows.push_back(float_row("exponential_draws", precisions::fp32));
+  }
   Item sampler = row("sampler", Bytes(0),
-                     "the dummy sampler run's peak, in its top-k/top-p sort over max_num_seqs sequences x the "
-                     "whole vocabulary: the logits, their fp32 copy, the sort's outputs, index input and buffers");
+                     sorts ? "the dummy sampler run's peak, in its top-k/top-p sort over max_num_seqs sequences x "
+                             "the whole vocabulary: the logits, their fp32 copy, the sort's outputs, index input and "
+                             "buffers"
+                           : "the dummy sampler run's peak over max_num_seqs sequences x the whole vocabulary "
+                             "(vLLM 0.17 on: top-k/top-p in place): the logits, their fp32 copy, the probabilities "
+                             "and the exponential draws");
   if (spec_dec.k > 0) {
     // With speculation _dummy_sampler_run then runs the rejection sampler on [2 x rows, V]
     // logits, sampling its bonus rows as above while they are alive.
@@ -696,6 +709,8 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
                                                      so.block_size, max_len, so.kv_cache_memory)
                          : vllm_kv_capacity(usable_memory(gpu), so.gpu_memory_utilization, non_kv, st.block,
                                             so.block_size, max_len, so.kv_cache_memory);
+    // After 0.20.0 vLLM logs a hybrid's cache as the tokens its concurrency holds.
+    st.cap.concurrency_tokens = state_space && so.version > VllmVersion{0, 20, 0};
     if (st.cap.blocks < stages[binding].cap.blocks) binding = k;
   }
   const ServingCapacity cap = stages[binding].cap;
@@ -810,12 +825,16 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
                             "% KV cache memory'");
       }
       // vLLM after 0.20.0 (_report_kv_cache_config): int(max_concurrency x max_model_len).
-      const auto concurrency_tokens = static_cast<std::uint64_t>(cap.concurrency() *
-                                                                 static_cast<double>(cap.max_model_len));
+      ServingCapacity other = cap;
+      other.concurrency_tokens = !cap.concurrency_tokens;
       out.notes.push_back(
-          "GPU KV cache size as vLLM 0.11-0.20.0 logs it, (blocks / KV groups) x block_size; later "
-          "releases log int(concurrency x max_model_len) = " +
-          group_digits(concurrency_tokens) + " tokens");
+          cap.concurrency_tokens
+              ? "GPU KV cache size as vLLM after 0.20.0 logs it, int(concurrency x max_model_len); 0.11-0.20.0 "
+                "logged (blocks / KV groups) x block_size = " +
+                    group_digits(other.logged_tokens()) + " tokens (`vllm_version`)"
+              : "GPU KV cache size as vLLM 0.11-0.20.0 logs it, (blocks / KV groups) x block_size; later releases "
+                "log int(concurrency x max_model_len) = " +
+                    group_digits(other.logged_tokens()) + " tokens");
     }
     if (spec.family == Family::nemotron_h && so.mamba_ssm_bytes == 0) {
       out.notes.push_back(
@@ -880,7 +899,8 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
   }
   out.notes.push_back(
       "vLLM measures the activation peak at start-up (profile_run); memplan estimates it as the larger of "
-      "one forward over max_num_batched_tokens tokens and the sampler's top-k/top-p sort over max_num_seqs sequences" +
+      "one forward over max_num_batched_tokens tokens and the sampler's warm-up over max_num_seqs sequences (vLLM " +
+      std::to_string(so.version.major) + "." + std::to_string(so.version.minor) + "'s, `vllm_version`)" +
       std::string(encoder ? ", with the encoder cache beside them, or the vision tower's pass before them" : ""));
   out.notes.push_back(
       "not counted: CUDA graphs (captured after the KV cache is allocated; vLLM's enforce_eager skips them) and, "
@@ -1159,6 +1179,16 @@ LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const
 }
 
 }  // namespace
+
+VllmVersion parse_vllm_version(std::string_view text) {
+  const std::optional<ReleaseNumbers> r = release_numbers(text);
+  if (!r || (r->parts[0] == 0 && r->parts[1] == 0)) {
+    throw Error(ErrorKind::invalid_input,
+                "`vllm_version` is a vLLM release such as 0.19 or 0.20.1, not '" + printable(text) + "'",
+                "vllm_version");
+  }
+  return {r->parts[0], r->parts[1], r->parts[2]};
+}
 
 Engine parse_engine(std::string_view text) {
   if (text == "pytorch") return Engine::pytorch;

@@ -567,6 +567,12 @@ const std::array kOptions = std::to_array<OptionDef>({
    .set = MEMPLAN_SET(if (v.text != "serve" && v.text != "llm") throw Error(
        ErrorKind::invalid_input, "`vllm_entrypoint` is serve or llm, not '" + printable(v.text) + "'");
                       s.layout.vllm_entrypoint = v.text)},
+  {.key = "vllm_version", .flag = "vllm_version", .kind = OptionKind::text, .group = kEngine,
+   .help = "vLLM: the release planned (0.19, 0.20.1); the sampler's warm-up sorts the whole vocabulary before "
+           "0.17 (38 B a logit at bf16) and filters in place from 0.17 (14 B), and 'GPU KV cache size' is "
+           "logged as int(concurrency x max_model_len) after 0.20.0",
+   .default_text = "0.22",
+   .set = MEMPLAN_SET(parse_vllm_version(v.text); s.layout.vllm_version = v.text)},
   {.key = "mamba_ssm_cache_dtype", .flag = "mamba_ssm_cache_dtype", .kind = OptionKind::text, .group = kEngine,
    .help = "vLLM: the dtype of a Mamba layer's SSM state, auto (the model's dtype; NemotronH float32, as vLLM "
            "since 2026-04, float16 in 0.13-0.18), float32 or float16",

@@ -35,7 +35,7 @@ void check_engine_options(const PlanSettings& s) {
     refuse({"gpu_memory_utilization", "max_model_len", "vllm_entrypoint", "max_num_seqs", "max_num_batched_tokens",
             "block_size", "max_loras", "max_lora_rank", "kv_cache_memory_bytes", "mamba_ssm_cache_dtype",
             "language_model_only", "enable_prefix_caching", "mamba_cache_mode", "speculative_method",
-            "num_speculative_tokens"},
+            "num_speculative_tokens", "vllm_version"},
            "vLLM");
   }
   if (engine != Engine::llama_cpp)
@@ -127,6 +127,7 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
     o.vllm->mamba_cache_mode = a.mamba_cache_mode;
     o.vllm->speculative_method = a.speculative_method;
     o.vllm->num_speculative_tokens = a.num_speculative_tokens;
+    if (!a.vllm_version.empty()) o.vllm->version = parse_vllm_version(a.vllm_version);
     o.vllm->mamba_ssm_bytes = a.mamba_ssm_cache_dtype == "float32" ? 4 : a.mamba_ssm_cache_dtype == "float16" ? 2 : 0;
   }
   if (engine == Engine::llama_cpp) {

@@ -191,7 +191,7 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
                        group_digits(s.blocks), group_digits(s.block_size), format_bytes(s.block_bytes, u),
                        group_digits(s.full_sequences), s.full_sequences == 1 ? "" : "s");
     // vLLM's own two lines (kv_cache_utils.py), worded as it logs them.
-    out << fmt::format("           GPU KV cache size: {} tokens\n", group_digits(s.tokens));
+    out << fmt::format("           GPU KV cache size: {} tokens\n", group_digits(s.logged_tokens()));
     out << fmt::format("           Maximum concurrency for {} tokens per request: {:.2f}x\n",
                        group_digits(s.max_model_len), s.concurrency());
   }
@@ -303,6 +303,7 @@ void layout_json(const EstimateReport& r, std::ostream& out) {
                     {"block_bytes", s.block_bytes.count()},
                     {"blocks", s.blocks},
                     {"tokens", s.tokens},
+                    {"logged_tokens", s.logged_tokens()},
                     {"max_model_len", s.max_model_len},
                     {"full_sequences", s.full_sequences},
                     {"kv_groups", s.kv_groups},

@@ -85,7 +85,7 @@ cli_case(engine_llama_server_fit_gives_up EXIT 0 ARGS estimate llama-3.1-70b --e
 # pages of 819,200 B = 4,387,635,200 B); tests/unit/estimators/serving_test.cpp derives each.
 cli_case(engine_vllm_mamba_hybrid EXIT 0 ARGS estimate "${PROJECT_SOURCE_DIR}/tests/cli/data/granite-4.0-h-1b-shape.yaml"
          --engine vllm --gpu rtx-3060 --gpu-memory-utilization 0.6 --max-model-len 4096 --max-num-seqs 2
-         --max-num-batched-tokens 2048 --kv-cache-memory-bytes 4387635200 STDERR_EMPTY
+         --max-num-batched-tokens 2048 --kv-cache-memory-bytes 4387635200 --vllm-version 0.19 STDERR_EMPTY
          STDOUT "1,339 blocks of 400 tokens.*GPU KV cache size: 53,200 tokens\n +Maximum concurrency for 4,096 tokens per request: 66\\.95x.*Setting attention block size to 400 tokens.*Padding mamba page size by 1\\.59%")
 # Gated DeltaNet on vLLM. A vLLM 0.19 start-up of Qwen/Qwen3.5-9B on an L40S (docs/accuracy.md,
 # code-index id 51781852921) logs block size 528, padding 0.76%, 165,792 tokens and 2.52x for
@@ -93,14 +93,14 @@ cli_case(engine_vllm_mamba_hybrid EXIT 0 ARGS estimate "${PROJECT_SOURCE_DIR}/te
 # float32) = 2,146,304 B, so 16 x ceil(2,146,304 / (16 x 4,096)) = 528 tokens; 8 attention and 24
 # DeltaNet layers in 4 groups of 8; 1,258 blocks of 8 x 528 x 4,096 B = 21,765,292,032 B.
 cli_case(engine_vllm_gated_deltanet EXIT 0 ARGS estimate qwen3.5-9b --engine vllm --gpu l40s --language-model-only
-         --kv-cache-memory-bytes 21765292032 STDERR_EMPTY
+         --kv-cache-memory-bytes 21765292032 --vllm-version 0.19 STDERR_EMPTY
          STDOUT "1,258 blocks of 528 tokens.*GPU KV cache size: 165,792 tokens\n +Maximum concurrency for 262,144 tokens per request: 2\\.52x.*Padding mamba page size by 0\\.76%.*in float32, its config's mamba_ssm_dtype")
 # Tensor parallelism splits it by head: vLLM 0.10.2's start-up of Qwen3-Next-80B-A3B-Instruct
 # on 2 H200s (code-index id 7292846353) logs 544-token blocks, 1.49%, 973,760 tokens and 14.77x
 # for 44.59 GiB: per rank 3 x 4,096 x 2 + 16 x 128 x 128 x 2 = 548,864 B of state beside one KV
 # head of 256 (1,024 B a token); 7,162 blocks of 12 pages (47,875,620,864 B of 47,878,140,518).
 cli_case(engine_vllm_gated_deltanet_tp EXIT 0 ARGS estimate qwen3-next-80b-a3b-instruct --engine vllm --gpu h200
-         --tp 2 --kv-cache-memory-bytes 47878140518 STDERR_EMPTY
+         --tp 2 --kv-cache-memory-bytes 47878140518 --vllm-version 0.10.2 STDERR_EMPTY
          STDOUT "7,162 blocks of 544 tokens.*GPU KV cache size: 973,760 tokens\n +Maximum concurrency for 262,144 tokens per request: 14\\.77x.*Padding mamba page size by 1\\.49%")
 # Prefix caching's align mode: a vLLM 0.20 start-up of Qwen3.6-27B (Qwen3.5-27B's architecture;
 # code-index id 52002965523) with --enable-prefix-caching, fp8 KV, --max-model-len 32768 and
@@ -110,7 +110,7 @@ cli_case(engine_vllm_gated_deltanet_tp EXIT 0 ARGS estimate qwen3-next-80b-a3b-i
 # each of 3 Mamba groups, 27 in all.
 cli_case(engine_vllm_prefix_caching_align EXIT 0 ARGS estimate qwen3.5-27b --engine vllm --gpu h100
          --language-model-only --kv-precision fp8 --enable-prefix-caching --max-model-len 32768
-         --gpu-memory-utilization 0.8 --kv-cache-memory-bytes 7161817743 STDERR_EMPTY
+         --gpu-memory-utilization 0.8 --kv-cache-memory-bytes 7161817743 --vllm-version 0.20.0 STDERR_EMPTY
          STDOUT "139 blocks of 1,568 tokens.*GPU KV cache size: 53,312 tokens\n +Maximum concurrency for 32,768 tokens per request: 5\\.15x.*set to 'align''.*Padding mamba page size by 0\\.13%.*2 in each Mamba group \\(27 in all\\)")
 # Speculative decoding with the checkpoint's MTP layer: a 17th attention layer, a convolution row
 # and a Mamba block a request for each drafted token (tests/unit/estimators/serving_test.cpp derives
@@ -119,7 +119,7 @@ cli_case(engine_vllm_prefix_caching_align EXIT 0 ARGS estimate qwen3.5-27b --eng
 cli_case(engine_vllm_mtp EXIT 0 ARGS estimate qwen3.5-27b --engine vllm --gpu h100 --language-model-only
          --kv-precision fp8 --enable-prefix-caching --max-model-len 65536 --max-num-seqs 2
          --max-num-batched-tokens 16384 --speculative-method mtp --num-speculative-tokens 1
-         --kv-cache-memory-bytes 5153960755 STDERR_EMPTY
+         --kv-cache-memory-bytes 5153960755 --vllm-version 0.20.0 STDERR_EMPTY
          STDOUT "93 blocks of 1,584 tokens.*GPU KV cache size: 36,432 tokens\n +Maximum concurrency for 65,536 tokens per request: 1\\.82x.*and 1 more for the drafted tokens.*Padding mamba page size by 0\\.51%.*3 in each Mamba group \\(51 in all\\).*'Add 3 padding layers, may waste at most 6\\.25% KV cache memory'")
 # vLLM 0.22.0, Qwen3.6-35B-A3B (Qwen3.5-35B-A3B's architecture), mtp k=3, bf16 KV, 71.15 GiB
 # (code-index id 56681168668): 30 DeltaNet layers of 6 x 8,192 x 2 + 32 x 128 x 128 x 4 =
@@ -130,14 +130,14 @@ cli_case(engine_vllm_mtp EXIT 0 ARGS estimate qwen3.5-27b --engine vllm --gpu h1
 cli_case(engine_vllm_mtp_later_release EXIT 0 ARGS estimate qwen3.5-35b-a3b --engine vllm --gpu h200
          --language-model-only --enable-prefix-caching --max-model-len 200000 --speculative-method mtp
          --num-speculative-tokens 3 --kv-cache-memory-bytes 76396730777 STDERR_EMPTY
-         STDOUT "3,163 blocks of 1,072 tokens.*Maximum concurrency for 200,000 tokens per request: 15\\.66x.*'Add 3 padding layers, may waste at most 10\\.00% KV cache memory'.*later releases log int\\(concurrency x max_model_len\\) = 3,131,683 tokens")
+         STDOUT "3,163 blocks of 1,072 tokens.*GPU KV cache size: 3,131,683 tokens\n +Maximum concurrency for 200,000 tokens per request: 15\\.66x.*'Add 3 padding layers, may waste at most 10\\.00% KV cache memory'.*0\\.11-0\\.20\\.0 logged \\(blocks / KV groups\\) x block_size = 846,880 tokens")
 # vLLM 0.20.2, the same architecture with the older name qwen3_next_mtp, k=2, fp8_e4m3 KV, 66.58
 # GiB (code-index id 56757617998): 2,128-token blocks, 2,982 blocks, a request 124 + 3 x 4 = 136
 # blocks: 21.93x and "GPU KV cache size: 5,747,892 tokens".
 cli_case(engine_vllm_mtp_old_name EXIT 0 ARGS estimate qwen3.5-35b-a3b --engine vllm --gpu h200
          --language-model-only --enable-prefix-caching --kv-precision fp8 --speculative-method qwen3_next_mtp
-         --num-speculative-tokens 2 --kv-cache-memory-bytes 71490355363 STDERR_EMPTY
-         STDOUT "2,982 blocks of 2,128 tokens.*Maximum concurrency for 262,144 tokens per request: 21\\.93x.*= 5,747,892 tokens")
+         --num-speculative-tokens 2 --kv-cache-memory-bytes 71490355363 --vllm-version 0.20.2 STDERR_EMPTY
+         STDOUT "2,982 blocks of 2,128 tokens.*GPU KV cache size: 5,747,892 tokens\n +Maximum concurrency for 262,144 tokens per request: 21\\.93x")
 # The drafter loads the checkpoint's mtp.* tensors alone: Qwen3.5-27B's are its Hub total
 # 27,781,427,952 less the 27,356,728,560 of the model (Qwen/Qwen3.5-27B's safetensors
 # metadata), 424,699,392 parameters, 849,398,784 B in bf16.
@@ -158,8 +158,20 @@ cli_case(engine_vllm_ngram_needs_k EXIT 2 ARGS estimate llama-3.1-8b --engine vl
 # (the attention layers), 4 of Mamba (24 slots, one padding); 5,773 blocks of 6 pages of 2,138,112
 # B; a request ceil(262,144 / 4,176) + 4 = 67 blocks.
 cli_case(engine_vllm_nemotron3 EXIT 0 ARGS estimate nemotron-3-nano-30b-a3b --engine vllm
-         --gpu h100 --kv-precision fp8 --max-model-len 262144 --kv-cache-memory-bytes 74060000000 STDERR_EMPTY
+         --gpu h100 --kv-precision fp8 --max-model-len 262144 --kv-cache-memory-bytes 74060000000 --vllm-version 0.19.1 STDERR_EMPTY
          STDOUT "5,773 blocks of 4,176 tokens.*GPU KV cache size: 4,819,104 tokens\n +Maximum concurrency for 262,144 tokens per request: 86\\.16x.*Padding mamba page size by 0\\.19%.*'Add 1 padding layers, may waste at most 4\\.35% KV cache memory'")
+# vLLM 0.17 on filters top-k/top-p in place: the sampler's warm-up holds 14 B a logit at bf16, not
+# the sort's 38. vLLM 0.19.0's start-up of Llama-3.1-8B on an H100 (79.19 GiB, util 0.95, 1,024
+# sequences; llm-d-incubation/llm-d-planner's accuracy log) leaves 58.11 GiB for the KV cache
+# (torch peak 1.89 GiB: 1,024 x 128,256 x 14 B = 1.71 GiB of it); memplan within 3% (56.4-59.9).
+cli_case(engine_vllm_sampler_in_place EXIT 0 ARGS estimate llama-3.1-8b --engine vllm --gpu h100
+         --gpu-memory-utilization 0.95 --vllm-version 0.19.0 STDERR_EMPTY
+         STDOUT "activation_peak +1\\.71 GiB.*KV budget (5[6-9]\\.[0-9][0-9]) GiB = ceil")
+cli_case(engine_vllm_sampler_sorts_before_0_17 EXIT 0 ARGS estimate llama-3.1-8b --engine vllm --gpu h100
+         --gpu-memory-utilization 0.95 --vllm-version 0.16 --format json STDERR_EMPTY
+         STDOUT "\"name\": \"sorted_indices\"")
+cli_case(engine_vllm_version_unknown EXIT 2 ARGS estimate llama-3.1-8b --engine vllm --gpu h100 --vllm-version 0.x
+         STDOUT_EMPTY STDERR "--vllm-version is a vLLM release such as 0\\.19 or 0\\.20\\.1, not '0\\.x'")
 cli_case(engine_vllm_prefix_caching_all_refused EXIT 2 ARGS estimate "${PROJECT_SOURCE_DIR}/tests/cli/data/granite-4.0-h-1b-shape.yaml"
          --engine vllm --gpu rtx-3060 --enable-prefix-caching STDOUT_EMPTY
          STDERR "prefix caching's `all` mode .*memplan does not model yet")
@@ -172,7 +184,7 @@ cli_case(engine_vllm_mamba_cache_mode_needs_prefix_caching EXIT 2 ARGS estimate 
 # image: 256 x 256 patches of 16 px, merged 2 x 2) and 165,792 tokens; memplan's KV size must be
 # within 3% of it (161,000-170,999 here).
 cli_case(engine_vllm_vision_tower EXIT 0 ARGS estimate qwen3.5-9b --engine vllm --gpu l40s --vllm-entrypoint llm
-         STDERR_EMPTY
+         --vllm-version 0.19 STDERR_EMPTY
          STDOUT "GPU KV cache size: 1(6[1-9]|70),[0-9][0-9][0-9] tokens.*'Encoder cache will be initialized with a budget of 16,384 tokens, and profiled with 1 image items of the maximum feature size' \\(4096x4096 px, 16,384 tokens each\\)")
 # Gemma 3 resizes every image to 896 px: 64 x 64 patches of 14 px pooled 4 x 4, 256 tokens; the
 # budget is max(max_num_batched_tokens 2,048, 256), 2,048 / 256 = 8 items (compute_mm_encoder_budget,

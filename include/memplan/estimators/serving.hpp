@@ -36,6 +36,10 @@ struct ServingCapacity {
   Bytes state_bytes;
   // vLLM's "Maximum concurrency": blocks over a request's blocks, or tokens over max_model_len.
   double concurrency() const;
+  // "GPU KV cache size" as vLLM after 0.20.0 logs it, int(concurrency x max_model_len), when
+  // `concurrency_tokens` is set; else `tokens`, as 0.11-0.20.0 log it.
+  bool concurrency_tokens = false;
+  std::uint64_t logged_tokens() const;
   // True when the cache holds at least one sequence of max_model_len (vLLM refuses to start otherwise).
   bool holds_a_sequence() const { return full_sequences > 0; }
 };

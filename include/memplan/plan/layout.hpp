@@ -15,6 +15,16 @@
 namespace memplan {
 
 // vLLM's serving knobs (vllm serve / LLM(...)); the tensor-parallel size is LayoutOptions.parallel.tensor.
+// A vLLM release, for the rules that changed between releases.
+struct VllmVersion {
+  std::uint32_t major = 0;
+  std::uint32_t minor = 22;  // the newest release memplan's rules follow
+  std::uint32_t patch = 0;
+  auto operator<=>(const VllmVersion&) const = default;
+};
+// Parses "0.19" or "0.20.1". Throws Error(invalid_input, key "vllm_version").
+VllmVersion parse_vllm_version(std::string_view text);
+
 struct ServingOptions {
   double gpu_memory_utilization = 0.9;  // fraction of the GPU vLLM may use (its default)
   std::uint64_t max_model_len = 0;      // longest sequence; 0 = the model's context
@@ -32,6 +42,7 @@ struct ServingOptions {
   std::string mamba_cache_mode;               // none, align or all; empty: vLLM's default for the model
   std::string speculative_method;             // speculative_config's method: mtp (or a *_mtp name) or ngram; empty: off
   std::uint64_t num_speculative_tokens = 0;   // k; 0 with mtp: the model's MTP layers (vLLM's n_predict)
+  VllmVersion version;                        // the sampler's warm-up and the logged token count follow it
 };
 
 // Whose allocation rules a plan follows (`engine`).

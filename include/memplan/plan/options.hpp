@@ -34,6 +34,7 @@ struct LayoutRequest {
   double gpu_memory_utilization = 0.9;
   std::uint64_t max_model_len = 0;             // 0 = the model's context
   std::string vllm_entrypoint = "serve";       // serve (the OpenAI server) or llm (the LLM class)
+  std::string vllm_version;                    // vLLM's release (0.19, 0.20.1); empty = the newest memplan follows
   std::string mamba_ssm_cache_dtype = "auto";  // vLLM: a Mamba layer's SSM state dtype (auto, float32, float16)
   bool enable_prefix_caching = false;          // vLLM --enable-prefix-caching (its Mamba layers' blocks)
   std::string mamba_cache_mode;                // vLLM --mamba-cache-mode: none, align, all; empty = vLLM's default

@@ -91,12 +91,21 @@ TEST(Layout, VllmProfilesTheSamplersSort) {
   o.vllm->max_num_batched_tokens = 1024;
   o.vllm->max_model_len = 1024;
   o.gpus = {a100_80gb()};
+  o.vllm->version = {0, 10, 0};
   const LayoutEstimate l = estimate_layout(testing::hf_fixture("qwen3-8b"), w, o);
   const Item* peak = l.devices[0].breakdown.find("activation_peak");
   ASSERT_NE(peak, nullptr);
   ASSERT_EQ(peak->detail.size(), 1U);
   EXPECT_EQ(peak->detail[0].name, "sampler");
   EXPECT_EQ(peak->bytes.count(), 256ULL * 151936 * (2 + 4 + 4 + 8 + 8 + 12));
+  // From vLLM 0.17 top-k/top-p filter in place: the logits, their fp32 copy, the probabilities
+  // and random_sample's exponential draws, 2 + 4 + 4 + 4 B (topk_topp_sampler.py, sampler.py).
+  o.vllm->version = {0, 19, 0};
+  const LayoutEstimate later = estimate_layout(testing::hf_fixture("qwen3-8b"), w, o);
+  const Item* in_place = later.devices[0].breakdown.find("activation_peak");
+  ASSERT_NE(in_place, nullptr);
+  EXPECT_EQ(in_place->detail[0].name, "sampler");
+  EXPECT_EQ(in_place->bytes.count(), 256ULL * 151936 * (2 + 4 + 4 + 4));
 }
 
 // A quantised checkpoint keeps its stored types on every rank: Qwen3-30B-A3B-FP8, whose
@@ -134,6 +143,7 @@ TEST(Layout, VllmSplitsTheLayersOverPipelineStages) {
   o.parallel.pipeline = 2;
   o.vllm = ServingOptions{};
   o.vllm->max_model_len = 1024;
+  o.vllm->version = {0, 10, 0};  // the sampler's sort, 38 B a logit
   o.gpus = {a100_80gb()};
   const LayoutEstimate l = estimate_layout(testing::hf_fixture("deepseek-v2-lite"), bf16(WorkloadKind::inference), o);
   ASSERT_EQ(l.devices.size(), 2U);
