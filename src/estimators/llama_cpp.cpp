@@ -325,10 +325,10 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   const auto gated_delta_peak = [&](const auto& rows, std::uint64_t D, std::uint64_t mask) {
     const SsmSizes& m = spec.ssm;
     const std::uint64_t conv = ssm_conv_channels(m), key = checked_mul(m.groups, m.d_state, "c");
-    const std::uint64_t S = std::max<std::uint64_t>(o.n_seq, 1);
-    const std::uint64_t conv_input = checked_mul(checked_add(T, checked_mul(m.d_conv - 1, S, "c"), "c"),
+    const std::uint64_t seqs = std::max<std::uint64_t>(o.n_seq, 1);
+    const std::uint64_t conv_input = checked_mul(checked_add(T, checked_mul(m.d_conv - 1, seqs, "c"), "c"),
                                                  checked_mul(conv, kF32, "c"), "c");
-    const std::uint64_t state = checked_mul(checked_mul(m.d_state, m.d_inner, "c"), checked_mul(S, kF32, "c"), "c");
+    const std::uint64_t state = checked_mul(checked_mul(m.d_state, m.d_inner, "c"), checked_mul(seqs, kF32, "c"), "c");
     const std::uint64_t stage1 = checked_add(rows(conv), conv_input, "c");
     const std::uint64_t stage2 = checked_add(rows(checked_add(checked_add(conv, checked_mul(2, key, "c"), "c"),
                                                               checked_add(checked_mul(4, m.heads, "c"), m.d_inner, "c"),
@@ -418,15 +418,12 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
       // a token, or, once their weighted outputs are summed, the down projection's hole, the sum and
       // the shared expert's gate, up and SwiGLU.
       if (spec.experts > 0 && spec.family == Family::bamba) {
-        const auto aligned = [&](std::uint64_t bytes) {
-          return checked_mul(ceil_div(bytes, alignment), alignment, "c");
-        };
         const std::uint64_t k = spec.experts_per_token;
+        const std::uint64_t slot_ids = aligned(checked_mul(std::max<std::uint64_t>(o.n_seq, 1), 4, "c"), alignment);
         const std::uint64_t inputs_moe = checked_add(
-            checked_add(checked_add(rows(4), D, "c"), aligned(checked_mul(std::max<std::uint64_t>(o.n_seq, 1), 4, "c")),
-                        "c"),
+            checked_add(checked_add(rows(4), D, "c"), slot_ids, "c"),
             checked_add(checked_add(o.flash_attn ? rows(2) : rows(checked_mul(2, width, "c")), mask, "c"),
-                        aligned(checked_mul(outputs, 4, "c")), "c"),
+                        aligned(checked_mul(outputs, 4, "c"), alignment), "c"),
             "c");
         const std::uint64_t routed = checked_add(inputs_moe, rows(checked_mul(2, spec.experts, "c")), "c");
         const std::uint64_t experts_peak = checked_add(
@@ -442,9 +439,7 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
         const std::uint64_t attention_peak =
             o.flash_attn
                 ? 0
-                : checked_add(checked_add(checked_add(inputs,
-                                                      aligned(checked_mul(std::max<std::uint64_t>(o.n_seq, 1), 4, "c")),
-                                                      "c"),
+                : checked_add(checked_add(checked_add(inputs, slot_ids, "c"),
                                           checked_add(checked_mul(3, D, "c"), checked_mul(2, Q, "c"), "c"), "c"),
                               checked_add(rows(checked_mul(2, spec.experts, "c")),
                                           checked_mul(rows(n_kv), spec.n_heads, "c"), "c"),

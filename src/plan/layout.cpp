@@ -735,16 +735,16 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
                   s(ss.d_head) + " d_head";
     // Every stage allocates the engine's blocks: the scarcest stage's count. With Mamba layers
     // a block is a page in every layer of a group.
-    const Bytes block = state_space ? cap.block_bytes : st.block;
-    Item kv = row("kv_cache", block.times(cap.blocks, "KV cache"),
-                  group_digits(cap.blocks) + " blocks x " + group_digits(block.count()) + " B (" + block_text + " at " +
-                      to_string(kv_dtype) + "); blocks = " +
+    const Bytes kv_block = state_space ? cap.block_bytes : st.block;
+    Item kv = row("kv_cache", kv_block.times(cap.blocks, "KV cache"),
+                  group_digits(cap.blocks) + " blocks x " + group_digits(kv_block.count()) + " B (" + block_text +
+                      " at " + to_string(kv_dtype) + "); blocks = " +
                       (so.kv_cache_memory
                            ? "floor(kv_cache_memory_bytes " + group_digits(so.kv_cache_memory->count()) + " / " +
-                                 group_digits(block.count()) + ")"
+                                 group_digits(kv_block.count()) + ")"
                            : "floor((ceil(" + shortest_text(so.gpu_memory_utilization) + " x " +
                                  group_digits(usable_memory(gpu).count()) + ") - " +
-                                 group_digits(st.cap.non_kv.count()) + ") / " + group_digits(block.count()) + ")") +
+                                 group_digits(st.cap.non_kv.count()) + ") / " + group_digits(kv_block.count()) + ")") +
                       (pp > 1 ? ", the fewest of the " + s(pp) + " stages'" : std::string()),
                   group_digits(cap.tokens) + " tokens: " + group_digits(cap.full_sequences) + " sequences of " +
                       group_digits(max_len) +
