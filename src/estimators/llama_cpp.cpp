@@ -42,13 +42,16 @@ std::uint64_t cache_bytes(const GgmlType& type, std::uint64_t width, std::uint64
 }
 
 // The cells a layer holds: every cell of the context, or for a sliding-window layer
-// (llama-kv-cache-iswa.cpp) its window plus one micro-batch, padded to 256, at most the context.
-std::uint64_t layer_cells(AttentionKind kind, const ModelSpec& spec, std::uint64_t cells, std::uint64_t n_ubatch) {
+// (llama-kv-cache-iswa.cpp) its window plus one micro-batch, padded to 256, at most the context;
+// a unified cache holds the window of each of its `sequences`.
+std::uint64_t layer_cells(AttentionKind kind, const ModelSpec& spec, std::uint64_t cells, std::uint64_t n_ubatch,
+                          std::uint64_t sequences) {
   std::uint64_t window = 0;
   if (kind == AttentionKind::sliding) window = spec.sliding_window;
   if (kind == AttentionKind::chunked) window = spec.attention_chunk;
   if (window == 0) return cells;
-  return std::min(cells, ceil_div(checked_add(window, n_ubatch, "KV cells"), kCellBlock) * kCellBlock);
+  const std::uint64_t windows = checked_mul(window, sequences, "KV cells");
+  return std::min(cells, ceil_div(checked_add(windows, n_ubatch, "KV cells"), kCellBlock) * kCellBlock);
 }
 
 // "layer 0" or "layers 0-N" for the first n layers.
@@ -109,7 +112,11 @@ LlamaCppWeights llama_cpp_weights(const ModelSpec& spec, const Precision& weight
     }
     return std::array<std::uint64_t, 4>{b.total().count(), embeddings, head, experts};
   };
-  const auto [total, embeddings, head, experts] = priced(spec);
+  // A vision-language model's text model: llama.cpp reads its vision tower from a file of its
+  // own (--mmproj; estimate_llama_cpp_projector).
+  ModelSpec text = spec;
+  text.vision = {};
+  const auto [total, embeddings, head, experts] = priced(text);
   const std::uint64_t L = std::max<std::uint64_t>(spec.n_layers, 1);
   // The routed experts, alike in every layer that has them.
   const std::uint64_t moe_layers = layers_in(spec, LayerSet::moe_mlp, 0, spec.n_layers);
@@ -120,7 +127,7 @@ LlamaCppWeights llama_cpp_weights(const ModelSpec& spec, const Precision& weight
     if (layer_holds(spec, LayerSet::moe_mlp, il)) out.experts[il] = per_moe_layer;
   }
   if (spec.n_layers >= 2 && uniform_layers(spec)) {
-    ModelSpec fewer = spec;
+    ModelSpec fewer = text;
     fewer.n_layers -= 1;
     out.layers.assign(L, total - priced(fewer)[0]);
   } else {
@@ -145,13 +152,6 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   if (o.n_ubatch == 0) throw Error(ErrorKind::invalid_input, "`ubatch` must be at least 1", "ubatch");
   if (spec.lm_head == LmHead::none) {
     throw Error(ErrorKind::invalid_input, "llama.cpp's estimate is for decoders; " + spec.name + " has no LM head",
-                "engine");
-  }
-  if (spec.vision.d_model != 0) {
-    throw Error(ErrorKind::invalid_input,
-                "llama.cpp loads a vision tower from its own file (--mmproj), which memplan's llama.cpp policy does "
-                "not price yet: plan " +
-                    spec.name + " with -w generation",
                 "engine");
   }
   const bool recurrent = ssm_layers(spec) > 0;
@@ -238,6 +238,8 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   // The KV cache: per layer, keys and values of n_kv_heads x d_head per cell.
   const std::uint64_t width = checked_mul(spec.n_kv_heads, spec.d_head, "KV width");
   std::uint64_t kv_gpu = 0, kv_host = 0, largest_kv = 0;
+  std::uint64_t window_kv = 0;  // a sliding or chunked layer's cells, beside full layers' (two caches)
+  bool full_layers = false;
   // The recurrent state (llama_memory_recurrent): per layer f32 rows of the convolution's last
   // d_conv - 1 columns (r) and of the scan's state (s), a row each per slot, each tensor
   // aligned as its buffer aligns.
@@ -264,8 +266,13 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   for (std::uint64_t il = 0; il < L; ++il) {
     const AttentionKind kind = attention_kind(spec, il);
     if (!attends(kind)) continue;
-    const std::uint64_t cells = layer_cells(kind, spec, out.cells, ubatch);
+    const std::uint64_t cells = layer_cells(kind, spec, out.cells, ubatch, o.kv_unified ? o.n_seq : 1);
     largest_kv = std::max(largest_kv, cells);
+    if (kind == AttentionKind::sliding || kind == AttentionKind::chunked) {
+      window_kv = std::max(window_kv, cells);
+    } else {
+      full_layers = true;
+    }
     const std::uint64_t bytes = checked_mul(checked_add(cache_bytes(tk, width, cells, "cache_type_k"),
                                                         cache_bytes(tv, width, cells, "cache_type_v"), "KV cache"),
                                             S, "KV cache");
@@ -347,10 +354,21 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
     const std::uint64_t D = rows(d), Q = rows(checked_mul(spec.n_heads, spec.d_head, "c"));
     const std::uint64_t g = rows(spec.mlp == MlpKind::gated ? checked_mul(3, F, "c") : F);
     const std::uint64_t mask = checked_mul(checked_mul(n_kv, T, "c"), o.flash_attn ? 2 : 4, "compute buffer");
-    const std::uint64_t inputs =
+    // A model of windowed and full layers keeps two caches (llama_kv_cache_iswa), each with its
+    // row indices and mask among the graph's inputs (read from llama.cpp's allocator trace of
+    // Gemma 3, whose graph also keeps the embeddings and their scaled copy alive).
+    const std::uint64_t window_inputs =
+        window_kv == 0 || !full_layers
+            ? 0
+            : checked_add(checked_add(rows(2), o.flash_attn ? rows(2) : rows(checked_mul(2, width, "c")), "c"),
+                          checked_mul(checked_mul(window_kv, T, "c"), o.flash_attn ? 2 : 4, "compute buffer"), "c");
+    const std::uint64_t inputs = checked_add(
         o.flash_attn
             ? checked_add(checked_add(rows(7), D, "c"), mask, "c")
-            : checked_add(checked_add(checked_add(rows(5), rows(checked_mul(2, width, "c")), "c"), D, "c"), mask, "c");
+            : checked_add(checked_add(checked_add(rows(5), rows(checked_mul(2, width, "c")), "c"), D, "c"), mask, "c"),
+        window_inputs, "c");
+    const bool gemma = spec.family == Family::gemma || spec.family == Family::gemma2 || spec.family == Family::gemma3;
+    const std::uint64_t mlp_beside = checked_mul(gemma ? 4 : 3, D, "c");  // residuals, norms, Gemma's scaled copy
     // Past the last layer's attention only the output rows remain: the norms and the logits.
     const std::uint64_t out_rows = checked_mul(outputs, kF32, "compute buffer");
     const std::uint64_t logits = checked_mul(out_rows, checked_add(checked_add(1, checked_mul(2, d, "c"), "c"), V, "c"),
@@ -388,7 +406,7 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                                                 scores, "c"));
       }
     } else if (o.flash_attn) {
-      compute = std::max(checked_add(checked_add(inputs, checked_mul(3, D, "c"), "c"), g, "c"), logits);
+      compute = std::max(checked_add(checked_add(inputs, mlp_beside, "c"), g, "c"), logits);
     } else {
       const std::uint64_t scores = checked_mul(rows(n_kv), spec.n_heads, "c");
       compute = std::max(
@@ -498,6 +516,32 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                                        "the host's part of the graph: its inputs and the embedded micro-batch (" +
                                            digits(T) + " x d_model " + digits(d) + " f32)")
                           : buffer_row("compute_buffer", compute, compute_formula));
+  return out;
+}
+
+LlamaCppProjectorEstimate estimate_llama_cpp_projector(const LlamaCppProjector& p, std::uint64_t text_width,
+                                                       bool flash_attn, bool on_gpu) {
+  // tools/mtmd/mtmd.cpp refuses a tower whose projection does not give the text model's width.
+  if (p.text_width != text_width) {
+    throw Error(ErrorKind::invalid_input,
+                "`mmproj` " + p.name + " projects into " + group_digits(p.text_width) + " dimensions, the model has " +
+                    group_digits(text_width) + ": llama.cpp refuses the pair (the file belongs to another model)",
+                "mmproj");
+  }
+  const std::uint64_t alignment = on_gpu ? 128 : 32;  // CUDA's buffers, the CPU's (TENSOR_ALIGNMENT)
+  LlamaCppProjectorEstimate out;
+  for (const std::uint64_t t : p.tensors) {
+    out.weights = checked_add(out.weights, checked_mul(ceil_div(t, alignment), alignment, "mmproj"), "mmproj");
+    out.fit_bytes = checked_add(out.fit_bytes, t, "mmproj");
+  }
+  out.compute = detail::llama_cpp_vision_graph_bytes({flash_attn, p.image_size, p.patch_size, p.n_layers, p.d_model,
+                                                      p.n_heads, p.d_ff, p.n_merge, p.text_width, p.patch_element_bytes,
+                                                      p.projection_bytes, alignment});
+  if (on_gpu) {
+    const std::uint64_t pixels = checked_mul(3, checked_mul(p.image_size, p.image_size, "mmproj"), "mmproj");
+    out.image = checked_mul(ceil_div(checked_mul(pixels, kF32, "mmproj"), 32), 32, "mmproj");
+  }
+  out.fit_bytes = checked_add(out.fit_bytes, out.compute, "mmproj");
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <limits>
 #include <list>
 #include <map>
@@ -551,8 +552,8 @@ std::size_t first_selected(const Part& p, const std::string& residual_free) {
   throw Error(ErrorKind::internal, "llama.cpp graph: no get_rows before '" + residual_free + "'");
 }
 
-// One allocation ('A') or free ('F') of the tensor named, in a Mamba graph's order.
-struct SsmEvent {
+// One allocation ('A') or free ('F') of the tensor named, in a graph's order.
+struct GraphEvent {
   char op;
   std::string name;
 };
@@ -561,8 +562,8 @@ struct SsmEvent {
 // llama.cpp v0.5.0 on the CPU. Names are kinds with the layer after '-'; in-place ops keep
 // their parent's allocation and are not events. The residual stream stays in `embd` for
 // Mamba; for Mamba-2 it moves into each layer's output projection (`out`), freeing the last.
-std::vector<SsmEvent> ssm_events(std::uint64_t version, std::uint64_t layers) {
-  std::vector<SsmEvent> ev;
+std::vector<GraphEvent> ssm_events(std::uint64_t version, std::uint64_t layers) {
+  std::vector<GraphEvent> ev;
   const auto a = [&](std::string n) { ev.push_back({'A', std::move(n)}); };
   const auto f = [&](std::string n) { ev.push_back({'F', std::move(n)}); };
   for (const char* n : {"inp_tokens", "inp_embd", "rs_s_copy", "out_ids", "embd"}) a(n);
@@ -667,22 +668,89 @@ std::uint64_t llama_cpp_graph_bytes(const LlamaCppGraphShape& s) {
   return a.peak();
 }
 
-std::uint64_t llama_cpp_ssm_graph_bytes(const LlamaCppSsmGraphShape& s) {
-  Allocator a(std::max<std::uint64_t>(s.alignment, 1));
+// A vision tower's graph, its tensors named by kind and layer.
+std::vector<GraphEvent> vision_events(bool flash_attn, std::uint64_t layers) {
+  std::vector<GraphEvent> ev;
+  const auto a = [&](std::string n) { ev.push_back({'A', std::move(n)}); };
+  const auto f = [&](std::string n) { ev.push_back({'F', std::move(n)}); };
+  // The patch embedding: the image unrolled (im2col), multiplied by the kernel, then made
+  // contiguous twice; the second copy takes the bias and the positions in place and is the
+  // residual stream's start.
+  a("inp_raw"), a("im2col"), f("inp_raw"), a("patches"), f("im2col"), a("patches_cont"), f("patches"),
+      a("residual-start"), f("patches_cont");
+  for (std::uint64_t il = 0; il < layers; ++il) {
+    const std::string i = "-" + std::to_string(il);
+    const std::string residual = il == 0 ? "residual-start" : "attn-" + std::to_string(il - 1);
+    a("ln1" + i), a("q" + i), a("k" + i), a("v" + i), f("ln1" + i);
+    // The projection's transposed copy joins the graph with the last layer's attention inputs.
+    if (il + 1 == layers) a("projection_t");
+    if (flash_attn) {
+      a("kcast" + i), f("k" + i), a("vcast" + i), f("v" + i), a("fa" + i), f("q" + i), f("kcast" + i), f("vcast" + i);
+      a("attn" + i), f("fa" + i);
+    } else {
+      a("vcont" + i), f("v" + i), a("kq" + i), f("k" + i), f("q" + i), a("kqv" + i), f("vcont" + i), f("kq" + i),
+          a("kqv_out" + i), f("kqv" + i);
+      a("attn" + i), f("kqv_out" + i);
+    }
+    // The attention's output projection holds the residual in place (ffn_inp, then layer_out).
+    f(residual), a("ln2" + i), a("up" + i), f("ln2" + i), a("down" + i), f("up" + i), f("down" + i);
+  }
+  a("post_ln"), f("attn-" + std::to_string(layers - 1)), a("post_ln_t"), f("post_ln"), a("pool"), f("post_ln_t"),
+      a("pool_t"), f("pool"), a("output"), f("projection_t"), f("pool_t");
+  return ev;
+}
+
+std::uint64_t vision_tensor_bytes(std::string_view name, const LlamaCppVisionGraphShape& s) {
+  const std::string_view kind = name.substr(0, name.find('-'));
+  const std::uint64_t side = s.image_size / s.patch_size, T = checked_mul(side, side, "compute buffer");
+  const std::uint64_t pooled_side = side / std::max<std::uint64_t>(s.n_merge, 1);
+  const std::uint64_t pooled = checked_mul(pooled_side, pooled_side, "compute buffer");
+  const auto f32 = [](std::uint64_t a, std::uint64_t b) {
+    return checked_mul(checked_mul(a, b, "compute buffer"), 4, "compute buffer");
+  };
+  if (kind == "inp_raw") return f32(checked_mul(3, checked_mul(s.image_size, s.image_size, "c"), "c"), 1);
+  if (kind == "im2col") {
+    const std::uint64_t kernel = checked_mul(3, checked_mul(s.patch_size, s.patch_size, "c"), "c");
+    return checked_mul(checked_mul(T, kernel, "compute buffer"), s.patch_element_bytes, "compute buffer");
+  }
+  if (kind == "kcast" || kind == "vcast") return checked_mul(checked_mul(T, s.d_model, "c"), 2, "compute buffer");
+  if (kind == "kq") return checked_mul(f32(T, T), s.n_heads, "compute buffer");
+  if (kind == "up") return f32(T, s.d_ff);
+  if (kind == "projection_t") return s.projection_bytes;
+  if (kind == "pool" || kind == "pool_t") return f32(pooled, s.d_model);
+  if (kind == "output") return f32(pooled, s.text_width);
+  return f32(T, s.d_model);  // the patches, the residual stream, norms, q, k, v and the attention's outputs
+}
+
+std::uint64_t replay(const std::vector<GraphEvent>& events, std::uint64_t alignment, const char* graph,
+                     const std::function<std::uint64_t(std::string_view)>& bytes_of) {
+  Allocator a(std::max<std::uint64_t>(alignment, 1));
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>, std::less<>> live;
-  for (const SsmEvent& e : ssm_events(s.version, std::max<std::uint64_t>(s.n_layers, 1))) {
+  for (const GraphEvent& e : events) {
     if (e.op == 'A') {
-      const std::uint64_t bytes = ssm_tensor_bytes(e.name, s);
+      const std::uint64_t bytes = bytes_of(e.name);
       live[e.name] = {a.allocate(bytes), bytes};
       continue;
     }
     const auto it = live.find(e.name);
     if (it == live.end())
-      throw Error(ErrorKind::internal, "llama.cpp Mamba graph: '" + e.name + "' freed, never allocated");
+      throw Error(ErrorKind::internal, std::string(graph) + ": '" + e.name + "' freed, never allocated");
     a.release(it->second.first, it->second.second);
     live.erase(it);
   }
   return a.peak();
+}
+
+std::uint64_t llama_cpp_ssm_graph_bytes(const LlamaCppSsmGraphShape& s) {
+  return replay(ssm_events(s.version, std::max<std::uint64_t>(s.n_layers, 1)), s.alignment, "llama.cpp Mamba graph",
+                [&](std::string_view name) { return ssm_tensor_bytes(name, s); });
+}
+
+std::uint64_t llama_cpp_vision_graph_bytes(const LlamaCppVisionGraphShape& s) {
+  if (s.patch_size == 0 || s.image_size < s.patch_size)
+    throw Error(ErrorKind::invalid_input, "a vision tower's image must hold at least one patch", "mmproj");
+  return replay(vision_events(s.flash_attn, std::max<std::uint64_t>(s.n_layers, 1)), s.alignment,
+                "llama.cpp vision graph", [&](std::string_view name) { return vision_tensor_bytes(name, s); });
 }
 
 }  // namespace memplan::detail

@@ -49,4 +49,25 @@ struct LlamaCppSsmGraphShape {
 // to 4 sequences). Throws Error(overflow).
 std::uint64_t llama_cpp_ssm_graph_bytes(const LlamaCppSsmGraphShape& shape);
 
+// The graph of a vision tower's warm-up image in llama.cpp's mtmd (tools/mtmd/clip.cpp,
+// models/siglip.cpp) for Gemma 3's projector: the image, its patches (im2col in the patch
+// kernel's type, a matmul), n_layers ViT blocks (LayerNorm, biased q, k and v, attention with
+// f16 copies of K and V under flash attention, a GELU MLP), the final LayerNorm, an n_merge x
+// n_merge average pool, an RMS norm and the projection into the text model's width.
+struct LlamaCppVisionGraphShape {
+  bool flash_attn = true;
+  std::uint64_t image_size = 0, patch_size = 0;  // pixels on a side: the image's, a patch's
+  std::uint64_t n_layers = 0, d_model = 0, n_heads = 0, d_ff = 0;
+  std::uint64_t n_merge = 4;              // the pool's kernel and stride
+  std::uint64_t text_width = 0;           // the projection's output rows
+  std::uint64_t patch_element_bytes = 2;  // v.patch_embd.weight's type: im2col writes in it
+  std::uint64_t projection_bytes = 0;     // mm.input_projection.weight, which the graph copies transposed
+  std::uint64_t alignment = 32;
+};
+
+// Returns the bytes ggml-alloc reaches over this graph's allocations and frees, in the order
+// llama.cpp v0.5.0's mtmd makes them (recorded on the CPU for 1 to 4 layers, with and without
+// flash attention). Throws Error(overflow).
+std::uint64_t llama_cpp_vision_graph_bytes(const LlamaCppVisionGraphShape& shape);
+
 }  // namespace memplan::detail

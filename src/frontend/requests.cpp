@@ -99,7 +99,7 @@ ProbeReport to_report(const ProbeResult& r, double warn_above) {
 }  // namespace
 
 EstimateReport estimate_report(const ModelEntry& model, const PlanSettings& settings, const DeviceArgs& device) {
-  Plan plan = bind(model.spec, with_draft_model(settings), choose_device(device, settings));
+  Plan plan = bind(model.spec, with_engine_files(settings), choose_device(device, settings));
   PlanEstimate figures = estimate(plan);
   return EstimateReport{model.origin, std::move(plan), std::move(figures)};
 }
@@ -107,7 +107,7 @@ EstimateReport estimate_report(const ModelEntry& model, const PlanSettings& sett
 FitReport fit_report(const ModelEntry& model, const PlanSettings& settings, const DeviceArgs& device,
                      std::string_view vary) {
   FitReport report;
-  report.plan = bind(model.spec, with_draft_model(settings), choose_device(device, settings));
+  report.plan = bind(model.spec, with_engine_files(settings), choose_device(device, settings));
   // fit searches the context or the layers itself: llama-server's own context fit stays off.
   if (report.plan.layout && report.plan.layout->llama_cpp) report.plan.layout->llama_cpp->fit_context = false;
   const Plan& plan = report.plan;

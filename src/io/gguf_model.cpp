@@ -33,6 +33,8 @@ constexpr ArchFamily kArchitectures[] = {
     {"falcon", Family::falcon},
     {"falcon-h1", Family::falcon_h1},
     {"gemma", Family::gemma},
+    {"gemma2", Family::gemma2},
+    {"gemma3", Family::gemma3},
     {"gpt2", Family::gpt2},
     {"gptneox", Family::gpt_neox},
     {"granitehybrid", Family::bamba},
@@ -277,6 +279,16 @@ void read_attention_and_mlp(const Mapper& m, const std::string& p, ModelSpec& s,
   }
 }
 
+// Gemma 2's and 3's sliding-window layers as llama.cpp lays them out (src/models/gemma2.cpp,
+// gemma3.cpp, load_swa_pattern): of every `pattern` layers the last is global, the rest slide
+// over the window; Gemma 2's window is 4,096 unless the file gives one, and a Gemma 3 without
+// one has global layers only.
+void read_gemma_windows(const Mapper& m, const std::string& p, Family family, ModelSpec& s) {
+  if (family == Family::gemma2 && s.sliding_window == 0) s.sliding_window = 4096;
+  if (s.sliding_window == 0) return;
+  s.global_every = m.count(p + "attention.sliding_window_pattern", 1).value_or(family == Family::gemma2 ? 2 : 6);
+}
+
 // A Mamba's or Mamba-2's state-space sizes (llama.cpp's src/models/mamba.cpp, mamba2.cpp):
 // no attention, no MLP. Mamba-2's time_step_rank is its head count.
 void read_ssm_sizes(const Mapper& m, const std::string& p, Family family, ModelSpec& s) {
@@ -467,6 +479,12 @@ GgufImport gguf_model(const GgufFile& f) {
            "'general.architecture' must be a short string, got a " + to_string(arch_value->type));
   }
   out.architecture = *arch;
+  if (*arch == "clip") {
+    m.fail("general.architecture",
+           "this is a vision tower's file (general.architecture 'clip', an mmproj), not a model: plan the model's "
+           "own .gguf and add `mmproj` " +
+               f.path);
+  }
   const auto known = std::find_if(std::begin(kArchitectures), std::end(kArchitectures),
                                   [&](const ArchFamily& a) { return a.architecture == *arch; });
   if (known == std::end(kArchitectures)) {
@@ -530,6 +548,7 @@ GgufImport gguf_model(const GgufFile& f) {
     s.experts_per_token = m.required(p + "expert_used_count", 1);
   }
   s.sliding_window = m.count(p + "attention.sliding_window", 0).value_or(0);
+  if (family == Family::gemma2 || family == Family::gemma3) read_gemma_windows(m, p, family, s);
   if (const std::optional<bool> parallel = m.flag(p + "use_parallel_residual")) s.parallel_block = *parallel;
 
   // What the tensors say about biases, norms, the head and positions (blk.0 stands for all).
@@ -543,8 +562,11 @@ GgufImport gguf_model(const GgufFile& f) {
     for (const GgufTensor& t : f.tensors) {
       // A Mamba-2 mixer's gated norm (ssm_norm) is the mixer's, not a layer norm.
       // (Falcon-H1's ffn_norm has no ".weight" in its name.)
+      // Per-head q/k norms, where the family has them, are the spec's qk_norm, not layer norms.
+      const bool qk = s.qk_norm != QkNorm::none &&
+                      (t.name == "blk.0.attn_q_norm.weight" || t.name == "blk.0.attn_k_norm.weight");
       if (t.name.starts_with("blk.0.") && (t.name.ends_with("norm.weight") || t.name.ends_with("_norm")) &&
-          !t.name.starts_with("blk.0.ssm_")) {
+          !t.name.starts_with("blk.0.ssm_") && !qk) {
         ++norms;
       }
     }
@@ -613,5 +635,84 @@ GgufImport gguf_model(const GgufFile& f) {
 }
 
 GgufImport load_gguf_model(const std::string& path) { return gguf_model(read_gguf(path)); }
+
+LlamaCppProjector gguf_projector(const GgufFile& f) {
+  Mapper m(f);
+  m.set_architecture("clip (vision tower)");
+  const auto text = [&](const std::string& key) -> std::optional<std::string> {
+    const GgufValue* v = f.find(key);
+    if (v == nullptr) return std::nullopt;
+    const auto* t = std::get_if<std::string>(&v->value);
+    if (t == nullptr) m.fail(key, "'" + key + "' must be a short string, got a " + to_string(v->type));
+    return *t;
+  };
+  const std::optional<std::string> arch = text("general.architecture");
+  if (arch != "clip") {
+    m.fail("general.architecture",
+           "`mmproj` takes a vision tower's file (general.architecture 'clip', the mmproj-*.gguf beside a model's), "
+           "not " +
+               (arch ? "a '" + printable(*arch) + "' model" : std::string("a file without general.architecture")));
+  }
+  if (m.flag("clip.has_vision_encoder") != true) {
+    m.fail("clip.has_vision_encoder",
+           "this tower has no vision encoder ('clip.has_vision_encoder' is not true): memplan prices vision towers");
+  }
+  // clip.cpp reads the projector from clip.projector_type, else (a file of several modalities)
+  // from clip.vision.projector_type.
+  std::string key = "clip.projector_type";
+  std::optional<std::string> type = text(key);
+  if (!type) type = text(key = "clip.vision.projector_type");
+  if (!type) m.fail("clip.projector_type", "missing 'clip.projector_type', which llama.cpp needs to load the tower");
+  // Gemma 3's SigLIP and pooled projector: its graph is the one memplan has recorded from
+  // llama.cpp (models/siglip.cpp); other projectors build other graphs.
+  if (*type != "gemma3") {
+    throw ConfigError(
+        f.path, 0, 0, key,
+        "the '" + printable(*type) +
+            "' projector's compute buffer is not recorded; memplan prices "
+            "Gemma 3's towers (projector 'gemma3') on llama.cpp: plan without `mmproj` for the text model "
+            "alone");
+  }
+  LlamaCppProjector p;
+  p.name = std::filesystem::path(f.path).filename().string();
+  p.type = *type;
+  const std::string v = "clip.vision.";
+  p.image_size = m.required(v + "image_size", 1);
+  p.patch_size = m.required(v + "patch_size", 1);
+  p.d_model = m.required(v + "embedding_length", 1);
+  p.d_ff = m.required(v + "feed_forward_length", 1);
+  p.n_layers = m.required(v + "block_count", 1);
+  p.n_heads = m.required(v + "attention.head_count", 1);
+  p.n_merge = m.count(v + "projector.scale_factor", 1).value_or(4);
+  if (p.image_size < p.patch_size) {
+    m.fail(v + "image_size", "the image (" + group_digits(p.image_size) + " pixels) is smaller than a patch (" +
+                                 group_digits(p.patch_size) + ")");
+  }
+  if (p.d_model % p.n_heads != 0) {
+    m.fail(v + "attention.head_count",
+           group_digits(p.n_heads) + " heads do not divide the width " + group_digits(p.d_model));
+  }
+  const auto tensor = [&](const std::string& name) -> const GgufTensor& {
+    const GgufTensor* t = m.tensor(name);
+    if (t == nullptr) m.fail(name, "missing tensor '" + name + "', which llama.cpp loads for a gemma3 tower");
+    return *t;
+  };
+  const GgufTensor& patch = tensor("v.patch_embd.weight");
+  if (patch.type.block_size != 1) {
+    m.fail(patch.name, "'" + patch.name + "' is " + std::string(patch.type.name) +
+                           ": llama.cpp's patch embedding needs F16 or F32");
+  }
+  p.patch_element_bytes = patch.type.type_size;
+  const GgufTensor& projection = tensor("mm.input_projection.weight");
+  if (projection.shape.size() != 2 || projection.shape[1] != p.d_model) {
+    m.fail(projection.name, "'" + projection.name + "' must be [text width, " + group_digits(p.d_model) + "]");
+  }
+  p.text_width = projection.shape[0];
+  p.projection_bytes = projection.bytes;
+  for (const GgufTensor& t : f.tensors) p.tensors.push_back(t.bytes);
+  return p;
+}
+
+LlamaCppProjector load_gguf_projector(const std::string& path) { return gguf_projector(read_gguf(path)); }
 
 }  // namespace memplan

@@ -49,16 +49,20 @@ ModelEntry find_model(std::string_view name_or_path, const std::function<void(co
   return load_builtin_model(name_or_path);
 }
 
-PlanSettings with_draft_model(PlanSettings settings, const std::function<void(const std::string&)>& progress) {
-  if (settings.layout.draft.empty() || settings.draft_model) return settings;
-  try {
-    settings.draft_model = find_model(settings.layout.draft, progress).spec;
-  } catch (const ConfigError& e) {
-    if (e.line() != 0) throw;  // it names the file, the line and the key at fault
-    throw Error(e.kind(), "`draft`: " + std::string(e.what()), "draft");
-  } catch (const Error& e) {
-    throw Error(e.kind(), "`draft`: " + std::string(e.what()), "draft");
+PlanSettings with_engine_files(PlanSettings settings, const std::function<void(const std::string&)>& progress) {
+  if (!settings.layout.draft.empty() && !settings.draft_model) {
+    try {
+      settings.draft_model = find_model(settings.layout.draft, progress).spec;
+    } catch (const ConfigError& e) {
+      if (e.line() != 0) throw;  // it names the file, the line and the key at fault
+      throw Error(e.kind(), "`draft`: " + std::string(e.what()), "draft");
+    } catch (const Error& e) {
+      throw Error(e.kind(), "`draft`: " + std::string(e.what()), "draft");
+    }
   }
+  // Its errors name the file and the key at fault.
+  if (!settings.layout.mmproj.empty() && !settings.mmproj)
+    settings.mmproj = load_gguf_projector(settings.layout.mmproj);
   return settings;
 }
 

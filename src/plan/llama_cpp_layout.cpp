@@ -49,12 +49,55 @@ LlamaCppEstimate draft_estimate(const ModelSpec& spec, const LlamaCppDraft& draf
   }
 }
 
+void append(std::vector<Item>& rows, const std::vector<Item>& more) {
+  rows.insert(rows.end(), more.begin(), more.end());
+}
+
 // The draft's buffers as rows of their own beside the main model's.
 void append_draft(std::vector<Item>& rows, const Breakdown& draft) {
   for (Item item : draft.components) {
     item.name = "draft_" + item.name;
     rows.push_back(std::move(item));
   }
+}
+
+// A vision tower's buffers (--mmproj) as rows: its weights and its warm-up image's graph where
+// it runs, and with the tower on the GPU the image itself in the host's compute buffer.
+struct TowerRows {
+  std::vector<Item> device, host;
+};
+
+TowerRows tower_rows(const LlamaCppProjector& p, const LlamaCppProjectorEstimate& e, bool on_gpu, bool flash_attn) {
+  const std::uint64_t side = p.image_size / p.patch_size;
+  TowerRows out;
+  out.device.push_back({.name = "mmproj_weights",
+                        .bytes = Bytes(e.weights),
+                        .formula = group_digits(p.tensors.size()) + " tensors of " + p.name + " (" +
+                                   group_digits(p.n_layers) + " layers of width " + group_digits(p.d_model) +
+                                   "), each padded to " + (on_gpu ? "128" : "32") + " bytes",
+                        .params = std::nullopt,
+                        .note = "the vision tower (--mmproj)",
+                        .detail = {}});
+  out.device.push_back({.name = "mmproj_compute",
+                        .bytes = Bytes(e.compute),
+                        .formula = "the warm-up image: " + group_digits(p.image_size) + " x " +
+                                   group_digits(p.image_size) + " pixels, " + group_digits(side * side) +
+                                   " patches through " + group_digits(p.n_layers) + " layers" +
+                                   (flash_attn ? " (flash attention)" : ", every head's scores") +
+                                   "; ggml's allocator replayed over llama.cpp's " + p.type + " graph",
+                        .params = std::nullopt,
+                        .note = "the vision tower's compute buffer",
+                        .detail = {}});
+  if (e.image > 0) {
+    out.host.push_back({.name = "mmproj_compute",
+                        .bytes = Bytes(e.image),
+                        .formula = "the warm-up image's 3 x " + group_digits(p.image_size) + " x " +
+                                   group_digits(p.image_size) + " f32 pixels, the graph's input on the host",
+                        .params = std::nullopt,
+                        .note = "the vision tower's host compute buffer",
+                        .detail = {}});
+  }
+  return out;
 }
 
 // The CUDA context's row of the runtime overhead, when the plan counts overhead.
@@ -84,7 +127,10 @@ std::uint64_t device_bytes(const ModelSpec& spec, const LayoutOptions& o, const 
 // --fit-target (1 GiB) free, the context is interpolated linearly between that and --fit-ctx
 // (4,096 per cache stream) on the memory measured at both, rounded down to 256 per stream.
 // Sets options.n_ctx; returns what happened, for a note.
-std::string fit_server_context(const ModelSpec& spec, const LayoutOptions& o, Bytes cuda_context,
+// A vision tower on the GPU (`tower`: llama.cpp's own estimate of it, the tensors and the
+// compute buffer) is set aside from the free memory first, as llama-server does
+// (tools/server/server-context.cpp, mtmd_get_memory_usage).
+std::string fit_server_context(const ModelSpec& spec, const LayoutOptions& o, Bytes cuda_context, std::uint64_t tower,
                                LlamaCppOptions& options) {
   constexpr std::int64_t kMargin = 1024LL * 1024 * 1024;  // --fit-target 1024 (MiB)
   constexpr std::uint64_t kMinCtx = 4096;                 // --fit-ctx
@@ -101,7 +147,7 @@ std::string fit_server_context(const ModelSpec& spec, const LayoutOptions& o, By
   const auto to_i = [](std::uint64_t v) {
     return static_cast<std::int64_t>(std::min<std::uint64_t>(v, std::numeric_limits<std::int64_t>::max()));
   };
-  const std::int64_t target = to_i(free->count()) - kMargin;
+  const std::int64_t target = to_i(free->count()) - kMargin - to_i(tower);
   const std::int64_t used_max = to_i(device_bytes(spec, o, options));
   if (used_max <= target || n_max <= n_min) return "llama-server: " + trained;
   options.n_ctx = n_min;
@@ -138,9 +184,20 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
   options.n_ctx = checked_add(w.seq_len, w.kind == WorkloadKind::generation ? w.new_tokens : 0, "context");
   options.weights = w.weights.precision;
   const std::optional<Item> cuda_context = o.cpu ? std::nullopt : cuda_context_row(w);
+  // The vision tower runs on the GPU unless --no-mmproj-offload (or no GPU), with flash
+  // attention as the text model has it (llama-server passes its -fa on).
+  const bool tower_on_gpu = o.llama_cpp_mmproj && o.llama_cpp_mmproj->offload && !o.cpu;
+  std::optional<TowerRows> tower_items;
+  std::uint64_t tower_fit = 0;
+  if (o.llama_cpp_mmproj) {
+    const LlamaCppProjectorEstimate t = estimate_llama_cpp_projector(*o.llama_cpp_mmproj, spec.d_model,
+                                                                     options.flash_attn, tower_on_gpu);
+    tower_items = tower_rows(*o.llama_cpp_mmproj, t, tower_on_gpu, options.flash_attn);
+    if (tower_on_gpu) tower_fit = t.fit_bytes;
+  }
   std::string fit_note;
   if (options.fit_context) {
-    fit_note = fit_server_context(spec, o, cuda_context ? cuda_context->bytes : Bytes(0), options);
+    fit_note = fit_server_context(spec, o, cuda_context ? cuda_context->bytes : Bytes(0), tower_fit, options);
   }
   const LlamaCppEstimate e = estimate_llama_cpp(spec, options);
   const std::optional<LlamaCppEstimate> draft = o.llama_cpp_draft
@@ -196,9 +253,11 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
     gpu.holds = layers_text(e, spec.n_layers);
     gpu.breakdown.components = e.gpu.components;
     if (draft) append_draft(gpu.breakdown.components, draft->gpu);
+    if (tower_items && tower_on_gpu) append(gpu.breakdown.components, tower_items->device);
     if (cuda_context) gpu.breakdown.components.push_back(*cuda_context);
     gpu.breakdown.host = e.host.components;
     if (draft) append_draft(gpu.breakdown.host, draft->host);
+    if (tower_items) append(gpu.breakdown.host, tower_on_gpu ? tower_items->host : tower_items->device);
     if (!o.gpus.empty()) {
       gpu.gpu = o.gpus.front().name;
       gpu.capacity = o.gpus.front().memory;
@@ -210,6 +269,7 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
     host.holds = "the whole model";
     host.breakdown.components = e.host.components;
     if (draft) append_draft(host.breakdown.components, draft->host);
+    if (tower_items) append(host.breakdown.components, tower_items->device);
     if (o.host_memory) {
       host.gpu = "cpu";
       host.capacity = *o.host_memory;
@@ -247,6 +307,19 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
   }
   if (!fit_note.empty()) out.notes.insert(out.notes.begin(), fit_note);
   out.notes.push_back("the input layer (token embeddings) stays in host memory, as llama.cpp keeps it");
+  if (spec.vision.d_model != 0 && !o.llama_cpp_mmproj) {
+    out.notes.push_back("the text model alone: llama.cpp reads " + spec.name +
+                        "'s vision tower from a file of its own; give that file (mmproj-*.gguf) as `mmproj` to "
+                        "count its weights and compute buffer");
+  }
+  if (o.llama_cpp_mmproj) {
+    const LlamaCppProjector& p = *o.llama_cpp_mmproj;
+    const std::uint64_t pooled = p.image_size / p.patch_size / std::max<std::uint64_t>(p.n_merge, 1);
+    out.notes.push_back("the vision tower " + p.name + (tower_on_gpu ? " on the GPU" : " in host memory") +
+                        ": its compute buffer is the warm-up image's (" + group_digits(p.image_size) + " x " +
+                        group_digits(p.image_size) + ", the only size " + p.type + " encodes); each image adds " +
+                        group_digits(pooled * pooled) + " tokens to the context");
+  }
   if (!spec.stored_layers) {
     out.notes.push_back("weights from the architecture at " + to_string(w.weights.precision) +
                         "; a .gguf gives each tensor's own type");

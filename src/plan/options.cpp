@@ -667,6 +667,14 @@ const std::array kOptions = std::to_array<OptionDef>({
    .help = "llama-server -ctvd: the draft's V cache type, as cache_type_v", .default_text = "f16",
    .set = MEMPLAN_SET((void)parse_llama_cpp_cache_type(v.text, "cache_type_v_draft");
                       s.layout.cache_type_v_draft = v.text)},
+  {.key = "mmproj", .flag = "mmproj", .kind = OptionKind::text, .group = kEngine,
+   .help = "llama.cpp --mmproj: a vision tower's .gguf (mmproj-*.gguf beside the model's), its weights and the "
+           "compute buffer of its warm-up image on the GPU (Gemma 3's towers)",
+   .default_text = "none: a vision-language model's text model alone",
+   .set = MEMPLAN_SET(s.layout.mmproj = v.text)},
+  {.key = "mmproj_offload", .flag = "no_mmproj_offload", .kind = OptionKind::flag, .group = kEngine,
+   .help = "llama.cpp --no-mmproj-offload: the vision tower in host memory, run on the CPU",
+   .negated = true, .set = MEMPLAN_SET(s.layout.mmproj_offload = v.flag)},
   {.key = "cache_type_k", .flag = "cache_type_k", .kind = OptionKind::text, .group = kEngine,
    .help = "llama.cpp -ctk: f16, bf16, f32, q8_0, q4_0, q4_1, iq4_nl, q5_0 or q5_1", .default_text = "f16",
    .set = MEMPLAN_SET((void)parse_llama_cpp_cache_type(v.text, "cache_type_k"); s.layout.cache_type_k = v.text)},

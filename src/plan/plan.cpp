@@ -40,7 +40,8 @@ void check_engine_options(const PlanSettings& s) {
   }
   if (engine != Engine::llama_cpp)
     refuse({"ngl", "n_cpu_moe", "ubatch", "parallel", "cache_type_k", "cache_type_v", "flash_attn", "kv_unified",
-            "llama_server", "draft", "draft_max", "ngl_draft", "cache_type_k_draft", "cache_type_v_draft"},
+            "llama_server", "draft", "draft_max", "ngl_draft", "cache_type_k_draft", "cache_type_v_draft", "mmproj",
+            "mmproj_offload"},
            "llama.cpp");
 }
 
@@ -180,6 +181,13 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
       draft.options.n_outputs = l.n_seq;
       draft.draft_max = a.draft_max;
       o.llama_cpp_draft = std::move(draft);
+    }
+    if (!a.mmproj.empty()) {
+      if (!s.mmproj) throw Error(ErrorKind::internal, "the vision tower '" + a.mmproj + "' was not read");
+      o.llama_cpp_mmproj = *s.mmproj;
+      o.llama_cpp_mmproj->offload = a.mmproj_offload && !d.cpu;
+    } else if (s.was_given("mmproj_offload")) {
+      throw_invalid_input("mmproj_offload", "`mmproj_offload` applies to a vision tower given with `mmproj`");
     }
     o.llama_cpp = l;
     o.cpu = d.cpu;

@@ -350,3 +350,48 @@ cli_case(engine_vllm_ep_spans_every_gpu EXIT 2 ARGS estimate qwen3-30b-a3b --eng
          STDERR "--ep must be --tp x --dp = 2, not 8")
 cli_case(engine_vllm_refuses_zero EXIT 2 ARGS estimate qwen3-30b-a3b --engine vllm --gpu h100 --zero 1
          STDERR "--zero plans training; vLLM serving takes --tp, --dp and --ep")
+
+# --mmproj: a vision tower's file beside the text model (Gemma 3 4B's tower, its 840 MB of data a
+# hole). Its tensors on the GPU, each padded to CUDA's 128 bytes: 27 layers of q, k, v, out
+# (4 x 1,152² x 2 B) and their biases (4 x 4,608), two LayerNorms (4 x 4,608), up and down
+# (2 x 1,152 x 4,304 x 2 B), up's bias 17,216 -> 17,280 and down's 4,608: 30,508,416 B a layer;
+# the patch kernel 14 x 14 x 3 x 1,152 x 2 and its bias 4,608, the positions 1,152 x 4,096 x 2,
+# the final LayerNorm 2 x 4,608, the projection 2,560 x 1,152 x 2 and its norm 4,608:
+# 27 x 30,508,416 + 16,708,608 = 840,435,840 B. The warm-up image's compute buffer, 121.25 MiB,
+# and the image itself in the host's compute buffer, 3 x 896 x 896 x 4 B = 9.19 MiB, are what
+# llama.cpp logs for ggml-org/gemma-3-4b-it-GGUF's tower on CUDA (ggml-org/llama.cpp#22790);
+# 127,139,840 B is llama.cpp's mtmd_get_memory_usage less the tensors, on the CPU, for this file.
+gguf_case(engine_llama_cpp_mmproj EXIT 0 ARGS estimate gemma-3-4b-it --engine llama.cpp --gpu rtx-4090
+          --mmproj "${gguf}/mmproj-gemma3-4b.gguf" --format json STDERR_EMPTY
+          STDOUT "\"name\": \"mmproj_weights\",\n +\"bytes\": 840435840,.*\"name\": \"mmproj_compute\",\n +\"bytes\": 127139840,.*\"host_components\": .*\"name\": \"mmproj_compute\",\n +\"bytes\": 9633792,")
+gguf_case(engine_llama_cpp_mmproj_text EXIT 0 ARGS estimate gemma-3-4b-it --engine llama.cpp --gpu rtx-4090
+          --mmproj "${gguf}/mmproj-gemma3-4b.gguf"
+          STDOUT "mmproj_weights +801\\.50 MiB.*mmproj_compute +121\\.25 MiB.*host mmproj_compute +9\\.19 MiB.*vision tower mmproj-gemma3-4b\\.gguf on the GPU.*896 x 896.*each image adds 256 tokens")
+# --no-mmproj-offload: the tower in host memory, its tensors padded to the CPU's 32 bytes
+# (840,434,112 B, as ggml allocates them), no image apart.
+gguf_case(engine_llama_cpp_mmproj_on_host EXIT 0 ARGS estimate gemma-3-4b-it --engine llama.cpp --gpu rtx-4090
+          --mmproj "${gguf}/mmproj-gemma3-4b.gguf" --no-mmproj-offload --format json STDERR_EMPTY
+          STDOUT "\"host_components\": .*\"name\": \"mmproj_weights\",\n +\"bytes\": 840434112,.*\"name\": \"mmproj_compute\",\n +\"bytes\": 127139840,")
+# A small tower beside tiny-llama on the CPU: 219,136 B of tensors (the patch kernel
+# 14 x 14 x 3 x 64 x 2, 2 layers of 68,352, the positions, norms and the projection 32 x 64 x 2),
+# and 56,448 B of compute buffer, llama.cpp's mtmd_get_memory_usage (275,584) less the tensors.
+gguf_case(engine_llama_cpp_mmproj_cpu EXIT 0 ARGS estimate "${gguf}/tiny-llama.gguf" --engine llama.cpp --cpu
+          --mmproj "${gguf}/mmproj-tiny.gguf" --format json STDERR_EMPTY
+          STDOUT "\"name\": \"mmproj_weights\",\n +\"bytes\": 219136,.*\"name\": \"mmproj_compute\",\n +\"bytes\": 56448,")
+cli_case(engine_llama_cpp_vision_text_alone EXIT 0 ARGS estimate gemma-3-4b-it --engine llama.cpp --cpu
+         STDOUT "the text model alone: llama.cpp reads gemma-3-4b-it's vision tower from a file of its own; give that file \\(mmproj-\\*\\.gguf\\) as --mmproj")
+gguf_case(engine_llama_cpp_mmproj_as_model EXIT 2 ARGS estimate "${gguf}/mmproj-tiny.gguf" --engine llama.cpp --cpu
+          STDERR "mmproj-tiny\\.gguf: this is a vision tower's file \\(general.architecture 'clip', an mmproj\\), not a model: plan the model's own \\.gguf and add --mmproj")
+gguf_case(engine_llama_cpp_mmproj_not_a_tower EXIT 2 ARGS estimate "${gguf}/tiny-llama.gguf" --engine llama.cpp --cpu
+          --mmproj "${gguf}/tiny-llama.gguf" STDERR "tiny-llama\\.gguf: --mmproj takes a vision tower's file.*not a 'llama' model")
+gguf_case(engine_llama_cpp_mmproj_projector EXIT 2 ARGS estimate "${gguf}/tiny-llama.gguf" --engine llama.cpp --cpu
+          --mmproj "${gguf}/mmproj-mlp.gguf" STDERR "mmproj-mlp\\.gguf: the 'mlp' projector's compute buffer is not recorded")
+gguf_case(engine_llama_cpp_mmproj_other_model EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu
+          --mmproj "${gguf}/mmproj-gemma3-4b.gguf"
+          STDERR "projects into 2,560 dimensions, the model has 4,096: llama.cpp refuses the pair")
+cli_case(engine_llama_cpp_mmproj_offload_alone EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu
+         --no-mmproj-offload STDERR "--no-mmproj-offload applies to a vision tower given with --mmproj")
+set_tests_properties(cli.engine_llama_cpp_mmproj cli.engine_llama_cpp_mmproj_text cli.engine_llama_cpp_mmproj_on_host
+                     cli.engine_llama_cpp_mmproj_cpu cli.engine_llama_cpp_mmproj_as_model
+                     cli.engine_llama_cpp_mmproj_not_a_tower cli.engine_llama_cpp_mmproj_projector
+                     cli.engine_llama_cpp_mmproj_other_model PROPERTIES FIXTURES_REQUIRED gguf_files)

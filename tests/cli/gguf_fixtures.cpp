@@ -191,6 +191,14 @@ void write_small(const fs::path& dir) {
       .tensor("output_norm.bias", {32}, "F32");
   gpt2.write(dir / "tiny-gpt2.gguf");
 
+  // Vision towers for --mmproj: Gemma 3 4B's (SigLIP of 27 layers of 1,152 over 896 x 896
+  // pixels in 14 x 14 patches, projected into 2,560; 840 MB of f16 and f32 written as a hole),
+  // a small one into tiny-llama's width of 32, and one with LLaVA's projector.
+  memplan::testing::gemma3_mmproj({896, 14, 1152, 27, 16, 4304, 2560, "F16"})
+      .write(dir / "mmproj-gemma3-4b.gguf", GgufData::sparse);
+  memplan::testing::gemma3_mmproj({56, 14, 64, 2, 2, 128, 32, "F16"}).write(dir / "mmproj-tiny.gguf");
+  memplan::testing::gemma3_mmproj({56, 14, 64, 2, 2, 128, 32, "F16", "mlp"}).write(dir / "mmproj-mlp.gguf");
+
   GgufWriter all;
   all.str("general.architecture", "llama");
   for (const memplan::testing::GgmlLayout& l : memplan::testing::ggml_layouts()) {

@@ -49,6 +49,9 @@ int main(int argc, char** argv) {
   cp.flash_attn_type = std::atoi(argv[7]) != 0 ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
   cp.type_k = static_cast<ggml_type>(std::atoi(argv[8]));
   cp.type_v = static_cast<ggml_type>(std::atoi(argv[9]));
+  // Sliding-window layers keep their window, not the whole context, as llama-server and
+  // llama-cli run them (common_params::swa_full is false; the library's default is true).
+  cp.swa_full = false;
   long long fit_n_ctx = -1;
   if (argc == 11) {
     // llama.cpp fits the CPU's plan to the host's total memory less the margin: a margin of

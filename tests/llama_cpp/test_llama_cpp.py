@@ -19,6 +19,7 @@ ships (the exact bytes llama_context::memory_breakdown reports).
 Without npm or the npm registry the test says why and is skipped.
 """
 
+import concurrent.futures
 import json
 import os
 import pathlib
@@ -141,25 +142,60 @@ def test_parallel_sequences_each_keep_their_cells(llama_cpp, models, model, ctx,
 
 
 @pytest.fixture(scope="module")
-def context_probe(llama_cpp, tmp_path_factory):
-    """context_probe.cpp built against node-llama-cpp's llama.cpp: (the program, its environment)."""
+def llama_cpp_build(llama_cpp, tmp_path_factory):
+    """What probes are built from: (a C++ compiler, llama.cpp's source from the package's bundle,
+    the folder of the package's CPU libraries)."""
     package = llama_cpp / "node_modules" / "node-llama-cpp" / "llama" / "gitRelease.bundle"
     bins = [d for d in (llama_cpp / "node_modules" / "@node-llama-cpp").glob("*/bins/*/") if list(d.glob("libllama*.so"))]
     cxx = os.environ.get("MEMPLAN_CXX") or shutil.which("c++")
     if not package.is_file() or not bins:
-        pytest.skip("node-llama-cpp ships no llama.cpp source bundle or no CPU libraries to build context_probe against")
+        pytest.skip("node-llama-cpp ships no llama.cpp source bundle or no CPU libraries to build probes against")
     if cxx is None or shutil.which("git") is None:
-        pytest.skip("building context_probe needs a C++ compiler and git (to open llama.cpp's source bundle)")
-    out = tmp_path_factory.mktemp("probe")
-    source = out / "llama.cpp"
+        pytest.skip("building llama.cpp probes needs a C++ compiler and git (to open llama.cpp's source bundle)")
+    source = tmp_path_factory.mktemp("source") / "llama.cpp"
     subprocess.run(["git", "clone", "-q", str(package), str(source)], check=True, capture_output=True)
-    lib = bins[0]
-    libraries = [next(lib.glob(pattern))
-                 for pattern in ("libllama.*so", "libggml.*so", "libggml-base.so", "libllama-common.so")]
-    program = out / "context_probe"
+    return cxx, source, bins[0]
+
+
+def libraries(lib):
+    return [str(next(lib.glob(pattern)))
+            for pattern in ("libllama.*so", "libggml.*so", "libggml-base.so", "libllama-common.so")]
+
+
+@pytest.fixture(scope="module")
+def context_probe(llama_cpp_build, tmp_path_factory):
+    """context_probe.cpp built against node-llama-cpp's llama.cpp: (the program, its environment)."""
+    cxx, source, lib = llama_cpp_build
+    program = tmp_path_factory.mktemp("probe") / "context_probe"
     subprocess.run([cxx, "-std=c++17", "-O1", "-I", str(source / "include"), "-I", str(source / "src"), "-I",
                     str(source / "ggml" / "include"), "-I", str(source / "common"), str(HERE / "context_probe.cpp"),
-                    *map(str, libraries), f"-Wl,-rpath,{lib}", "-o", str(program)], check=True)
+                    *libraries(lib), f"-Wl,-rpath,{lib}", "-o", str(program)], check=True)
+    return program, {**os.environ, "LLAMA_CPP_BACKENDS": str(lib)}
+
+
+@pytest.fixture(scope="module")
+def mmproj_probe(llama_cpp_build, tmp_path_factory):
+    """mmproj_probe.cpp with llama.cpp's mtmd (the vision towers' loader), which the package does
+    not ship as a library: compiled here from the same source bundle, unoptimised (the probe only
+    sizes buffers), against the package's libraries."""
+    cxx, source, lib = llama_cpp_build
+    mtmd = source / "tools" / "mtmd"
+    out = tmp_path_factory.mktemp("mmproj_probe")
+    sources = [mtmd / f"{name}.cpp" for name in ("clip", "mtmd", "mtmd-audio", "mtmd-image")]
+    sources += sorted((mtmd / "models").glob("*.cpp"))
+    includes = ["-I", str(source / "include"), "-I", str(source / "ggml" / "include"), "-I", str(mtmd), "-I",
+                str(source / "vendor")]
+
+    def compile_one(path):
+        obj = out / (path.parent.name + "-" + path.stem + ".o")
+        subprocess.run([cxx, "-std=c++17", "-O0", "-w", "-c", str(path), *includes, "-o", str(obj)], check=True)
+        return str(obj)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        objects = list(pool.map(compile_one, sources))
+    program = out / "mmproj_probe"
+    subprocess.run([cxx, "-std=c++17", "-O0", *includes, str(HERE / "mmproj_probe.cpp"), *objects, *libraries(lib),
+                    "-lpthread", f"-Wl,-rpath,{lib}", "-o", str(program)], check=True)
     return program, {**os.environ, "LLAMA_CPP_BACKENDS": str(lib)}
 
 
@@ -385,3 +421,48 @@ def test_the_cache_cells_are_the_context_rounded_up_to_256(llama_cpp, models):
     real = llama_cpp_report(llama_cpp, models / "llama-q4_k.gguf", 1000, 512, "f16", "f16", "auto")
     assert real["cells"] == 1024
     assert real["kv_mib"] * MIB == 1024 * 3 * 2 * 64 * 2 * 2
+
+
+# A vision tower's file (--mmproj, Gemma 3's projector) beside the llama it projects into: its
+# tensors in the CPU buffer ggml allocates for them, to the byte, and the compute buffer of its
+# warm-up image, with flash attention and without (every head's scores), to the byte.
+@pytest.mark.parametrize("fa", ["on", "off"])
+def test_a_vision_tower_as_llama_cpp_sizes_it(mmproj_probe, models, fa):
+    program, env = mmproj_probe
+    mmproj = models / "mmproj-gemma3-f16.gguf"
+    done = subprocess.run([str(program), str(mmproj), str(int(fa == "on"))], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    real = json.loads(done.stdout.strip().splitlines()[-1])
+    report, rows = memplan_rows(models / "llama-q4_k.gguf", 1024, 512, fa, "--mmproj", str(mmproj))
+    assert rows["mmproj_weights"] == real["buffer_bytes"]
+    assert rows["mmproj_compute"] == real["usage_bytes"] - real["tensor_bytes"]
+
+
+# Gemma 3 as llama-server runs it (sliding layers keep their window, not the whole context):
+# six layers sliding over 512 tokens to one global, so two caches (the window and a micro-batch
+# per sequence, padded to 256, and the whole context), each with its row indices and mask among
+# the graph's inputs. (-c, -ub, -np, llama-server, flash attention)
+GEMMA3 = [
+    (2048, 512, 1, False, "on"),
+    (8192, 512, 1, False, "on"),
+    (1000, 256, 1, False, "on"),
+    (2048, 512, 1, False, "off"),
+    (16384, 1024, 1, False, "on"),
+    (4096, 512, 4, True, "on"),
+]
+
+
+@pytest.mark.parametrize("ctx,ubatch,sequences,server,fa", GEMMA3)
+def test_gemma3_keeps_a_windowed_and_a_global_cache(context_probe, models, ctx, ubatch, sequences, server, fa):
+    model = models / "gemma3-q8_0.gguf"
+    real = probe_report(context_probe, model, ctx, ubatch, sequences, server, sequences if server else 0, fa)
+    extra = ["--llama-server", "--parallel", str(sequences), "--kv-unified"] if server else []
+    report, rows = memplan_rows(model, ctx, ubatch, fa, *extra)
+    assert rows["weights"] == real["model_bytes"]
+    assert rows["kv_cache"] == real["kv_bytes"]
+    # A closed form read from llama.cpp's allocator trace: exact with one sequence; with
+    # llama-server's four, 2,016 B of out_ids alignment over (0.01%).
+    assert rows["compute_buffer"] == pytest.approx(real["compute_bytes"], rel=2e-4)
+    if not server:
+        assert rows["compute_buffer"] == real["compute_bytes"]

@@ -319,6 +319,46 @@ GgufWriter qwen35(std::uint64_t d, std::uint64_t layers, std::uint64_t vocab, co
   return w;
 }
 
+// Gemma 3's text model: sandwich norms, per-head q/k norms, heads wider than d_model / heads,
+// a tied head, and sliding-window layers (of every six the last is global).
+GgufWriter gemma3(std::uint64_t d, std::uint64_t layers, std::uint64_t window, std::uint64_t vocab,
+                  const char* matrices) {
+  const std::uint64_t heads = 4, kv_heads = 2, hd = 128, ff = 4 * d;
+  GgufWriter w;
+  w.str("general.architecture", "gemma3")
+      .str("general.name", "gemma3-test")
+      .u32("gemma3.context_length", 8192)
+      .u32("gemma3.embedding_length", static_cast<std::uint32_t>(d))
+      .u32("gemma3.block_count", static_cast<std::uint32_t>(layers))
+      .u32("gemma3.feed_forward_length", static_cast<std::uint32_t>(ff))
+      .u32("gemma3.attention.head_count", heads)
+      .u32("gemma3.attention.head_count_kv", kv_heads)
+      .u32("gemma3.attention.key_length", hd)
+      .u32("gemma3.attention.value_length", hd)
+      .u32("gemma3.attention.sliding_window", static_cast<std::uint32_t>(window))
+      .f32("gemma3.attention.layer_norm_rms_epsilon", 1e-6f);
+  w.spm_vocabulary(vocab);
+  w.tensor("token_embd.weight", {d, vocab}, matrices);
+  for (std::uint64_t b = 0; b < layers; ++b) {
+    const std::string p = "blk." + std::to_string(b) + ".";
+    w.tensor(p + "attn_norm.weight", {d}, "F32")
+        .tensor(p + "attn_q.weight", {d, heads * hd}, matrices)
+        .tensor(p + "attn_k.weight", {d, kv_heads * hd}, matrices)
+        .tensor(p + "attn_v.weight", {d, kv_heads * hd}, matrices)
+        .tensor(p + "attn_output.weight", {heads * hd, d}, matrices)
+        .tensor(p + "post_attention_norm.weight", {d}, "F32")
+        .tensor(p + "attn_k_norm.weight", {hd}, "F32")
+        .tensor(p + "attn_q_norm.weight", {hd}, "F32")
+        .tensor(p + "ffn_norm.weight", {d}, "F32")
+        .tensor(p + "ffn_gate.weight", {d, ff}, matrices)
+        .tensor(p + "ffn_up.weight", {d, ff}, matrices)
+        .tensor(p + "ffn_down.weight", {ff, d}, matrices)
+        .tensor(p + "post_ffw_norm.weight", {d}, "F32");
+  }
+  w.tensor("output_norm.weight", {d}, "F32");
+  return w;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -354,5 +394,12 @@ int main(int argc, char** argv) {
   qwen35(256, 8, 2048, "Q8_0").write(dir / "qwen35-q8_0.gguf");
   // Qwen3.5-MoE: the same layers with 8 routed experts and a gated shared expert, in f16.
   qwen35(256, 4, 2048, "F16", 8).write(dir / "qwen35moe-f16.gguf");
+  // Gemma 3: seven layers (six sliding over 512 tokens, one global), Q8_0; and with a vocabulary
+  // of 32,768, whose logits outweigh a layer (as Gemma 3's 262,144 do).
+  gemma3(256, 7, 512, 2048, "Q8_0").write(dir / "gemma3-q8_0.gguf");
+  gemma3(256, 7, 512, 32768, "Q8_0").write(dir / "gemma3-v32k-q8_0.gguf");
+  // A vision tower for --mmproj beside llama-q4_k (width 256): Gemma 3's SigLIP and its pooled
+  // projector.
+  memplan::testing::gemma3_mmproj({224, 14, 192, 3, 3, 768, 256, "F16"}).write(dir / "mmproj-gemma3-f16.gguf");
   return 0;
 }

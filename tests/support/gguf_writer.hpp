@@ -165,6 +165,15 @@ class GgufWriter {
     for (std::uint32_t v : values) value += le32(v);
     return raw_kv(key, value);
   }
+  GgufWriter& f32_array(std::string_view key, const std::vector<float>& values) {
+    std::string value = le32(kArray) + le32(kF32) + le64(values.size());
+    for (float v : values) {
+      std::uint32_t bits = 0;
+      __builtin_memcpy(&bits, &v, sizeof bits);
+      value += le32(bits);
+    }
+    return raw_kv(key, value);
+  }
   // A key and the raw bytes of its value (type included).
   GgufWriter& raw_kv(std::string_view key, const std::string& value) {
     kvs_ += gguf_string(key) + value;
@@ -229,8 +238,8 @@ class GgufWriter {
   // Writes the file; returns its path as a string.
   std::string write(const std::filesystem::path& path, GgufData data = GgufData::zeros) const {
     const std::string head = header();
-    if (data != GgufData::none && data_bytes() > (64ULL << 20)) {
-      throw std::invalid_argument("a test GGUF file of more than 64 MiB of data: write it with GgufData::none");
+    if (data == GgufData::zeros && data_bytes() > (64ULL << 20)) {
+      throw std::invalid_argument("a test GGUF file of more than 64 MiB of data: write it sparse or without data");
     }
     {
       std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -255,6 +264,58 @@ class GgufWriter {
   std::vector<Tensor> tensors_;
   std::string tail_;
 };
+
+// A vision tower's file for llama.cpp's --mmproj with Gemma 3's projector, as
+// convert_hf_to_gguf.py --mmproj writes one (tools/mtmd/clip.cpp's names): a SigLIP ViT of
+// `layers` blocks over image_size² pixels in patch² patches, a final LayerNorm, then the
+// pooled projection into the text model's width (`text_d`).
+struct Gemma3Tower {
+  std::uint64_t image_size, patch, d, layers, heads, ff, text_d;
+  const char* matrices;  // the linear layers' type
+  const char* projector = "gemma3";
+};
+
+inline GgufWriter gemma3_mmproj(const Gemma3Tower& s) {
+  const std::uint64_t patches = (s.image_size / s.patch) * (s.image_size / s.patch);
+  GgufWriter w;
+  w.str("general.architecture", "clip")
+      .str("general.name", "gemma3-mmproj-test")
+      .boolean("clip.has_vision_encoder", true)
+      .str("clip.projector_type", s.projector)
+      .boolean("clip.use_gelu", true)
+      .u32("clip.vision.image_size", static_cast<std::uint32_t>(s.image_size))
+      .u32("clip.vision.patch_size", static_cast<std::uint32_t>(s.patch))
+      .u32("clip.vision.embedding_length", static_cast<std::uint32_t>(s.d))
+      .u32("clip.vision.feed_forward_length", static_cast<std::uint32_t>(s.ff))
+      .u32("clip.vision.block_count", static_cast<std::uint32_t>(s.layers))
+      .u32("clip.vision.attention.head_count", static_cast<std::uint32_t>(s.heads))
+      .u32("clip.vision.projection_dim", static_cast<std::uint32_t>(s.text_d))
+      .f32("clip.vision.attention.layer_norm_epsilon", 1e-6f)
+      .f32_array("clip.vision.image_mean", {0.5f, 0.5f, 0.5f})
+      .f32_array("clip.vision.image_std", {0.5f, 0.5f, 0.5f});
+  w.tensor("v.patch_embd.weight", {s.patch, s.patch, 3, s.d}, "F16")
+      .tensor("v.patch_embd.bias", {s.d}, "F32")
+      .tensor("v.position_embd.weight", {s.d, patches}, "F16");
+  for (std::uint64_t b = 0; b < s.layers; ++b) {
+    const std::string p = "v.blk." + std::to_string(b) + ".";
+    for (const char* m : {"attn_q", "attn_k", "attn_v", "attn_out"}) {
+      w.tensor(p + m + ".weight", {s.d, s.d}, s.matrices).tensor(p + m + ".bias", {s.d}, "F32");
+    }
+    w.tensor(p + "ln1.weight", {s.d}, "F32")
+        .tensor(p + "ln1.bias", {s.d}, "F32")
+        .tensor(p + "ffn_up.weight", {s.d, s.ff}, s.matrices)
+        .tensor(p + "ffn_up.bias", {s.ff}, "F32")
+        .tensor(p + "ffn_down.weight", {s.ff, s.d}, s.matrices)
+        .tensor(p + "ffn_down.bias", {s.d}, "F32")
+        .tensor(p + "ln2.weight", {s.d}, "F32")
+        .tensor(p + "ln2.bias", {s.d}, "F32");
+  }
+  w.tensor("v.post_ln.weight", {s.d}, "F32")
+      .tensor("v.post_ln.bias", {s.d}, "F32")
+      .tensor("mm.input_projection.weight", {s.text_d, s.d}, s.matrices)
+      .tensor("mm.soft_emb_norm.weight", {s.d}, "F32");
+  return w;
+}
 
 // A Llama-architecture model whose tensors, between them, use every type of ggml_layouts():
 // d_model 256, 4 blocks, 4 heads of 64, d_mlp 256, a vocabulary of 256 (so every row is a

@@ -41,6 +41,37 @@ struct LlamaCppDraft {
   std::uint64_t draft_max = 3;  // --draft-max
 };
 
+// A vision tower llama.cpp loads from a file of its own (--mmproj; tools/mtmd/clip.cpp), as
+// the front-end reads it from that file's header. llama-server puts it on the GPU unless
+// --no-mmproj-offload, and reserves a compute buffer for one warm-up image.
+struct LlamaCppProjector {
+  std::string name;                              // the file, as named
+  std::string type;                              // clip.projector_type: gemma3
+  std::uint64_t image_size = 0, patch_size = 0;  // pixels on a side: the warm-up image's, a patch's
+  std::uint64_t d_model = 0, d_ff = 0, n_layers = 0, n_heads = 0;
+  std::uint64_t n_merge = 4;              // Gemma 3's pooling kernel
+  std::uint64_t text_width = 0;           // the projection's output: the text model's d_model
+  std::uint64_t patch_element_bytes = 2;  // v.patch_embd.weight's element (im2col writes in it)
+  std::uint64_t projection_bytes = 0;     // mm.input_projection.weight
+  std::vector<std::uint64_t> tensors;     // each tensor's bytes, as stored
+  bool offload = true;                    // --mmproj-offload (llama-server's default)
+};
+
+struct LlamaCppProjectorEstimate {
+  std::uint64_t weights = 0;    // the tensors' buffer: each tensor padded to the buffer's alignment
+  std::uint64_t compute = 0;    // the warm-up image's graph, on the tower's device
+  std::uint64_t image = 0;      // the image itself in the host's compute buffer when the tower is offloaded
+                                //   (ggml's scheduler keeps graph inputs on the CPU backend)
+  std::uint64_t fit_bytes = 0;  // what llama-server's --fit sets aside for it: the tensors unpadded and the
+                                //   device's compute buffer (mtmd_get_memory_usage)
+};
+
+// Returns the vision tower's buffers with flash attention on or off, on a GPU (CUDA's 128-byte
+// alignment) or the CPU (32). Throws Error(invalid_input, "mmproj") when its projection's
+// width is not `text_width` (llama.cpp refuses the pair), Error(overflow).
+LlamaCppProjectorEstimate estimate_llama_cpp_projector(const LlamaCppProjector& projector, std::uint64_t text_width,
+                                                       bool flash_attn, bool on_gpu);
+
 // Where a model's tensors go: the input layer (token and position embeddings) always in host
 // memory, each repeating layer and the output layer (final norm and LM head) where -ngl puts it.
 struct LlamaCppWeights {

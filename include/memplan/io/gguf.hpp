@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "memplan/core/ggml_types.hpp"
+#include "memplan/estimators/llama_cpp.hpp"
 #include "memplan/io/model_file.hpp"
 
 namespace memplan {
@@ -136,5 +137,15 @@ GgufImport gguf_model(const GgufFile& file);
 
 // read_gguf then gguf_model.
 GgufImport load_gguf_model(const std::string& path);
+
+// Maps a vision tower's file for llama.cpp's --mmproj (general.architecture "clip", written by
+// convert_hf_to_gguf.py --mmproj; keys and tensors as tools/mtmd/clip.cpp reads them) onto
+// the tower llama_cpp's estimate prices. Throws ConfigError naming the file and the key: not a
+// "clip" file, no vision encoder, a projector other than those memplan has recorded (gemma3),
+// a missing or mistyped key or tensor.
+LlamaCppProjector gguf_projector(const GgufFile& file);
+
+// read_gguf then gguf_projector.
+LlamaCppProjector load_gguf_projector(const std::string& path);
 
 }  // namespace memplan

@@ -50,10 +50,11 @@ ModelEntry load_builtin_model(std::string_view name);
 ModelEntry find_model(std::string_view name_or_path, const std::function<void(const std::string&)>& progress = {},
                       const std::string& as_model_type = {});
 
-// Returns `settings` with the draft model `layout.draft` names looked up (find_model) into
-// draft_model, when one is named and not yet found. Throws as find_model, its errors naming
-// the key `draft`.
-PlanSettings with_draft_model(PlanSettings settings, const std::function<void(const std::string&)>& progress = {});
+// Returns `settings` with the files its engine options name read: the draft model
+// `layout.draft` names looked up (find_model) into draft_model, and the vision tower
+// `layout.mmproj` names read (load_gguf_projector) into mmproj, each when named and not yet
+// read. Throws as find_model (its errors naming the key `draft`) and load_gguf_projector.
+PlanSettings with_engine_files(PlanSettings settings, const std::function<void(const std::string&)>& progress = {});
 
 // The model `memplan estimate` uses when none is named.
 inline constexpr std::string_view default_model_name = "llama-2-7b";

@@ -52,18 +52,19 @@ enum class Engine { pytorch, vllm, llama_cpp };
 Engine parse_engine(std::string_view text);
 
 struct LayoutOptions {
-  ParallelTrainingOptions parallel;              // t (any workload); p, d, sharding, offload (training)
-  std::optional<ServingOptions> vllm;            // set: vLLM tensor-parallel serving of the model
-  std::optional<LlamaCppOptions> llama_cpp;      // set: llama.cpp, on `gpus` (at most one) or on the host (cpu)
-  std::optional<LlamaCppDraft> llama_cpp_draft;  // llama.cpp with a draft model for speculative decoding
-  bool cpu = false;                              // llama.cpp: no GPU; the host's RAM is the budget
-  std::optional<Bytes> host_memory;              // llama.cpp with cpu: the host's budget when known
-  std::optional<PlacementPolicy> device_map;     // set: accelerate device_map placement over `gpus`
-  std::vector<GpuSpec> gpus;                     // device_map: the GPUs in order; otherwise at most one, the GPU
-                                                 //   every device is (required for vLLM, optional otherwise)
-  std::vector<Bytes> max_memory;                 // device_map: per-GPU budgets (accelerate max_memory);
-                                                 //   empty = each GPU's memory less the CUDA context
-  std::optional<Bytes> cpu_memory;               // device_map: host RAM for what does not fit; unset = unlimited
+  ParallelTrainingOptions parallel;                   // t (any workload); p, d, sharding, offload (training)
+  std::optional<ServingOptions> vllm;                 // set: vLLM tensor-parallel serving of the model
+  std::optional<LlamaCppOptions> llama_cpp;           // set: llama.cpp, on `gpus` (at most one) or on the host (cpu)
+  std::optional<LlamaCppDraft> llama_cpp_draft;       // llama.cpp with a draft model for speculative decoding
+  std::optional<LlamaCppProjector> llama_cpp_mmproj;  // llama.cpp with a vision tower's file (--mmproj)
+  bool cpu = false;                                   // llama.cpp: no GPU; the host's RAM is the budget
+  std::optional<Bytes> host_memory;                   // llama.cpp with cpu: the host's budget when known
+  std::optional<PlacementPolicy> device_map;          // set: accelerate device_map placement over `gpus`
+  std::vector<GpuSpec> gpus;                          // device_map: the GPUs in order; otherwise at most one, the GPU
+                                                      //   every device is (required for vLLM, optional otherwise)
+  std::vector<Bytes> max_memory;                      // device_map: per-GPU budgets (accelerate max_memory);
+                                                      //   empty = each GPU's memory less the CUDA context
+  std::optional<Bytes> cpu_memory;                    // device_map: host RAM for what does not fit; unset = unlimited
 };
 
 // Returns the memory each device role holds when `workload` runs on `spec` laid out as

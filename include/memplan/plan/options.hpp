@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "memplan/estimators/llama_cpp.hpp"
 #include "memplan/plan/workload.hpp"
 
 namespace memplan {
@@ -58,6 +59,8 @@ struct LayoutRequest {
   std::optional<std::uint64_t> ngl_draft;  // llama.cpp -ngld; unset = as `ngl` defaults
   std::string cache_type_k_draft = "f16";  // llama.cpp -ctkd
   std::string cache_type_v_draft = "f16";  // llama.cpp -ctvd
+  std::string mmproj;                      // llama.cpp --mmproj: a vision tower's .gguf; empty = none
+  bool mmproj_offload = true;              // llama.cpp --no-mmproj-offload clears it: the tower on the host
   std::string cache_type_k = "f16";
   std::string cache_type_v = "f16";
   std::string flash_attn = "auto";  // on, off, auto
@@ -69,15 +72,16 @@ struct LayoutRequest {
 
 // Everything the options set, before the plan is bound to a device (plan/plan.hpp).
 struct PlanSettings {
-  Workload workload;                     // the knobs; weights.precision is resolved by bind
-  std::string precision = "auto";        // the weight precision asked for: auto or a precision name
-  std::string policy = "pytorch";        // whose precision rules resolve it: pytorch or vllm
-  double threshold = 0.85;               // the share of the budget a plan may use before its verdict warns
-  LayoutRequest layout;                  // multi-GPU layouts
-  std::uint64_t pos_index_from_end = 0;  // pos_slice given as -k (TransformerLens: one position, k-th from the end)
-  std::uint64_t max_pixels = 0;          // Qwen2-VL's processor max_pixels; 0: the model's
-  std::vector<std::string> given;        // the keys set, in the order given (defaults, applicability, commands)
-  std::optional<ModelSpec> draft_model;  // layout.draft as the front-end found it (the core reads no files)
+  Workload workload;                        // the knobs; weights.precision is resolved by bind
+  std::string precision = "auto";           // the weight precision asked for: auto or a precision name
+  std::string policy = "pytorch";           // whose precision rules resolve it: pytorch or vllm
+  double threshold = 0.85;                  // the share of the budget a plan may use before its verdict warns
+  LayoutRequest layout;                     // multi-GPU layouts
+  std::uint64_t pos_index_from_end = 0;     // pos_slice given as -k (TransformerLens: one position, k-th from the end)
+  std::uint64_t max_pixels = 0;             // Qwen2-VL's processor max_pixels; 0: the model's
+  std::vector<std::string> given;           // the keys set, in the order given (defaults, applicability, commands)
+  std::optional<ModelSpec> draft_model;     // layout.draft as the front-end found it (the core reads no files)
+  std::optional<LlamaCppProjector> mmproj;  // layout.mmproj as the front-end read it
 
   bool was_given(std::string_view key) const;
 };

@@ -277,6 +277,82 @@ TEST(LlamaCpp, StateSpaceComputeBufferIsWhatLlamaCppReserved) {
   }
 }
 
+// Gemma 3's tower (tools/mtmd, projector gemma3) of `layers` blocks of width d over an image
+// of `image` pixels a side in 14-pixel patches, projected into `text` dimensions, f16.
+LlamaCppProjector gemma3_tower(std::uint64_t image, std::uint64_t d, std::uint64_t layers, std::uint64_t heads,
+                               std::uint64_t ff, std::uint64_t text) {
+  LlamaCppProjector p;
+  p.name = "mmproj.gguf";
+  p.type = "gemma3";
+  p.image_size = image;
+  p.patch_size = 14;
+  p.d_model = d;
+  p.d_ff = ff;
+  p.n_layers = layers;
+  p.n_heads = heads;
+  p.text_width = text;
+  p.projection_bytes = text * d * 2;
+  return p;
+}
+
+TEST(LlamaCpp, AVisionTowersComputeBufferIsWhatLlamaCppReserved) {
+  // Measured with llama.cpp v0.5.0's mtmd on the CPU (mtmd_get_memory_usage less the tensors'
+  // bytes; tests/llama_cpp/mmproj_probe.cpp) for towers the comparison's writer makes, flash
+  // attention on and off; the last is Gemma 3 4B's tower, whose 121.25 MiB llama.cpp also logs on
+  // CUDA for ggml-org/gemma-3-4b-it-GGUF (ggml-org/llama.cpp#22790).
+  struct Run {
+    std::uint64_t image, d, layers, heads, ff, text;
+    bool flash_attn;
+    std::uint64_t compute;
+  };
+  const Run runs[] = {
+      {224, 192, 1, 3, 768, 256, true, 1277952},        {224, 192, 3, 3, 768, 256, true, 1376256},
+      {224, 192, 4, 3, 768, 256, true, 1376256},        {224, 192, 3, 3, 768, 256, false, 1966080},
+      {448, 192, 2, 3, 768, 256, true, 5505024},        {448, 192, 2, 3, 768, 256, false, 17301504},
+      {896, 1152, 27, 16, 4304, 2560, true, 127139840},
+  };
+  for (const Run& r : runs) {
+    const LlamaCppProjector p = gemma3_tower(r.image, r.d, r.layers, r.heads, r.ff, r.text);
+    EXPECT_EQ(estimate_llama_cpp_projector(p, r.text, r.flash_attn, false).compute, r.compute)
+        << r.image << " px, " << r.layers << " layers, flash attention " << r.flash_attn;
+  }
+}
+
+TEST(LlamaCpp, AVisionTowersTensorsArePaddedToTheirBuffer) {
+  // Three tensors of 4,608, 17,216 and 2,654,208 B: as stored on the CPU (32-byte alignment,
+  // all multiples), 17,216 padded to 17,280 on CUDA (128); llama-server's --fit sets aside the
+  // tensors unpadded and the compute buffer; on the GPU the 896 x 896 image (3 x 896² x 4 B)
+  // is the host's.
+  LlamaCppProjector p = gemma3_tower(896, 1152, 27, 16, 4304, 2560);
+  p.tensors = {4608, 17216, 2654208};
+  const LlamaCppProjectorEstimate cpu = estimate_llama_cpp_projector(p, 2560, true, false);
+  EXPECT_EQ(cpu.weights, 4608u + 17216 + 2654208);
+  EXPECT_EQ(cpu.image, 0u);
+  const LlamaCppProjectorEstimate gpu = estimate_llama_cpp_projector(p, 2560, true, true);
+  EXPECT_EQ(gpu.weights, 4608u + 17280 + 2654208);
+  EXPECT_EQ(gpu.image, 3ULL * 896 * 896 * 4);
+  EXPECT_EQ(gpu.fit_bytes, 4608u + 17216 + 2654208 + 127139840);
+  expect_invalid([&] { estimate_llama_cpp_projector(p, 4096, true, true); }, "mmproj");
+}
+
+TEST(LlamaCpp, AUnifiedCacheKeepsEverySequencesWindow) {
+  // llama-kv-cache-iswa.cpp: a sliding layer of a unified cache holds n_swa x n_seq + n_ubatch
+  // cells, padded to 256. Gemma 3's pattern (five sliding layers of 512 in six) at -c 4096 over
+  // -np 4: 512 x 4 + 512 = 2,560 cells; the global layer 4,096. Measured with context_probe on the
+  // comparison's gemma3-q8_0 (7 layers, 2 KV heads of 128): 19,922,944 B of f16 K and V.
+  ModelSpec s = small_llama(256, 7, 4, 2, 1024, 2048);
+  s.d_head = 128;
+  s.sliding_window = 512;
+  s.global_every = 6;
+  LlamaCppOptions o;
+  o.n_ctx = 4096;
+  o.n_seq = 4;
+  o.kv_unified = true;
+  const std::uint64_t cell = 2 * 128 * 2 * 2;  // K and V of 2 heads of 128 in f16
+  EXPECT_EQ(bytes_of(estimate_llama_cpp(s, o).host, "kv_cache"), (6 * 2560 + 4096) * cell);
+  EXPECT_EQ((6 * 2560 + 4096) * cell, 19922944u);
+}
+
 TEST(LlamaCpp, AContextBelowTheMicroBatchCapsIt) {
   // llama_context caps n_ubatch at -c as given (n_batch = min(n_ctx, n_batch)), before -c is
   // padded to 256: -c 300 -ub 512 reserves a 300-token graph. Measured with context_probe on the

@@ -487,6 +487,99 @@ TEST_F(Gguf, LlamaMapsToTheSpecAndCountsExactly) {
   EXPECT_EQ(count_parameters(find_model(path("tiny-llama.gguf")).spec), 9'824U);
 }
 
+TEST_F(Gguf, Gemma3SlidesFiveLayersInSixAndCountsItsQkNorms) {
+  // llama.cpp's gemma3: sliding_window 512, no pattern key (6: of every six layers the last is
+  // global); heads of 64 wider than d / heads; per-head q/k RMSNorms; a tied head.
+  GgufWriter w;
+  w.str("general.architecture", "gemma3")
+      .u32("gemma3.context_length", 8192)
+      .u32("gemma3.embedding_length", 32)
+      .u32("gemma3.block_count", 7)
+      .u32("gemma3.feed_forward_length", 64)
+      .u32("gemma3.attention.head_count", 2)
+      .u32("gemma3.attention.head_count_kv", 1)
+      .u32("gemma3.attention.key_length", 64)
+      .u32("gemma3.attention.value_length", 64)
+      .u32("gemma3.attention.sliding_window", 512)
+      .tokens("tokenizer.ggml.tokens", 8);
+  w.tensor("token_embd.weight", {32, 8}, "F16");
+  for (int b = 0; b < 7; ++b) {
+    const std::string p = "blk." + std::to_string(b) + ".";
+    w.tensor(p + "attn_norm.weight", {32}, "F32")
+        .tensor(p + "attn_q.weight", {32, 128}, "F16")
+        .tensor(p + "attn_k.weight", {32, 64}, "F16")
+        .tensor(p + "attn_v.weight", {32, 64}, "F16")
+        .tensor(p + "attn_output.weight", {128, 32}, "F16")
+        .tensor(p + "post_attention_norm.weight", {32}, "F32")
+        .tensor(p + "attn_k_norm.weight", {64}, "F32")
+        .tensor(p + "attn_q_norm.weight", {64}, "F32")
+        .tensor(p + "ffn_norm.weight", {32}, "F32")
+        .tensor(p + "ffn_gate.weight", {32, 64}, "F16")
+        .tensor(p + "ffn_up.weight", {32, 64}, "F16")
+        .tensor(p + "ffn_down.weight", {64, 32}, "F16")
+        .tensor(p + "post_ffw_norm.weight", {32}, "F32");
+  }
+  w.tensor("output_norm.weight", {32}, "F32");
+  const GgufImport m = load_gguf_model(w.write(path("gemma3.gguf")));
+  const ModelSpec& s = m.entry.spec;
+  EXPECT_EQ(s.family, Family::gemma3);
+  EXPECT_EQ(s.d_head, 64U);
+  EXPECT_EQ(s.sliding_window, 512U);
+  EXPECT_EQ(s.global_every, 6U);
+  EXPECT_EQ(s.norms_per_layer, 4U);
+  EXPECT_EQ(s.qk_norm, QkNorm::head);
+  EXPECT_EQ(s.lm_head, LmHead::tied);
+  EXPECT_EQ(attention_kind(s, 4), AttentionKind::sliding);
+  EXPECT_EQ(attention_kind(s, 5), AttentionKind::full);
+  EXPECT_EQ(attention_kind(s, 6), AttentionKind::sliding);
+  // A layer: q 4,096 + k 2,048 + v 2,048 + o 4,096 + MLP 3 x 2,048 + 4 norms x 32 + q/k norms
+  // 2 x 64 = 18,688; 7 layers, the embedding 256 and the final norm 32.
+  EXPECT_EQ(count_parameters(s), 7U * 18'688 + 256 + 32);
+  EXPECT_EQ(read_gguf(path("gemma3.gguf")).elements, 7U * 18'688 + 256 + 32);
+}
+
+TEST_F(Gguf, AVisionTowersFileIsReadForItsGraph) {
+  // Gemma 3's projector: 2 layers of width 64 (2 heads, MLP 128) over 56 x 56 pixels in 14-pixel
+  // patches, projected into 32; 41 tensors, the projection 32 x 64 x 2 B.
+  const LlamaCppProjector p = load_gguf_projector(
+      testing::gemma3_mmproj({56, 14, 64, 2, 2, 128, 32, "F16"}).write(path("mmproj.gguf")));
+  EXPECT_EQ(p.name, "mmproj.gguf");
+  EXPECT_EQ(p.type, "gemma3");
+  EXPECT_EQ(p.image_size, 56U);
+  EXPECT_EQ(p.patch_size, 14U);
+  EXPECT_EQ(p.d_model, 64U);
+  EXPECT_EQ(p.d_ff, 128U);
+  EXPECT_EQ(p.n_layers, 2U);
+  EXPECT_EQ(p.n_heads, 2U);
+  EXPECT_EQ(p.n_merge, 4U);
+  EXPECT_EQ(p.text_width, 32U);
+  EXPECT_EQ(p.patch_element_bytes, 2U);
+  EXPECT_EQ(p.projection_bytes, 32U * 64 * 2);
+  EXPECT_EQ(p.tensors.size(), 3U + 2 * 16 + 4);
+  // A file that is not a tower, a projector not recorded, a tower without its projection.
+  const auto refused = [&](const std::string& file, const std::string& key) {
+    try {
+      load_gguf_projector(file);
+      ADD_FAILURE() << file << " was read";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), key) << e.what();
+    }
+  };
+  refused(testing::tiny_llama().write(path("llama.gguf")), "general.architecture");
+  refused(testing::gemma3_mmproj({56, 14, 64, 2, 2, 128, 32, "F16", "qwen2.5vl"}).write(path("qwen.gguf")),
+          "clip.projector_type");
+  GgufWriter no_projection = testing::gemma3_mmproj({56, 14, 64, 2, 2, 128, 32, "F16"});
+  GgufWriter cut;
+  for (const GgufWriter::Tensor& t : no_projection.tensors()) {
+    if (t.name != "mm.input_projection.weight") cut.tensor_id(t.name, t.shape, t.type);
+  }
+  cut.str("general.architecture", "clip").boolean("clip.has_vision_encoder", true).str("clip.projector_type", "gemma3");
+  for (const char* k : {"image_size", "patch_size", "embedding_length", "feed_forward_length", "block_count"})
+    cut.u32(std::string("clip.vision.") + k, 64);
+  cut.u32("clip.vision.attention.head_count", 2);
+  refused(cut.write(path("cut.gguf")), "mm.input_projection.weight");
+}
+
 TEST_F(Gguf, Mamba2MapsToStateSpaceSizesAndCountsExactly) {
   // llama.cpp's mamba2 keys and tensors (src/models/mamba2.cpp): d 32, 1 layer, d_inner 64 of
   // 4 heads (time_step_rank) in 2 groups, state 8, conv 4 taps over 64 + 2 x 2 x 8 = 96 channels.
@@ -866,7 +959,8 @@ TEST_F(Gguf, UnmappedArchitecturesAndBadKeysAreNamed) {
     EXPECT_EQ(e.key(), "general.architecture");
     EXPECT_NE(e.message().find("unsupported architecture 'rwkv6'"), std::string::npos) << e.what();
     EXPECT_NE(e.message().find(
-                  "memplan maps 'falcon', 'falcon-h1', 'gemma', 'gpt2', 'gptneox', 'granitehybrid', 'llama', "
+                  "memplan maps 'falcon', 'falcon-h1', 'gemma', 'gemma2', 'gemma3', 'gpt2', 'gptneox', "
+                  "'granitehybrid', 'llama', "
                   "'mamba', 'mamba2', 'nemotron_h', 'nemotron_h_moe', 'phi2', 'phi3', 'qwen2', 'qwen35', 'qwen35moe' "
                   "and 'qwen3next'"),
               std::string::npos)
