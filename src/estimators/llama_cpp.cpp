@@ -270,6 +270,7 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
     largest_kv = std::max(largest_kv, cells);
     if (kind == AttentionKind::sliding || kind == AttentionKind::chunked) {
       window_kv = std::max(window_kv, cells);
+      out.window_cells = window_kv;
     } else {
       full_layers = true;
     }

@@ -232,6 +232,7 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
                            : std::string());
   out.llama_cpp = LlamaCppLayout{options.n_ctx,
                                  e.cells,
+                                 e.window_cells,
                                  e.state_cells,
                                  options.n_seq,
                                  options.n_ubatch,

@@ -199,6 +199,10 @@ void layout_table(const EstimateReport& report, const PrintOptions& options, std
     const LlamaCppLayout& c = *l.llama_cpp;
     std::string cache = c.cells > 0 || c.state_cells == 0 ? "KV cache " + group_digits(c.cells) + " cells per layer"
                                                           : "";
+    if (c.window_cells > 0 && c.window_cells < c.cells) {
+      cache = "KV cache " + group_digits(c.cells) + " cells per global layer, " + group_digits(c.window_cells) +
+              " per sliding-window one";
+    }
     if (c.state_cells > 0) {
       cache += (cache.empty() ? "" : ", ") + std::string("recurrent state ") + group_digits(c.state_cells) +
                (c.state_cells == 1 ? " slot per layer" : " slots per layer");
@@ -315,6 +319,7 @@ void layout_json(const EstimateReport& r, std::ostream& out) {
     j["llama_cpp"] = {{"n_ctx", c.n_ctx},
                       {"cells", c.cells},
                       {"state_cells", c.state_cells},
+                      {"window_cells", c.window_cells},
                       {"sequences", c.n_seq},
                       {"n_ubatch", c.n_ubatch},
                       {"gpu_layers", c.gpu_layers},

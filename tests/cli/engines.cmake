@@ -395,3 +395,13 @@ set_tests_properties(cli.engine_llama_cpp_mmproj cli.engine_llama_cpp_mmproj_tex
                      cli.engine_llama_cpp_mmproj_cpu cli.engine_llama_cpp_mmproj_as_model
                      cli.engine_llama_cpp_mmproj_not_a_tower cli.engine_llama_cpp_mmproj_projector
                      cli.engine_llama_cpp_mmproj_other_model PROPERTIES FIXTURES_REQUIRED gguf_files)
+# Gemma 3 4B under llama-server: 4 slots over one unified cache of -c 32,768; its 29 sliding
+# layers keep each slot's window of 1,024 and a micro-batch, 1,024 x 4 + 512 = 4,608 cells, its
+# 5 global layers (every sixth) all 32,768: (5 x 32,768 + 29 x 4,608) x 4 KV heads x 256 x 2 B
+# x (K + V) = 1,218,445,312 B.
+cli_case(engine_llama_cpp_sliding_window_cells EXIT 0 ARGS estimate gemma-3-4b-it --engine llama.cpp
+         --gpu rtx-4090 --llama-server --seq 32768 --format json STDERR_EMPTY
+         STDOUT "\"name\": \"kv_cache\",\n +\"bytes\": 1218445312,.*\"cells\": 32768,\n +\"state_cells\": 0,\n +\"window_cells\": 4608,")
+cli_case(engine_llama_cpp_sliding_window_text EXIT 0 ARGS estimate gemma-3-4b-it --engine llama.cpp
+         --gpu rtx-4090 --llama-server --seq 32768
+         STDOUT "KV cache 32,768 cells per global layer, 4,608 per sliding-window one")

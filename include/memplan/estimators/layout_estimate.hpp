@@ -30,6 +30,7 @@ struct DeviceMemory {
 struct LlamaCppLayout {
   std::uint64_t n_ctx = 0;        // -c
   std::uint64_t cells = 0;        // KV cells per full-attention layer and sequence
+  std::uint64_t window_cells = 0;  // a sliding-window layer's cells per stream; 0 = none
   std::uint64_t state_cells = 0;  // a state-space model's recurrent state slots (one per sequence)
   std::uint64_t n_seq = 1;        // -np: sequences, each with its own cells unless kv_unified
   std::uint64_t n_ubatch = 0;     // -ub
