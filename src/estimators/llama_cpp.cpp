@@ -345,10 +345,32 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
     return checked_add(checked_add(checked_add(rows(9), mask, "c"), checked_mul(3, D, "c"), "c"),
                        std::max(stage1, stage2), "c");
   };
+  // Gemma 3's graph is recorded for 16-bit caches (a quantised one adds rotations, an f32 one
+  // copies under flash attention); its layers' kinds and each kind's cells.
+  const auto sixteen_bit = [](const GgmlType& t) { return t.id == 1 || t.id == 30; };  // F16, BF16
+  const bool gemma3_recorded = spec.family == Family::gemma3 && spec.experts == 0 && !recurrent && sixteen_bit(tk) &&
+                               sixteen_bit(tv);
   if (state_only) {
     compute = ssm_graph();
   } else if (recorded && !recurrent) {
     compute = detail::llama_cpp_graph_bytes(shape);
+  } else if (gemma3_recorded) {
+    detail::LlamaCppGemma3GraphShape g3;
+    g3.flash_attn = o.flash_attn;
+    for (std::uint64_t il = 0; il < L; ++il) g3.sliding.push_back(attention_kind(spec, il) != AttentionKind::full);
+    g3.d_model = d;
+    g3.n_heads = spec.n_heads;
+    g3.n_kv_heads = spec.n_kv_heads;
+    g3.d_head = spec.d_head;
+    g3.d_ff = F;
+    g3.vocab = V;
+    g3.n_ubatch = T;
+    g3.global_cells = n_kv;
+    g3.window_cells = window_kv;
+    g3.n_seq = S;
+    g3.n_outputs = outputs;
+    g3.alignment = alignment;
+    compute = detail::llama_cpp_gemma3_graph_bytes(g3);
   } else {
     // inputs I, then the larger of a layer's peak and the logits above the final norm.
     const auto rows = [&](std::uint64_t cols) { return checked_mul(per_token, cols, "compute buffer"); };
@@ -482,7 +504,7 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                 "; ggml's allocator replayed over llama.cpp's Mamba" + (spec.ssm.version == 2 ? "-2" : "") + " graph"
           : batch_text + " against " + digits(n_kv) + " cells" +
                 (o.flash_attn ? ", flash attention" : ", without flash attention: every head's scores") +
-                (recorded && !recurrent  ? "; ggml's allocator replayed over llama.cpp's graph"
+                ((recorded && !recurrent) || gemma3_recorded ? "; ggml's allocator replayed over llama.cpp's graph"
                  : spec.ssm.version == 3 ? "; closed form read from llama.cpp's allocator trace of its qwen35 graph"
                  : recurrent             ? "; closed form, at least a Mamba graph's (hybrid graph not recorded)"
                                          : "; closed form (graph not recorded)");

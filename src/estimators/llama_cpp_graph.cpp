@@ -668,6 +668,86 @@ std::uint64_t llama_cpp_graph_bytes(const LlamaCppGraphShape& s) {
   return a.peak();
 }
 
+// Gemma 3's graph, its tensors named by kind, the layer after '-' and, for the inputs, the
+// cache they serve ('w' the sliding-window one, 'g' the global one).
+std::vector<GraphEvent> gemma3_events(bool flash_attn, const std::vector<bool>& sliding) {
+  std::vector<GraphEvent> ev;
+  const auto a = [&](std::string n) { ev.push_back({'A', std::move(n)}); };
+  const auto f = [&](std::string n) { ev.push_back({'F', std::move(n)}); };
+  const std::size_t L = sliding.size();
+  // The inputs, the first layer's cache's first: its row indices and mask, then the other's.
+  a("inp_tokens"), a("inp_embd"), a("inp_pos");
+  std::vector<char> caches{sliding.front() ? 'w' : 'g'};
+  for (const bool s : sliding) {
+    if ((s ? 'w' : 'g') != caches.front()) {
+      caches.push_back(s ? 'w' : 'g');
+      break;
+    }
+  }
+  for (const char c : caches) a(std::string("k_idxs-") + c), a(std::string("v_idxs-") + c), a(std::string("mask-") + c);
+  a("out_ids"), a("embd"), f("inp_tokens");
+  for (std::size_t il = 0; il < L; ++il) {
+    const std::string i = "-" + std::to_string(il);
+    const std::string cache(1, sliding[il] ? 'w' : 'g');
+    bool last_of_kind = true;
+    for (std::size_t j = il + 1; j < L; ++j) last_of_kind = last_of_kind && sliding[j] != sliding[il];
+    const bool last = il + 1 == L;
+    const std::string residual = il == 0 ? "embd" : "ffn_out-" + std::to_string(il - 1);
+    a("attn_norm" + i), a("q" + i), a("q_norm" + i), f("q" + i), a("k" + i), a("k_norm" + i), f("k" + i);
+    if (last) f("inp_pos");
+    a("v" + i), f("attn_norm" + i), f("k_norm" + i);
+    if (last_of_kind) f("k_idxs-" + cache);
+    f("v" + i);
+    if (last_of_kind) f("v_idxs-" + cache);
+    if (flash_attn) {
+      a("fa" + i), f("q_norm" + i);
+      if (last_of_kind) f("mask-" + cache);
+      a("attn" + i), f("fa" + i);
+    } else {
+      a("kq" + i), f("q_norm" + i);
+      if (last_of_kind) f("mask-" + cache);
+      a("kqv" + i), f("kq" + i), a("kqv_out" + i), f("kqv" + i), a("attn" + i), f("kqv_out" + i);
+    }
+    // The output projection, normed, takes the residual in place; the MLP's output likewise.
+    std::string stream = "attn" + i;
+    if (last) {  // only the output rows go on: of the attention's output, then of the residual
+      a("sel_attn"), f("attn" + i), a("sel_residual"), f(residual), f("out_ids"), f("sel_residual");
+      stream = "sel_attn";
+    } else {
+      f(residual);
+    }
+    a("ffn_norm" + i), a("gate" + i), a("up" + i), f("ffn_norm" + i), a("geglu" + i), f("gate" + i), f("up" + i);
+    a("ffn_out" + i), f("geglu" + i), f(stream);
+  }
+  a("result_output");
+  return ev;
+}
+
+std::uint64_t gemma3_tensor_bytes(std::string_view name, const LlamaCppGemma3GraphShape& s, bool last_layer) {
+  const std::string_view kind = name.substr(0, name.find('-'));
+  const char cache = name.back();
+  const std::uint64_t T = s.n_ubatch;
+  const std::uint64_t outputs = s.n_outputs == 0 ? T : std::min(s.n_outputs, T);
+  const std::uint64_t rows = last_layer ? outputs : T;  // past the last layer's selection
+  const auto f32 = [](std::uint64_t a, std::uint64_t b) {
+    return checked_mul(checked_mul(a, b, "compute buffer"), 4, "compute buffer");
+  };
+  const std::uint64_t q = checked_mul(s.n_heads, s.d_head, "c"), kv = checked_mul(s.n_kv_heads, s.d_head, "c");
+  const std::uint64_t cells = cache == 'w' ? s.window_cells : s.global_cells;
+  if (kind == "inp_tokens" || kind == "inp_pos") return f32(T, 1);
+  if (kind == "out_ids") return f32(outputs, 1);
+  if (kind == "k_idxs") return f32(T, 2);  // an i64 a token
+  if (kind == "v_idxs") return s.flash_attn ? f32(T, 2) : checked_mul(checked_mul(T, kv, "c"), 8, "c");
+  if (kind == "mask") return checked_mul(checked_mul(cells, T, "c"), s.flash_attn ? 2 : 4, "compute buffer");
+  if (kind == "q" || kind == "q_norm" || kind == "fa" || kind == "kqv" || kind == "kqv_out") return f32(T, q);
+  if (kind == "k" || kind == "k_norm" || kind == "v") return f32(T, kv);
+  if (kind == "sel_attn" || kind == "sel_residual") return f32(outputs, s.d_model);
+  if (kind == "gate" || kind == "up" || kind == "geglu") return f32(rows, s.d_ff);
+  if (kind == "result_output") return f32(outputs, s.vocab);
+  if (kind == "ffn_norm" || kind == "ffn_out") return f32(rows, s.d_model);
+  return f32(T, s.d_model);  // the embeddings, their scaled copy, the attention's norm and output
+}
+
 // A vision tower's graph, its tensors named by kind and layer.
 std::vector<GraphEvent> vision_events(bool flash_attn, std::uint64_t layers) {
   std::vector<GraphEvent> ev;
@@ -744,6 +824,21 @@ std::uint64_t replay(const std::vector<GraphEvent>& events, std::uint64_t alignm
 std::uint64_t llama_cpp_ssm_graph_bytes(const LlamaCppSsmGraphShape& s) {
   return replay(ssm_events(s.version, std::max<std::uint64_t>(s.n_layers, 1)), s.alignment, "llama.cpp Mamba graph",
                 [&](std::string_view name) { return ssm_tensor_bytes(name, s); });
+}
+
+std::uint64_t llama_cpp_gemma3_graph_bytes(const LlamaCppGemma3GraphShape& s) {
+  if (s.sliding.empty()) throw Error(ErrorKind::internal, "llama.cpp Gemma 3 graph: no layers");
+  const std::string last = "-" + std::to_string(s.sliding.size() - 1);
+  return replay(
+      gemma3_events(s.flash_attn, s.sliding), s.alignment, "llama.cpp Gemma 3 graph", [&](std::string_view name) {
+        // The kind in the kinds' own sizes; "kq" depends on the layer's cache.
+        if (name.starts_with("kq-")) {
+          const std::size_t il = std::stoull(std::string(name.substr(3)));
+          const std::uint64_t cells = s.sliding[il] ? s.window_cells : s.global_cells;
+          return checked_mul(checked_mul(checked_mul(s.n_ubatch, cells, "c"), s.n_heads, "c"), 4, "compute buffer");
+        }
+        return gemma3_tensor_bytes(name, s, name.ends_with(last));
+      });
 }
 
 std::uint64_t llama_cpp_vision_graph_bytes(const LlamaCppVisionGraphShape& s) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace memplan::detail {
 
@@ -48,6 +49,26 @@ struct LlamaCppSsmGraphShape {
 // the same release makes them (recorded as above for Mamba and Mamba-2 of 1 to 4 layers and 1
 // to 4 sequences). Throws Error(overflow).
 std::uint64_t llama_cpp_ssm_graph_bytes(const LlamaCppSsmGraphShape& shape);
+
+// Gemma 3's graph (src/models/gemma3.cpp) for one micro-batch: sliding-window and global
+// layers, each kind with its own cache's row indices and mask among the inputs; per layer an
+// RMSNorm, q, k and v with per-head RMSNorms, attention, the output projection normed and added
+// in place, and a GELU-gated MLP likewise; the embeddings kept beside their scaled copy.
+struct LlamaCppGemma3GraphShape {
+  bool flash_attn = true;
+  std::vector<bool> sliding;  // each layer: a sliding-window layer (else global)
+  std::uint64_t d_model = 0, n_heads = 0, n_kv_heads = 0, d_head = 0, d_ff = 0, vocab = 0;
+  std::uint64_t n_ubatch = 0;                        // a multiple of n_seq
+  std::uint64_t global_cells = 0, window_cells = 0;  // each kind's cells per stream
+  std::uint64_t n_seq = 1;                           // cache streams
+  std::uint64_t n_outputs = 0;                       // 0 = n_ubatch
+  std::uint64_t alignment = 32;
+};
+
+// Returns the bytes ggml-alloc reaches over this graph in the order llama.cpp v0.5.0 makes its
+// allocations and frees (recorded on the CPU for seven layers of each kind's pattern, with and
+// without flash attention, f16 caches). Throws Error(overflow).
+std::uint64_t llama_cpp_gemma3_graph_bytes(const LlamaCppGemma3GraphShape& shape);
 
 // The graph of a vision tower's warm-up image in llama.cpp's mtmd (tools/mtmd/clip.cpp,
 // models/siglip.cpp) for Gemma 3's projector: the image, its patches (im2col in the patch

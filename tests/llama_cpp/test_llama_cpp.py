@@ -442,27 +442,28 @@ def test_a_vision_tower_as_llama_cpp_sizes_it(mmproj_probe, models, fa):
 # Gemma 3 as llama-server runs it (sliding layers keep their window, not the whole context):
 # six layers sliding over 512 tokens to one global, so two caches (the window and a micro-batch
 # per sequence, padded to 256, and the whole context), each with its row indices and mask among
-# the graph's inputs. (-c, -ub, -np, llama-server, flash attention)
+# the graph's inputs; with a vocabulary of 2,048 a layer binds, with 32,768 the logits do.
+# (model, -c, -ub, -np, llama-server, flash attention)
 GEMMA3 = [
-    (2048, 512, 1, False, "on"),
-    (8192, 512, 1, False, "on"),
-    (1000, 256, 1, False, "on"),
-    (2048, 512, 1, False, "off"),
-    (16384, 1024, 1, False, "on"),
-    (4096, 512, 4, True, "on"),
+    ("gemma3-q8_0.gguf", 2048, 512, 1, False, "on"),
+    ("gemma3-q8_0.gguf", 8192, 512, 1, False, "on"),
+    ("gemma3-q8_0.gguf", 1000, 256, 1, False, "on"),
+    ("gemma3-q8_0.gguf", 2048, 512, 1, False, "off"),
+    ("gemma3-q8_0.gguf", 16384, 1024, 1, False, "on"),
+    ("gemma3-q8_0.gguf", 4096, 512, 4, True, "on"),
+    ("gemma3-v32k-q8_0.gguf", 2048, 512, 1, False, "on"),
+    ("gemma3-v32k-q8_0.gguf", 1000, 256, 1, False, "on"),
+    ("gemma3-v32k-q8_0.gguf", 8192, 1024, 1, False, "on"),
+    ("gemma3-v32k-q8_0.gguf", 4096, 512, 2, True, "off"),
 ]
 
 
-@pytest.mark.parametrize("ctx,ubatch,sequences,server,fa", GEMMA3)
-def test_gemma3_keeps_a_windowed_and_a_global_cache(context_probe, models, ctx, ubatch, sequences, server, fa):
-    model = models / "gemma3-q8_0.gguf"
-    real = probe_report(context_probe, model, ctx, ubatch, sequences, server, sequences if server else 0, fa)
+@pytest.mark.parametrize("model,ctx,ubatch,sequences,server,fa", GEMMA3)
+def test_gemma3_keeps_a_windowed_and_a_global_cache(context_probe, models, model, ctx, ubatch, sequences, server,
+                                                     fa):
+    real = probe_report(context_probe, models / model, ctx, ubatch, sequences, server, sequences if server else 0, fa)
     extra = ["--llama-server", "--parallel", str(sequences), "--kv-unified"] if server else []
-    report, rows = memplan_rows(model, ctx, ubatch, fa, *extra)
+    report, rows = memplan_rows(models / model, ctx, ubatch, fa, *extra)
     assert rows["weights"] == real["model_bytes"]
     assert rows["kv_cache"] == real["kv_bytes"]
-    # A closed form read from llama.cpp's allocator trace: exact with one sequence; with
-    # llama-server's four, 2,016 B of out_ids alignment over (0.01%).
-    assert rows["compute_buffer"] == pytest.approx(real["compute_bytes"], rel=2e-4)
-    if not server:
-        assert rows["compute_buffer"] == real["compute_bytes"]
+    assert rows["compute_buffer"] == real["compute_bytes"]

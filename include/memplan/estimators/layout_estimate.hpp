@@ -28,13 +28,13 @@ struct DeviceMemory {
 
 // llama.cpp's figures beside its devices.
 struct LlamaCppLayout {
-  std::uint64_t n_ctx = 0;        // -c
-  std::uint64_t cells = 0;        // KV cells per full-attention layer and sequence
+  std::uint64_t n_ctx = 0;         // -c
+  std::uint64_t cells = 0;         // KV cells per full-attention layer and sequence
   std::uint64_t window_cells = 0;  // a sliding-window layer's cells per stream; 0 = none
-  std::uint64_t state_cells = 0;  // a state-space model's recurrent state slots (one per sequence)
-  std::uint64_t n_seq = 1;        // -np: sequences, each with its own cells unless kv_unified
-  std::uint64_t n_ubatch = 0;     // -ub
-  std::uint64_t gpu_layers = 0;   // repeating layers on the GPU
+  std::uint64_t state_cells = 0;   // a state-space model's recurrent state slots (one per sequence)
+  std::uint64_t n_seq = 1;         // -np: sequences, each with its own cells unless kv_unified
+  std::uint64_t n_ubatch = 0;      // -ub
+  std::uint64_t gpu_layers = 0;    // repeating layers on the GPU
   std::uint64_t n_layers = 0;
   bool output_on_gpu = false;
   bool gpu = false;  // false: the plan is for the CPU alone

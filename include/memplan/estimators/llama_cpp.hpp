@@ -84,12 +84,12 @@ struct LlamaCppWeights {
 };
 
 struct LlamaCppEstimate {
-  std::uint64_t cells = 0;        // KV cells per layer and stream (each sequence's, or the unified one's)
+  std::uint64_t cells = 0;         // KV cells per layer and stream (each sequence's, or the unified one's)
   std::uint64_t window_cells = 0;  // a sliding-window or chunked layer's cells per stream; 0 = none
-  std::uint64_t state_cells = 0;  // a state-space model's recurrent state slots: one per sequence (-np)
-  std::uint64_t streams = 1;      // cache streams: n_seq, or 1 when unified
-  std::uint64_t outputs = 0;      // the worst micro-batch's outputs (its logits in the compute buffer)
-  std::uint64_t gpu_layers = 0;   // repeating layers on the GPU
+  std::uint64_t state_cells = 0;   // a state-space model's recurrent state slots: one per sequence (-np)
+  std::uint64_t streams = 1;       // cache streams: n_seq, or 1 when unified
+  std::uint64_t outputs = 0;       // the worst micro-batch's outputs (its logits in the compute buffer)
+  std::uint64_t gpu_layers = 0;    // repeating layers on the GPU
   bool output_on_gpu = false;
   Breakdown gpu;   // what the GPU holds (empty without one)
   Breakdown host;  // what host RAM holds

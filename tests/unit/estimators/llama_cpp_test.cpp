@@ -353,6 +353,40 @@ TEST(LlamaCpp, AUnifiedCacheKeepsEverySequencesWindow) {
   EXPECT_EQ((6 * 2560 + 4096) * cell, 19922944u);
 }
 
+TEST(LlamaCpp, Gemma3sComputeBufferIsWhatLlamaCppReserved) {
+  // Measured with tests/llama_cpp/context_probe.cpp (llama.cpp v0.5.0, CPU, swa_full off) on
+  // Gemma 3 4B's shape (34 layers of 2,560, 8 heads and 4 KV heads of 256, MLP 10,240, a
+  // vocabulary of 262,144, a window of 1,024; Q8_0): llama_context::memory_breakdown's compute
+  // bytes, where the logits bind.
+  ModelSpec s = small_llama(2560, 34, 8, 4, 10240, 262144);
+  s.family = Family::gemma3;
+  s.d_head = 256;
+  s.sliding_window = 1024;
+  s.global_every = 6;
+  struct Run {
+    std::uint64_t ctx, ubatch, n_seq;
+    bool server, flash_attn;
+    std::uint64_t compute;
+  };
+  const Run runs[] = {
+      {4096, 512, 1, false, true, 552601600},
+      {4096, 512, 1, false, false, 547358720},
+      {32768, 512, 4, true, true, 121131040},
+      {8192, 2048, 1, false, true, 2189434880},
+  };
+  for (const Run& r : runs) {
+    LlamaCppOptions o;
+    o.n_ctx = r.ctx;
+    o.n_ubatch = r.ubatch;
+    o.n_seq = r.n_seq;
+    o.kv_unified = r.server;
+    o.n_outputs = r.server ? r.n_seq : 0;
+    o.flash_attn = r.flash_attn;
+    EXPECT_EQ(bytes_of(estimate_llama_cpp(s, o).host, "compute_buffer"), r.compute)
+        << "-c " << r.ctx << " -ub " << r.ubatch << " -np " << r.n_seq << " fa " << r.flash_attn;
+  }
+}
+
 TEST(LlamaCpp, AContextBelowTheMicroBatchCapsIt) {
   // llama_context caps n_ubatch at -c as given (n_batch = min(n_ctx, n_batch)), before -c is
   // padded to 256: -c 300 -ub 512 reserves a 300-token graph. Measured with context_probe on the
