@@ -439,7 +439,7 @@ def test_a_vision_tower_as_llama_cpp_sizes_it(mmproj_probe, models, fa):
     assert rows["mmproj_compute"] == real["usage_bytes"] - real["tensor_bytes"]
 
 
-# Gemma 3 as llama-server runs it (sliding layers keep their window, not the whole context):
+# Gemma 3 and Gemma 2 as llama-server runs them (sliding layers keep their window, not the whole context):
 # six layers sliding over 512 tokens to one global, so two caches (the window and a micro-batch
 # per sequence, padded to 256, and the whole context), each with its row indices and mask among
 # the graph's inputs; with a vocabulary of 2,048 a layer binds, with 32,768 the logits do.
@@ -455,11 +455,16 @@ GEMMA3 = [
     ("gemma3-v32k-q8_0.gguf", 1000, 256, 1, False, "on"),
     ("gemma3-v32k-q8_0.gguf", 8192, 1024, 1, False, "on"),
     ("gemma3-v32k-q8_0.gguf", 4096, 512, 2, True, "off"),
+    # Gemma 2 (every other layer sliding; the compute buffer the closed form's, which its graph
+    # meets at these settings).
+    ("gemma2-v32k-q8_0.gguf", 2048, 512, 1, False, "on"),
+    ("gemma2-v32k-q8_0.gguf", 2048, 512, 1, False, "off"),
+    ("gemma2-v32k-q8_0.gguf", 8192, 1024, 1, False, "on"),
 ]
 
 
 @pytest.mark.parametrize("model,ctx,ubatch,sequences,server,fa", GEMMA3)
-def test_gemma3_keeps_a_windowed_and_a_global_cache(context_probe, models, model, ctx, ubatch, sequences, server,
+def test_gemma_keeps_a_windowed_and_a_global_cache(context_probe, models, model, ctx, ubatch, sequences, server,
                                                      fa):
     real = probe_report(context_probe, models / model, ctx, ubatch, sequences, server, sequences if server else 0, fa)
     extra = ["--llama-server", "--parallel", str(sequences), "--kv-unified"] if server else []

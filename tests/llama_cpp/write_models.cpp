@@ -319,24 +319,28 @@ GgufWriter qwen35(std::uint64_t d, std::uint64_t layers, std::uint64_t vocab, co
   return w;
 }
 
-// Gemma 3's text model: sandwich norms, per-head q/k norms, heads wider than d_model / heads,
-// a tied head, and sliding-window layers (of every six the last is global).
-GgufWriter gemma3(std::uint64_t d, std::uint64_t layers, std::uint64_t window, std::uint64_t vocab,
-                  const char* matrices) {
+// Gemma 2's and 3's text models: sandwich norms, heads wider than d_model / heads, a tied
+// head, sliding-window layers (Gemma 2: every other; Gemma 3: of every six the last is global)
+// and Gemma 3's per-head q/k norms (Gemma 2 soft-caps its scores and logits instead).
+GgufWriter gemma(const std::string& arch, std::uint64_t d, std::uint64_t layers, std::uint64_t window,
+                 std::uint64_t vocab, const char* matrices) {
   const std::uint64_t heads = 4, kv_heads = 2, hd = 128, ff = 4 * d;
+  const bool gemma3 = arch == "gemma3";
+  const auto key = [&](const char* k) { return arch + "." + k; };
   GgufWriter w;
-  w.str("general.architecture", "gemma3")
-      .str("general.name", "gemma3-test")
-      .u32("gemma3.context_length", 8192)
-      .u32("gemma3.embedding_length", static_cast<std::uint32_t>(d))
-      .u32("gemma3.block_count", static_cast<std::uint32_t>(layers))
-      .u32("gemma3.feed_forward_length", static_cast<std::uint32_t>(ff))
-      .u32("gemma3.attention.head_count", heads)
-      .u32("gemma3.attention.head_count_kv", kv_heads)
-      .u32("gemma3.attention.key_length", hd)
-      .u32("gemma3.attention.value_length", hd)
-      .u32("gemma3.attention.sliding_window", static_cast<std::uint32_t>(window))
-      .f32("gemma3.attention.layer_norm_rms_epsilon", 1e-6f);
+  w.str("general.architecture", arch)
+      .str("general.name", arch + "-test")
+      .u32(key("context_length"), 8192)
+      .u32(key("embedding_length"), static_cast<std::uint32_t>(d))
+      .u32(key("block_count"), static_cast<std::uint32_t>(layers))
+      .u32(key("feed_forward_length"), static_cast<std::uint32_t>(ff))
+      .u32(key("attention.head_count"), heads)
+      .u32(key("attention.head_count_kv"), kv_heads)
+      .u32(key("attention.key_length"), hd)
+      .u32(key("attention.value_length"), hd)
+      .u32(key("attention.sliding_window"), static_cast<std::uint32_t>(window))
+      .f32(key("attention.layer_norm_rms_epsilon"), 1e-6f);
+  if (!gemma3) w.f32(key("attn_logit_softcapping"), 50.0f).f32(key("final_logit_softcapping"), 30.0f);
   w.spm_vocabulary(vocab);
   w.tensor("token_embd.weight", {d, vocab}, matrices);
   for (std::uint64_t b = 0; b < layers; ++b) {
@@ -346,10 +350,9 @@ GgufWriter gemma3(std::uint64_t d, std::uint64_t layers, std::uint64_t window, s
         .tensor(p + "attn_k.weight", {d, kv_heads * hd}, matrices)
         .tensor(p + "attn_v.weight", {d, kv_heads * hd}, matrices)
         .tensor(p + "attn_output.weight", {heads * hd, d}, matrices)
-        .tensor(p + "post_attention_norm.weight", {d}, "F32")
-        .tensor(p + "attn_k_norm.weight", {hd}, "F32")
-        .tensor(p + "attn_q_norm.weight", {hd}, "F32")
-        .tensor(p + "ffn_norm.weight", {d}, "F32")
+        .tensor(p + "post_attention_norm.weight", {d}, "F32");
+    if (gemma3) w.tensor(p + "attn_k_norm.weight", {hd}, "F32").tensor(p + "attn_q_norm.weight", {hd}, "F32");
+    w.tensor(p + "ffn_norm.weight", {d}, "F32")
         .tensor(p + "ffn_gate.weight", {d, ff}, matrices)
         .tensor(p + "ffn_up.weight", {d, ff}, matrices)
         .tensor(p + "ffn_down.weight", {ff, d}, matrices)
@@ -396,8 +399,10 @@ int main(int argc, char** argv) {
   qwen35(256, 4, 2048, "F16", 8).write(dir / "qwen35moe-f16.gguf");
   // Gemma 3: seven layers (six sliding over 512 tokens, one global), Q8_0; and with a vocabulary
   // of 32,768, whose logits outweigh a layer (as Gemma 3's 262,144 do).
-  gemma3(256, 7, 512, 2048, "Q8_0").write(dir / "gemma3-q8_0.gguf");
-  gemma3(256, 7, 512, 32768, "Q8_0").write(dir / "gemma3-v32k-q8_0.gguf");
+  gemma("gemma3", 256, 7, 512, 2048, "Q8_0").write(dir / "gemma3-q8_0.gguf");
+  gemma("gemma3", 256, 7, 512, 32768, "Q8_0").write(dir / "gemma3-v32k-q8_0.gguf");
+  // Gemma 2: six layers, every other sliding over 512 tokens, soft-capped; a vocabulary of 32,768.
+  gemma("gemma2", 256, 6, 512, 32768, "Q8_0").write(dir / "gemma2-v32k-q8_0.gguf");
   // A vision tower for --mmproj beside llama-q4_k (width 256): Gemma 3's SigLIP and its pooled
   // projector.
   memplan::testing::gemma3_mmproj({224, 14, 192, 3, 3, 768, 256, "F16"}).write(dir / "mmproj-gemma3-f16.gguf");
