@@ -64,8 +64,14 @@ json estimate_of(const json& request) {
     given.push_back({def, words_of(name, value)});
   }
   PlanSettings settings = settings_from(given);
-  // The page has no files: a draft model (llama-server -md) is a built-in.
+  // The page has no files: a draft model (llama-server -md) is a built-in, and a vision tower's
+  // file (--mmproj) is the command line's.
   if (!settings.layout.draft.empty()) settings.draft_model = load_builtin_model(settings.layout.draft).spec;
+  if (!settings.layout.mmproj.empty()) {
+    throw Error(ErrorKind::invalid_input,
+                "the page reads no files: a vision tower's .gguf (mmproj) is priced by the memplan command line",
+                "mmproj");
+  }
   DeviceChoice device;
   choose_from_table(device, DeviceArgs{request.value("gpu", std::string())}, settings, [] { return builtin_gpus(); });
   Plan plan = bind(model.spec, settings, device);

@@ -125,3 +125,21 @@ def test_bad_input_is_shown_as_the_cli_says_it(browser):
     type_into(browser, "batch", "1")
     settled(browser)
     assert not browser.find_element(By.ID, "error").is_displayed()
+
+
+def test_a_file_the_page_cannot_read_is_refused(browser):
+    # A vision tower's .gguf (--mmproj) is a file: the page has none, and says so.
+    for key, value in (("engine", "llama.cpp"), ("mmproj", "mmproj-model-f16.gguf")):
+        browser.find_element(By.ID, "add-option").click()
+        row = browser.find_elements(By.CSS_SELECTOR, ".extra-row")[-1]
+        Select(row.find_element(By.TAG_NAME, "select")).select_by_value(key)
+        row.find_element(By.TAG_NAME, "input").send_keys(value)
+    settled(browser)
+    error = browser.find_element(By.ID, "error")
+    assert error.is_displayed()
+    assert error.text == ("memplan: error: the page reads no files: a vision tower's .gguf (mmproj) is priced by the "
+                          "memplan command line")
+    for row in browser.find_elements(By.CSS_SELECTOR, ".extra-row")[-2:]:
+        row.find_element(By.CSS_SELECTOR, "button[title='Remove this option']").click()
+    settled(browser)
+    assert not browser.find_element(By.ID, "error").is_displayed()
