@@ -557,14 +557,48 @@ LlamaCppProjectorEstimate estimate_llama_cpp_projector(const LlamaCppProjector& 
     out.weights = checked_add(out.weights, checked_mul(ceil_div(t, alignment), alignment, "mmproj"), "mmproj");
     out.fit_bytes = checked_add(out.fit_bytes, t, "mmproj");
   }
-  out.compute = detail::llama_cpp_vision_graph_bytes({flash_attn, p.image_size, p.patch_size, p.n_layers, p.d_model,
-                                                      p.n_heads, p.d_ff, p.n_merge, p.text_width, p.patch_element_bytes,
-                                                      p.projection_bytes, alignment});
-  if (on_gpu) {
-    const std::uint64_t pixels = checked_mul(3, checked_mul(p.image_size, p.image_size, "mmproj"), "mmproj");
-    out.image = checked_mul(ceil_div(checked_mul(pixels, kF32, "mmproj"), 32), 32, "mmproj");
+  // One image's graph: Gemma 3's fixed image, or a Qwen image of `tokens` merged tokens (the
+  // graph depends on its patches alone, so a strip of them stands for every shape).
+  detail::LlamaCppVisionGraphShape g;
+  g.flash_attn = flash_attn;
+  g.patch_size = p.patch_size;
+  g.n_layers = p.n_layers;
+  g.d_model = p.d_model;
+  g.n_heads = p.n_heads;
+  g.d_ff = p.d_ff;
+  g.n_merge = p.n_merge;
+  g.text_width = p.text_width;
+  g.patch_element_bytes = p.patch_element_bytes;
+  g.projection_bytes = p.projection_bytes;
+  g.deepstack = p.deepstack;
+  g.alignment = alignment;
+  const auto inputs = [&](const detail::LlamaCppVisionGraphShape& shape) {
+    const std::uint64_t pixels = checked_mul(3, checked_mul(shape.width, shape.height, "mmproj"), "mmproj");
+    std::uint64_t bytes = checked_mul(ceil_div(checked_mul(pixels, kF32, "mmproj"), 32), 32, "mmproj");
+    if (shape.graph == detail::VisionGraph::qwen3vl) {  // M-RoPE's four i32 a patch
+      const std::uint64_t patches = (shape.width / p.patch_size) * (shape.height / p.patch_size);
+      bytes = checked_add(bytes, checked_mul(ceil_div(checked_mul(patches, 16, "mmproj"), 32), 32, "mmproj"), "mmproj");
+    }
+    return bytes;
+  };
+  if (p.type == "gemma3") {
+    g.width = g.height = p.image_size;
+    out.compute = out.warmup = detail::llama_cpp_vision_graph_bytes(g);
+    out.image = inputs(g);
+  } else {
+    g.graph = detail::VisionGraph::qwen3vl;
+    const auto strip = [&](std::uint64_t tokens) {
+      g.width = checked_mul(checked_mul(tokens, p.n_merge, "mmproj"), p.patch_size, "mmproj");
+      g.height = checked_mul(p.n_merge, p.patch_size, "mmproj");
+      return detail::llama_cpp_vision_graph_bytes(g);
+    };
+    out.warmup = strip(p.warmup_tokens);
+    const std::uint64_t warm_inputs = inputs(g);
+    out.compute = std::max(out.warmup, strip(std::max(p.max_tokens, p.warmup_tokens)));
+    out.image = std::max(warm_inputs, inputs(g));
   }
-  out.fit_bytes = checked_add(out.fit_bytes, out.compute, "mmproj");
+  if (!on_gpu) out.image = 0;
+  out.fit_bytes = checked_add(out.fit_bytes, out.warmup, "mmproj");
   return out;
 }
 

@@ -749,7 +749,7 @@ std::uint64_t gemma3_tensor_bytes(std::string_view name, const LlamaCppGemma3Gra
 }
 
 // A vision tower's graph, its tensors named by kind and layer.
-std::vector<GraphEvent> vision_events(bool flash_attn, std::uint64_t layers) {
+std::vector<GraphEvent> gemma3_vision_events(bool flash_attn, std::uint64_t layers) {
   std::vector<GraphEvent> ev;
   const auto a = [&](std::string n) { ev.push_back({'A', std::move(n)}); };
   const auto f = [&](std::string n) { ev.push_back({'F', std::move(n)}); };
@@ -780,25 +780,84 @@ std::vector<GraphEvent> vision_events(bool flash_attn, std::uint64_t layers) {
   return ev;
 }
 
+std::vector<GraphEvent> qwen3vl_vision_events(bool flash_attn, const std::vector<bool>& deepstack) {
+  std::vector<GraphEvent> ev;
+  const auto a = [&](std::string n) { ev.push_back({'A', std::move(n)}); };
+  const auto f = [&](std::string n) { ev.push_back({'F', std::move(n)}); };
+  const std::size_t layers = deepstack.size();
+  // Two temporal kernels' patches, added; the sum reordered into the merger's 2 x 2 order (the
+  // residual stream's start, which takes the bias and the positions in place); the positions
+  // interpolated to the image's grid and reordered alike.
+  a("inp_raw"), a("positions"), a("im2col0"), a("conv0"), f("im2col0"), a("conv0_cont"), f("conv0"), a("im2col1"),
+      f("inp_raw"), a("conv1"), f("im2col1"), a("conv1_cont"), f("conv1"), f("conv1_cont");
+  a("perm"), f("conv0_cont"), a("attn-start"), f("perm");
+  a("interp"), a("pe2d"), f("interp"), a("pe4d"), f("pe2d"), a("pe3d"), f("pe4d"), f("pe3d");
+  for (std::size_t il = 0; il < layers; ++il) {
+    const std::string i = "-" + std::to_string(il);
+    a("ln1" + i), a("qkv" + i), f("ln1" + i), a("qrope" + i), a("krope" + i);
+    if (il + 1 == layers) f("positions");
+    if (flash_attn) {
+      a("kcast" + i), f("krope" + i), a("vcast" + i), f("qkv" + i), a("fa" + i), f("qrope" + i), f("kcast" + i),
+          f("vcast" + i), a("attn" + i), f("fa" + i);
+    } else {
+      a("vcont" + i), f("qkv" + i), a("kq" + i), f("krope" + i), f("qrope" + i), a("kqv" + i), f("vcont" + i),
+          f("kq" + i), a("kqv_out" + i), f("kqv" + i), a("attn" + i), f("kqv_out" + i);
+    }
+    // The residual is added in place; a deepstack layer's output waits for its merger.
+    if (il == 0 || !deepstack[il - 1]) f(il == 0 ? "attn-start" : "attn-" + std::to_string(il - 1));
+    a("ln2" + i), a("up" + i), f("ln2" + i), a("down" + i), f("up" + i), f("down" + i);
+  }
+  a("post_ln");
+  if (!deepstack.back()) f("attn-" + std::to_string(layers - 1));
+  a("merger_up"), f("post_ln"), a("merger_out"), f("merger_up");
+  // Each deepstack merger in turn, its output concatenated to the earlier ones', then to the
+  // main merger's.
+  std::string features;  // the deepstack outputs so far: one merger's, or a concatenation
+  std::size_t parts = 0;
+  for (std::size_t il = 0; il < layers; ++il) {
+    if (!deepstack[il]) continue;
+    const std::string i = "-" + std::to_string(il);
+    a("dsnorm" + i), f("attn" + i), a("dsup" + i), f("dsnorm" + i), a("dsout" + i), f("dsup" + i);
+    if (++parts == 1) {
+      features = "dsout" + i;
+      continue;
+    }
+    const std::string concat = "concat-" + std::to_string(parts);
+    a(concat), f(features), f("dsout" + i);
+    features = concat;
+  }
+  if (parts > 0) a("concat-" + std::to_string(parts + 1) + "-all"), f("merger_out"), f(features);
+  return ev;
+}
+
 std::uint64_t vision_tensor_bytes(std::string_view name, const LlamaCppVisionGraphShape& s) {
   const std::string_view kind = name.substr(0, name.find('-'));
-  const std::uint64_t side = s.image_size / s.patch_size, T = checked_mul(side, side, "compute buffer");
-  const std::uint64_t pooled_side = side / std::max<std::uint64_t>(s.n_merge, 1);
-  const std::uint64_t pooled = checked_mul(pooled_side, pooled_side, "compute buffer");
+  const std::uint64_t columns = s.width / s.patch_size, rows = s.height / s.patch_size;
+  const std::uint64_t T = checked_mul(columns, rows, "compute buffer");
+  const std::uint64_t pool = std::max<std::uint64_t>(s.n_merge, 1);
+  const std::uint64_t pooled = checked_mul(columns / pool, rows / pool, "compute buffer");
   const auto f32 = [](std::uint64_t a, std::uint64_t b) {
     return checked_mul(checked_mul(a, b, "compute buffer"), 4, "compute buffer");
   };
-  if (kind == "inp_raw") return f32(checked_mul(3, checked_mul(s.image_size, s.image_size, "c"), "c"), 1);
-  if (kind == "im2col") {
+  if (kind == "inp_raw") return f32(checked_mul(3, checked_mul(s.width, s.height, "c"), "c"), 1);
+  if (kind.starts_with("im2col")) {
     const std::uint64_t kernel = checked_mul(3, checked_mul(s.patch_size, s.patch_size, "c"), "c");
     return checked_mul(checked_mul(T, kernel, "compute buffer"), s.patch_element_bytes, "compute buffer");
   }
+  if (kind == "positions") return f32(T, 4);  // M-RoPE's four i32 a patch
   if (kind == "kcast" || kind == "vcast") return checked_mul(checked_mul(T, s.d_model, "c"), 2, "compute buffer");
   if (kind == "kq") return checked_mul(f32(T, T), s.n_heads, "compute buffer");
+  if (kind == "qkv") return f32(T, checked_mul(3, s.d_model, "c"));
   if (kind == "up") return f32(T, s.d_ff);
   if (kind == "projection_t") return s.projection_bytes;
   if (kind == "pool" || kind == "pool_t") return f32(pooled, s.d_model);
   if (kind == "output") return f32(pooled, s.text_width);
+  // The 2 x 2 mergers' outputs, a quarter of the patches each, and their concatenations.
+  if (kind == "merger_out" || kind == "dsout") return f32(T / 4, s.text_width);
+  if (kind == "concat") {
+    const std::uint64_t n = std::stoull(std::string(name.substr(name.find('-') + 1)));
+    return checked_mul(f32(T / 4, s.text_width), n, "compute buffer");
+  }
   return f32(T, s.d_model);  // the patches, the residual stream, norms, q, k, v and the attention's outputs
 }
 
@@ -842,10 +901,16 @@ std::uint64_t llama_cpp_gemma3_graph_bytes(const LlamaCppGemma3GraphShape& s) {
 }
 
 std::uint64_t llama_cpp_vision_graph_bytes(const LlamaCppVisionGraphShape& s) {
-  if (s.patch_size == 0 || s.image_size < s.patch_size)
+  if (s.patch_size == 0 || s.width < s.patch_size || s.height < s.patch_size)
     throw Error(ErrorKind::invalid_input, "a vision tower's image must hold at least one patch", "mmproj");
-  return replay(vision_events(s.flash_attn, std::max<std::uint64_t>(s.n_layers, 1)), s.alignment,
-                "llama.cpp vision graph", [&](std::string_view name) { return vision_tensor_bytes(name, s); });
+  std::vector<bool> deepstack = s.deepstack;
+  deepstack.resize(std::max<std::uint64_t>(s.n_layers, 1), false);
+  const std::vector<GraphEvent> events = s.graph == VisionGraph::gemma3
+                                             ? gemma3_vision_events(s.flash_attn,
+                                                                    std::max<std::uint64_t>(s.n_layers, 1))
+                                             : qwen3vl_vision_events(s.flash_attn, deepstack);
+  return replay(events, s.alignment, "llama.cpp vision graph",
+                [&](std::string_view name) { return vision_tensor_bytes(name, s); });
 }
 
 }  // namespace memplan::detail

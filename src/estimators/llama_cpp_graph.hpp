@@ -70,25 +70,34 @@ struct LlamaCppGemma3GraphShape {
 // without flash attention, f16 caches). Throws Error(overflow).
 std::uint64_t llama_cpp_gemma3_graph_bytes(const LlamaCppGemma3GraphShape& shape);
 
-// The graph of a vision tower's warm-up image in llama.cpp's mtmd (tools/mtmd/clip.cpp,
-// models/siglip.cpp) for Gemma 3's projector: the image, its patches (im2col in the patch
-// kernel's type, a matmul), n_layers ViT blocks (LayerNorm, biased q, k and v, attention with
-// f16 copies of K and V under flash attention, a GELU MLP), the final LayerNorm, an n_merge x
-// n_merge average pool, an RMS norm and the projection into the text model's width.
+// The graph of one image through a vision tower in llama.cpp's mtmd (tools/mtmd/clip.cpp):
+// - gemma3 (models/siglip.cpp): the image, its patches (im2col in the patch kernel's type, a
+//   matmul), n_layers ViT blocks (LayerNorm, biased q, k and v, attention with f16 copies of K
+//   and V under flash attention, a GELU MLP), the final LayerNorm, an n_merge x n_merge
+//   average pool, an RMS norm and the projection into the text model's width;
+// - qwen3vl (models/qwen3vl.cpp, Qwen3-VL and Qwen3.5): the patches of two temporal kernels
+//   added, the learned positions interpolated to the image's grid, blocks of fused qkv with
+//   M-RoPE, the final LayerNorm and the 2 x 2 merger's MLP; a deepstack layer's output is kept
+//   to the end, where its own merger runs and every merger's output is concatenated.
+enum class VisionGraph { gemma3, qwen3vl };
+
 struct LlamaCppVisionGraphShape {
+  VisionGraph graph = VisionGraph::gemma3;
   bool flash_attn = true;
-  std::uint64_t image_size = 0, patch_size = 0;  // pixels on a side: the image's, a patch's
+  std::uint64_t width = 0, height = 0, patch_size = 0;  // pixels: the image's sides, a patch's
   std::uint64_t n_layers = 0, d_model = 0, n_heads = 0, d_ff = 0;
-  std::uint64_t n_merge = 4;              // the pool's kernel and stride
+  std::uint64_t n_merge = 4;              // gemma3: the pool's kernel and stride
   std::uint64_t text_width = 0;           // the projection's output rows
-  std::uint64_t patch_element_bytes = 2;  // v.patch_embd.weight's type: im2col writes in it
-  std::uint64_t projection_bytes = 0;     // mm.input_projection.weight, which the graph copies transposed
+  std::uint64_t patch_element_bytes = 2;  // the patch kernels' type: im2col writes in it
+  std::uint64_t projection_bytes = 0;     // gemma3: mm.input_projection.weight, copied transposed
+  std::vector<bool> deepstack;            // qwen3vl: the layers with a deepstack merger
   std::uint64_t alignment = 32;
 };
 
 // Returns the bytes ggml-alloc reaches over this graph's allocations and frees, in the order
 // llama.cpp v0.5.0's mtmd makes them (recorded on the CPU for 1 to 4 layers, with and without
-// flash attention). Throws Error(overflow).
+// flash attention; qwen3vl with deepstack mergers on none, two and three layers). Throws
+// Error(overflow).
 std::uint64_t llama_cpp_vision_graph_bytes(const LlamaCppVisionGraphShape& shape);
 
 }  // namespace memplan::detail

@@ -663,15 +663,16 @@ LlamaCppProjector gguf_projector(const GgufFile& f) {
   std::optional<std::string> type = text(key);
   if (!type) type = text(key = "clip.vision.projector_type");
   if (!type) m.fail("clip.projector_type", "missing 'clip.projector_type', which llama.cpp needs to load the tower");
-  // Gemma 3's SigLIP and pooled projector: its graph is the one memplan has recorded from
-  // llama.cpp (models/siglip.cpp); other projectors build other graphs.
-  if (*type != "gemma3") {
-    throw ConfigError(
-        f.path, 0, 0, key,
-        "the '" + printable(*type) +
-            "' projector's compute buffer is not recorded; memplan prices "
-            "Gemma 3's towers (projector 'gemma3') on llama.cpp: plan without `mmproj` for the text model "
-            "alone");
+  // The projectors whose graphs memplan has recorded from llama.cpp: Gemma 3's SigLIP with its
+  // pooled projection (models/siglip.cpp), and Qwen3-VL's and Qwen3.5's tower with its 2 x 2
+  // merger (models/qwen3vl.cpp); other projectors build other graphs.
+  const bool gemma3 = *type == "gemma3";
+  if (!gemma3 && *type != "qwen3vl_merger") {
+    throw ConfigError(f.path, 0, 0, key,
+                      "the '" + printable(*type) +
+                          "' projector's compute buffer is not recorded; memplan prices the towers of Gemma 3 "
+                          "(projector 'gemma3') and of Qwen3-VL and Qwen3.5 ('qwen3vl_merger') on llama.cpp: plan "
+                          "without `mmproj` for the text model alone");
   }
   LlamaCppProjector p;
   p.name = std::filesystem::path(f.path).filename().string();
@@ -683,7 +684,14 @@ LlamaCppProjector gguf_projector(const GgufFile& f) {
   p.d_ff = m.required(v + "feed_forward_length", 1);
   p.n_layers = m.required(v + "block_count", 1);
   p.n_heads = m.required(v + "attention.head_count", 1);
-  p.n_merge = m.count(v + "projector.scale_factor", 1).value_or(4);
+  // Gemma 3 pools 4 x 4 patches into a token (projector.scale_factor); Qwen merges 2 x 2
+  // (spatial_merge_size), the only merge its graph is written for.
+  p.n_merge = gemma3 ? m.count(v + "projector.scale_factor", 1).value_or(4)
+                     : m.count(v + "spatial_merge_size", 1).value_or(2);
+  if (!gemma3 && p.n_merge != 2) {
+    m.fail(v + "spatial_merge_size", "llama.cpp's qwen3vl graph merges 2 x 2 patches, not " + group_digits(p.n_merge) +
+                                         " x " + group_digits(p.n_merge));
+  }
   if (p.image_size < p.patch_size) {
     m.fail(v + "image_size", "the image (" + group_digits(p.image_size) + " pixels) is smaller than a patch (" +
                                  group_digits(p.patch_size) + ")");
@@ -694,7 +702,9 @@ LlamaCppProjector gguf_projector(const GgufFile& f) {
   }
   const auto tensor = [&](const std::string& name) -> const GgufTensor& {
     const GgufTensor* t = m.tensor(name);
-    if (t == nullptr) m.fail(name, "missing tensor '" + name + "', which llama.cpp loads for a gemma3 tower");
+    if (t == nullptr) {
+      m.fail(name, "missing tensor '" + name + "', which llama.cpp loads for a " + printable(*type) + " tower");
+    }
     return *t;
   };
   const GgufTensor& patch = tensor("v.patch_embd.weight");
@@ -703,12 +713,27 @@ LlamaCppProjector gguf_projector(const GgufFile& f) {
                            ": llama.cpp's patch embedding needs F16 or F32");
   }
   p.patch_element_bytes = patch.type.type_size;
-  const GgufTensor& projection = tensor("mm.input_projection.weight");
-  if (projection.shape.size() != 2 || projection.shape[1] != p.d_model) {
-    m.fail(projection.name, "'" + projection.name + "' must be [text width, " + group_digits(p.d_model) + "]");
+  if (gemma3) {
+    const GgufTensor& projection = tensor("mm.input_projection.weight");
+    if (projection.shape.size() != 2 || projection.shape[1] != p.d_model) {
+      m.fail(projection.name, "'" + projection.name + "' must be [text width, " + group_digits(p.d_model) + "]");
+    }
+    p.text_width = projection.shape[0];
+    p.projection_bytes = projection.bytes;
+  } else {
+    // The merger's second layer gives the text width; a layer with a deepstack merger has
+    // v.deepstack.N.* tensors (clip.cpp finds them so). llama.cpp warms up on 46 x 46 tokens
+    // and takes images of up to 4,096 (set_limit_image_tokens, set_warmup_n_tokens).
+    const GgufTensor& merger = tensor("mm.2.weight");
+    if (merger.shape.size() != 2 || merger.shape[0] != 4 * p.d_model) {
+      m.fail(merger.name, "'" + merger.name + "' must be [" + group_digits(4 * p.d_model) + ", text width]");
+    }
+    p.text_width = merger.shape[1];
+    for (std::uint64_t il = 0; il < p.n_layers; ++il)
+      p.deepstack.push_back(m.has("v.deepstack." + std::to_string(il) + ".norm.weight"));
+    p.warmup_tokens = std::uint64_t{46} * 46;
+    p.max_tokens = 4096;
   }
-  p.text_width = projection.shape[0];
-  p.projection_bytes = projection.bytes;
   for (const GgufTensor& t : f.tensors) p.tensors.push_back(t.bytes);
   return p;
 }

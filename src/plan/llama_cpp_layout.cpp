@@ -49,6 +49,13 @@ LlamaCppEstimate draft_estimate(const ModelSpec& spec, const LlamaCppDraft& draf
   }
 }
 
+// "264 MiB", "32.9 GiB": a size for a note, rounded up.
+std::string rounded_size(std::uint64_t bytes) {
+  if (bytes < GiB) return group_digits(ceil_div(bytes, MiB)) + " MiB";
+  const std::uint64_t tenths = ceil_div(bytes, GiB / 10);
+  return group_digits(tenths / 10) + "." + std::to_string(tenths % 10) + " GiB";
+}
+
 void append(std::vector<Item>& rows, const std::vector<Item>& more) {
   rows.insert(rows.end(), more.begin(), more.end());
 }
@@ -78,11 +85,16 @@ TowerRows tower_rows(const LlamaCppProjector& p, const LlamaCppProjectorEstimate
                         .params = std::nullopt,
                         .note = "the vision tower (--mmproj)",
                         .detail = {}});
+  const bool qwen = p.max_tokens > 0;  // a dynamic-resolution tower: its largest image binds
+  const std::uint64_t tokens = std::max(p.max_tokens, p.warmup_tokens);
+  const std::string image = qwen
+                                ? "the largest image: " + group_digits(tokens) + " tokens (--image-max-tokens), " +
+                                      group_digits(tokens * p.n_merge * p.n_merge) + " patches"
+                                : "the warm-up image: " + group_digits(p.image_size) + " x " +
+                                      group_digits(p.image_size) + " pixels, " + group_digits(side * side) + " patches";
   out.device.push_back({.name = "mmproj_compute",
                         .bytes = Bytes(e.compute),
-                        .formula = "the warm-up image: " + group_digits(p.image_size) + " x " +
-                                   group_digits(p.image_size) + " pixels, " + group_digits(side * side) +
-                                   " patches through " + group_digits(p.n_layers) + " layers" +
+                        .formula = image + " through " + group_digits(p.n_layers) + " layers" +
                                    (flash_attn ? " (flash attention)" : ", every head's scores") +
                                    "; ggml's allocator replayed over llama.cpp's " + p.type + " graph",
                         .params = std::nullopt,
@@ -91,8 +103,10 @@ TowerRows tower_rows(const LlamaCppProjector& p, const LlamaCppProjectorEstimate
   if (e.image > 0) {
     out.host.push_back({.name = "mmproj_compute",
                         .bytes = Bytes(e.image),
-                        .formula = "the warm-up image's 3 x " + group_digits(p.image_size) + " x " +
-                                   group_digits(p.image_size) + " f32 pixels, the graph's input on the host",
+                        .formula = qwen ? "the largest image's f32 pixels and M-RoPE's positions, the graph's "
+                                          "inputs on the host"
+                                        : "the warm-up image's 3 x " + group_digits(p.image_size) + " x " +
+                                              group_digits(p.image_size) + " f32 pixels, the graph's input on the host",
                         .params = std::nullopt,
                         .note = "the vision tower's host compute buffer",
                         .detail = {}});
@@ -188,11 +202,12 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
   // attention as the text model has it (llama-server passes its -fa on).
   const bool tower_on_gpu = o.llama_cpp_mmproj && o.llama_cpp_mmproj->offload && !o.cpu;
   std::optional<TowerRows> tower_items;
-  std::uint64_t tower_fit = 0;
+  std::uint64_t tower_fit = 0, tower_warmup = 0;
   if (o.llama_cpp_mmproj) {
     const LlamaCppProjectorEstimate t = estimate_llama_cpp_projector(*o.llama_cpp_mmproj, spec.d_model,
                                                                      options.flash_attn, tower_on_gpu);
     tower_items = tower_rows(*o.llama_cpp_mmproj, t, tower_on_gpu, options.flash_attn);
+    tower_warmup = t.warmup;
     if (tower_on_gpu) tower_fit = t.fit_bytes;
   }
   std::string fit_note;
@@ -295,15 +310,10 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
       if (const Item* i = b->find("recurrent_state")) state = checked_add(state, i->bytes.count(), "state");
     }
     const std::uint64_t slot = state / e.state_cells;
-    const auto mib = [](std::uint64_t bytes) {  // "264 MiB", "32.9 GiB"
-      if (bytes < GiB) return group_digits(ceil_div(bytes, MiB)) + " MiB";
-      const std::uint64_t tenths = ceil_div(bytes, GiB / 10);
-      return group_digits(tenths / 10) + "." + std::to_string(tenths % 10) + " GiB";
-    };
     out.notes.push_back(
         "llama-server keeps up to 32 context checkpoints per slot (--ctx-checkpoints) in host RAM, "
         "each a copy of the slot's recurrent state (" +
-        mib(slot) + "): up to " + mib(checked_mul(slot, checked_mul(32, options.n_seq, "c"), "c")) +
+        rounded_size(slot) + "): up to " + rounded_size(checked_mul(slot, checked_mul(32, options.n_seq, "c"), "c")) +
         " as it runs, not counted here");
   }
   if (!fit_note.empty()) out.notes.insert(out.notes.begin(), fit_note);
@@ -315,11 +325,20 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
   }
   if (o.llama_cpp_mmproj) {
     const LlamaCppProjector& p = *o.llama_cpp_mmproj;
-    const std::uint64_t pooled = p.image_size / p.patch_size / std::max<std::uint64_t>(p.n_merge, 1);
-    out.notes.push_back("the vision tower " + p.name + (tower_on_gpu ? " on the GPU" : " in host memory") +
-                        ": its compute buffer is the warm-up image's (" + group_digits(p.image_size) + " x " +
-                        group_digits(p.image_size) + ", the only size " + p.type + " encodes); each image adds " +
-                        group_digits(pooled * pooled) + " tokens to the context");
+    const std::string where = "the vision tower " + p.name + (tower_on_gpu ? " on the GPU" : " in host memory");
+    if (p.max_tokens > 0) {
+      out.notes.push_back(where + ": llama.cpp reserves " + rounded_size(tower_warmup) +
+                          " of compute buffer for its warm-up image (" + group_digits(p.warmup_tokens) +
+                          " tokens) and grows it when a larger image arrives; counted at the largest image, " +
+                          group_digits(p.max_tokens) + " tokens (--image-max-tokens), each a cell of the context");
+    } else {
+      const std::uint64_t pooled = p.image_size / p.patch_size / std::max<std::uint64_t>(p.n_merge, 1);
+      out.notes.push_back(where + ": its compute buffer is the warm-up image's (" + group_digits(p.image_size) + " x " +
+                          group_digits(p.image_size) + ", the only size " + p.type +
+                          " encodes); each image "
+                          "adds " +
+                          group_digits(pooled * pooled) + " tokens to the context");
+    }
   }
   if (!spec.stored_layers) {
     out.notes.push_back("weights from the architecture at " + to_string(w.weights.precision) +

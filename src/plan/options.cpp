@@ -669,9 +669,13 @@ const std::array kOptions = std::to_array<OptionDef>({
                       s.layout.cache_type_v_draft = v.text)},
   {.key = "mmproj", .flag = "mmproj", .kind = OptionKind::text, .group = kEngine,
    .help = "llama.cpp --mmproj: a vision tower's .gguf (mmproj-*.gguf beside the model's), its weights and the "
-           "compute buffer of its warm-up image on the GPU (Gemma 3's towers)",
+           "compute buffer of its largest image on the GPU (Gemma 3, Qwen3-VL and Qwen3.5 towers)",
    .default_text = "none: a vision-language model's text model alone",
    .set = MEMPLAN_SET(s.layout.mmproj = v.text)},
+  {.key = "image_max_tokens", .flag = "image_max_tokens", .kind = OptionKind::count, .group = kEngine,
+   .help = "llama.cpp --image-max-tokens: the largest image a Qwen3-VL or Qwen3.5 tower (`mmproj`) takes, in "
+           "tokens; its compute buffer grows to that image's graph",
+   .default_text = "4096", .min = 1, .max = 1 << 20, .set = MEMPLAN_SET(s.layout.image_max_tokens = v.count)},
   {.key = "mmproj_offload", .flag = "no_mmproj_offload", .kind = OptionKind::flag, .group = kEngine,
    .help = "llama.cpp --no-mmproj-offload: the vision tower in host memory, run on the CPU",
    .negated = true, .set = MEMPLAN_SET(s.layout.mmproj_offload = v.flag)},

@@ -41,7 +41,7 @@ void check_engine_options(const PlanSettings& s) {
   if (engine != Engine::llama_cpp)
     refuse({"ngl", "n_cpu_moe", "ubatch", "parallel", "cache_type_k", "cache_type_v", "flash_attn", "kv_unified",
             "llama_server", "draft", "draft_max", "ngl_draft", "cache_type_k_draft", "cache_type_v_draft", "mmproj",
-            "mmproj_offload"},
+            "mmproj_offload", "image_max_tokens"},
            "llama.cpp");
 }
 
@@ -186,8 +186,21 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
       if (!s.mmproj) throw Error(ErrorKind::internal, "the vision tower '" + a.mmproj + "' was not read");
       o.llama_cpp_mmproj = *s.mmproj;
       o.llama_cpp_mmproj->offload = a.mmproj_offload && !d.cpu;
-    } else if (s.was_given("mmproj_offload")) {
-      throw_invalid_input("mmproj_offload", "`mmproj_offload` applies to a vision tower given with `mmproj`");
+      if (a.image_max_tokens) {
+        if (o.llama_cpp_mmproj->max_tokens == 0) {
+          throw_invalid_input("image_max_tokens",
+                              "`image_max_tokens` sizes a dynamic-resolution tower (Qwen3-VL, "
+                              "Qwen3.5); " +
+                                  o.llama_cpp_mmproj->name + "'s " + o.llama_cpp_mmproj->type +
+                                  " projector takes one image size");
+        }
+        o.llama_cpp_mmproj->max_tokens = *a.image_max_tokens;
+      }
+    } else {
+      for (const char* key : {"mmproj_offload", "image_max_tokens"}) {
+        if (s.was_given(key))
+          throw_invalid_input(key, "`" + std::string(key) + "` applies to a vision tower given with `mmproj`");
+      }
     }
     o.llama_cpp = l;
     o.cpu = d.cpu;

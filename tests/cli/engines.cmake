@@ -385,12 +385,32 @@ gguf_case(engine_llama_cpp_mmproj_as_model EXIT 2 ARGS estimate "${gguf}/mmproj-
 gguf_case(engine_llama_cpp_mmproj_not_a_tower EXIT 2 ARGS estimate "${gguf}/tiny-llama.gguf" --engine llama.cpp --cpu
           --mmproj "${gguf}/tiny-llama.gguf" STDERR "tiny-llama\\.gguf: --mmproj takes a vision tower's file.*not a 'llama' model")
 gguf_case(engine_llama_cpp_mmproj_projector EXIT 2 ARGS estimate "${gguf}/tiny-llama.gguf" --engine llama.cpp --cpu
-          --mmproj "${gguf}/mmproj-mlp.gguf" STDERR "mmproj-mlp\\.gguf: the 'mlp' projector's compute buffer is not recorded")
+          --mmproj "${gguf}/mmproj-mlp.gguf"
+          STDERR "mmproj-mlp\\.gguf: the 'mlp' projector's compute buffer is not recorded; memplan prices the towers of Gemma 3 \\(projector 'gemma3'\\) and of Qwen3-VL and Qwen3.5")
 gguf_case(engine_llama_cpp_mmproj_other_model EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu
           --mmproj "${gguf}/mmproj-gemma3-4b.gguf"
           STDERR "projects into 2,560 dimensions, the model has 4,096: llama.cpp refuses the pair")
 cli_case(engine_llama_cpp_mmproj_offload_alone EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu
          --no-mmproj-offload STDERR "--no-mmproj-offload applies to a vision tower given with --mmproj")
+# A Qwen3.6-27B tower (qwen3vl_merger) on the GPU. llama.cpp reserves its warm-up image's
+# buffer at start-up, 46 x 46 tokens: "CUDA0 compute buffer size = 248.10 MiB" and "CPU compute
+# buffer size = 24.93 MiB" (the image 3 x 1,472² x 4 B and M-RoPE's positions 8,464 x 16 B), as
+# llama.cpp logs a Qwen3.6 tower on CUDA (code-index id 58091952734); --image-max-tokens 2116
+# keeps memplan to that image. By default the largest image, 4,096 tokens, binds: its host
+# inputs 3 x 16,384 x 256 x 4 B + 16,384 x 16 B = 50,593,792 B.
+gguf_case(engine_llama_cpp_mmproj_qwen_warmup EXIT 0 ARGS estimate qwen3.5-27b --engine llama.cpp --gpu rtx-4090
+          -p int4 --seq 16384 --mmproj "${gguf}/mmproj-qwen3.6-27b.gguf" --image-max-tokens 2116
+          STDOUT "mmproj_compute +248\\.10 MiB.*host mmproj_compute +24\\.93 MiB")
+gguf_case(engine_llama_cpp_mmproj_qwen_largest EXIT 0 ARGS estimate qwen3.5-27b --engine llama.cpp --gpu rtx-4090
+          -p int4 --seq 16384 --mmproj "${gguf}/mmproj-qwen3.6-27b.gguf" --format json STDERR_EMPTY
+          STDOUT "\"host_components\": .*\"name\": \"mmproj_compute\",\n +\"bytes\": 50593792,.*reserves 249 MiB of compute buffer for its warm-up image \\(2,116 tokens\\) and grows it when a larger image arrives; counted at the largest image, 4,096 tokens")
+gguf_case(engine_llama_cpp_image_tokens_fixed_size EXIT 2 ARGS estimate gemma-3-4b-it --engine llama.cpp --cpu
+          --mmproj "${gguf}/mmproj-gemma3-4b.gguf" --image-max-tokens 1024
+          STDERR "--image-max-tokens sizes a dynamic-resolution tower.*gemma3 projector takes one image size")
+cli_case(engine_llama_cpp_image_tokens_alone EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu
+         --image-max-tokens 1024 STDERR "--image-max-tokens applies to a vision tower given with --mmproj")
+set_tests_properties(cli.engine_llama_cpp_mmproj_qwen_warmup cli.engine_llama_cpp_mmproj_qwen_largest
+                     cli.engine_llama_cpp_image_tokens_fixed_size PROPERTIES FIXTURES_REQUIRED gguf_files)
 set_tests_properties(cli.engine_llama_cpp_mmproj cli.engine_llama_cpp_mmproj_text cli.engine_llama_cpp_mmproj_on_host
                      cli.engine_llama_cpp_mmproj_cpu cli.engine_llama_cpp_mmproj_as_model
                      cli.engine_llama_cpp_mmproj_not_a_tower cli.engine_llama_cpp_mmproj_projector

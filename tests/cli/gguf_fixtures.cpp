@@ -198,6 +198,10 @@ void write_small(const fs::path& dir) {
       .write(dir / "mmproj-gemma3-4b.gguf", GgufData::sparse);
   memplan::testing::gemma3_mmproj({56, 14, 64, 2, 2, 128, 32, "F16"}).write(dir / "mmproj-tiny.gguf");
   memplan::testing::gemma3_mmproj({56, 14, 64, 2, 2, 128, 32, "F16", "mlp"}).write(dir / "mmproj-mlp.gguf");
+  // A Qwen3.6-27B-shaped tower (27 layers of 1,152 in 16-pixel patches, positions on a 48 x 48
+  // grid, projected into 5,120), its data a hole.
+  memplan::testing::qwen3vl_mmproj({768, 16, 1152, 27, 16, 4304, 5120, {}, "F16"})
+      .write(dir / "mmproj-qwen3.6-27b.gguf", GgufData::sparse);
 
   GgufWriter all;
   all.str("general.architecture", "llama");

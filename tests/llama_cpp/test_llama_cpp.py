@@ -423,18 +423,22 @@ def test_the_cache_cells_are_the_context_rounded_up_to_256(llama_cpp, models):
     assert real["kv_mib"] * MIB == 1024 * 3 * 2 * 64 * 2 * 2
 
 
-# A vision tower's file (--mmproj, Gemma 3's projector) beside the llama it projects into: its
-# tensors in the CPU buffer ggml allocates for them, to the byte, and the compute buffer of its
-# warm-up image, with flash attention and without (every head's scores), to the byte.
+# Vision towers' files (--mmproj) beside the llama they project into: Gemma 3's projector, and
+# Qwen3-VL's with deepstack mergers on two layers. Their tensors in the CPU buffer ggml allocates
+# for them, to the byte, and the compute buffer of the warm-up image (Qwen's at its 46 x 46
+# tokens: --image-max-tokens 2116 keeps memplan to that image), with flash attention and
+# without (every head's scores), to the byte.
+@pytest.mark.parametrize("tower,extra", [("mmproj-gemma3-f16.gguf", []),
+                                         ("mmproj-qwen3vl-f16.gguf", ["--image-max-tokens", "2116"])])
 @pytest.mark.parametrize("fa", ["on", "off"])
-def test_a_vision_tower_as_llama_cpp_sizes_it(mmproj_probe, models, fa):
+def test_a_vision_tower_as_llama_cpp_sizes_it(mmproj_probe, models, tower, extra, fa):
     program, env = mmproj_probe
-    mmproj = models / "mmproj-gemma3-f16.gguf"
+    mmproj = models / tower
     done = subprocess.run([str(program), str(mmproj), str(int(fa == "on"))], capture_output=True, text=True, env=env,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     real = json.loads(done.stdout.strip().splitlines()[-1])
-    report, rows = memplan_rows(models / "llama-q4_k.gguf", 1024, 512, fa, "--mmproj", str(mmproj))
+    report, rows = memplan_rows(models / "llama-q4_k.gguf", 1024, 512, fa, "--mmproj", str(mmproj), *extra)
     assert rows["mmproj_weights"] == real["buffer_bytes"]
     assert rows["mmproj_compute"] == real["usage_bytes"] - real["tensor_bytes"]
 

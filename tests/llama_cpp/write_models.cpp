@@ -403,8 +403,12 @@ int main(int argc, char** argv) {
   gemma("gemma3", 256, 7, 512, 32768, "Q8_0").write(dir / "gemma3-v32k-q8_0.gguf");
   // Gemma 2: six layers, every other sliding over 512 tokens, soft-capped; a vocabulary of 32,768.
   gemma("gemma2", 256, 6, 512, 32768, "Q8_0").write(dir / "gemma2-v32k-q8_0.gguf");
-  // A vision tower for --mmproj beside llama-q4_k (width 256): Gemma 3's SigLIP and its pooled
+  // Vision towers for --mmproj beside llama-q4_k (width 256): Gemma 3's SigLIP and its pooled
   // projector.
   memplan::testing::gemma3_mmproj({224, 14, 192, 3, 3, 768, 256, "F16"}).write(dir / "mmproj-gemma3-f16.gguf");
+  // Qwen3-VL's: four layers of width 128 with deepstack mergers on two, positions on a 24 x 24
+  // grid of 16-pixel patches, merged 2 x 2 into the same width.
+  memplan::testing::qwen3vl_mmproj({384, 16, 128, 4, 2, 512, 256, {1, 3}, "F16"})
+      .write(dir / "mmproj-qwen3vl-f16.gguf");
   return 0;
 }

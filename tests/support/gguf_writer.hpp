@@ -317,6 +317,73 @@ inline GgufWriter gemma3_mmproj(const Gemma3Tower& s) {
   return w;
 }
 
+// A Qwen3-VL or Qwen3.5 vision tower's file for --mmproj (projector qwen3vl_merger, as
+// convert_hf_to_gguf.py writes it): a ViT of `layers` blocks of width d with fused qkv, patches
+// of patch² pixels from two temporal kernels, learned positions on a grid of image_size /
+// patch a side, 2 x 2 patches merged into the text width (text_d), and deepstack mergers on
+// the layers listed.
+struct Qwen3VlTower {
+  std::uint64_t image_size, patch, d, layers, heads, ff, text_d;
+  std::vector<std::uint64_t> deepstack;
+  const char* matrices;
+};
+
+inline GgufWriter qwen3vl_mmproj(const Qwen3VlTower& s) {
+  const std::uint64_t side = s.image_size / s.patch, merged = 4 * s.d;
+  GgufWriter w;
+  w.str("general.architecture", "clip")
+      .str("general.name", "qwen3vl-mmproj-test")
+      .boolean("clip.has_vision_encoder", true)
+      .str("clip.projector_type", "qwen3vl_merger")
+      .boolean("clip.use_gelu", true)
+      .u32("clip.vision.image_size", static_cast<std::uint32_t>(s.image_size))
+      .u32("clip.vision.patch_size", static_cast<std::uint32_t>(s.patch))
+      .u32("clip.vision.embedding_length", static_cast<std::uint32_t>(s.d))
+      .u32("clip.vision.feed_forward_length", static_cast<std::uint32_t>(s.ff))
+      .u32("clip.vision.block_count", static_cast<std::uint32_t>(s.layers))
+      .u32("clip.vision.attention.head_count", static_cast<std::uint32_t>(s.heads))
+      .u32("clip.vision.projection_dim", static_cast<std::uint32_t>(s.text_d))
+      .u32("clip.vision.spatial_merge_size", 2)
+      .f32("clip.vision.attention.layer_norm_epsilon", 1e-6f)
+      .f32_array("clip.vision.image_mean", {0.5f, 0.5f, 0.5f})
+      .f32_array("clip.vision.image_std", {0.5f, 0.5f, 0.5f});
+  w.tensor("v.patch_embd.weight", {s.patch, s.patch, 3, s.d}, "F16")
+      .tensor("v.patch_embd.weight.1", {s.patch, s.patch, 3, s.d}, "F16")
+      .tensor("v.patch_embd.bias", {s.d}, "F32")
+      .tensor("v.position_embd.weight", {s.d, side * side}, "F32");  // interpolated: ggml wants f32
+  for (std::uint64_t b = 0; b < s.layers; ++b) {
+    const std::string p = "v.blk." + std::to_string(b) + ".";
+    w.tensor(p + "attn_qkv.weight", {s.d, 3 * s.d}, s.matrices)
+        .tensor(p + "attn_qkv.bias", {3 * s.d}, "F32")
+        .tensor(p + "attn_out.weight", {s.d, s.d}, s.matrices)
+        .tensor(p + "attn_out.bias", {s.d}, "F32")
+        .tensor(p + "ln1.weight", {s.d}, "F32")
+        .tensor(p + "ln1.bias", {s.d}, "F32")
+        .tensor(p + "ffn_up.weight", {s.d, s.ff}, s.matrices)
+        .tensor(p + "ffn_up.bias", {s.ff}, "F32")
+        .tensor(p + "ffn_down.weight", {s.ff, s.d}, s.matrices)
+        .tensor(p + "ffn_down.bias", {s.d}, "F32")
+        .tensor(p + "ln2.weight", {s.d}, "F32")
+        .tensor(p + "ln2.bias", {s.d}, "F32");
+  }
+  for (const std::uint64_t b : s.deepstack) {
+    const std::string p = "v.deepstack." + std::to_string(b) + ".";
+    w.tensor(p + "norm.weight", {merged}, "F32")
+        .tensor(p + "norm.bias", {merged}, "F32")
+        .tensor(p + "fc1.weight", {merged, merged}, s.matrices)
+        .tensor(p + "fc1.bias", {merged}, "F32")
+        .tensor(p + "fc2.weight", {merged, s.text_d}, s.matrices)
+        .tensor(p + "fc2.bias", {s.text_d}, "F32");
+  }
+  w.tensor("v.post_ln.weight", {s.d}, "F32")
+      .tensor("v.post_ln.bias", {s.d}, "F32")
+      .tensor("mm.0.weight", {merged, merged}, s.matrices)
+      .tensor("mm.0.bias", {merged}, "F32")
+      .tensor("mm.2.weight", {merged, s.text_d}, s.matrices)
+      .tensor("mm.2.bias", {s.text_d}, "F32");
+  return w;
+}
+
 // A Llama-architecture model whose tensors, between them, use every type of ggml_layouts():
 // d_model 256, 4 blocks, 4 heads of 64, d_mlp 256, a vocabulary of 256 (so every row is a
 // whole number of 256-element blocks). Tensor i takes type i of the list, the last few

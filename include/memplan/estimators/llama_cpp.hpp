@@ -46,24 +46,28 @@ struct LlamaCppDraft {
 // --no-mmproj-offload, and reserves a compute buffer for one warm-up image.
 struct LlamaCppProjector {
   std::string name;                              // the file, as named
-  std::string type;                              // clip.projector_type: gemma3
-  std::uint64_t image_size = 0, patch_size = 0;  // pixels on a side: the warm-up image's, a patch's
+  std::string type;                              // clip.projector_type: gemma3 or qwen3vl_merger
+  std::uint64_t image_size = 0, patch_size = 0;  // pixels on a side: gemma3's image, a patch
   std::uint64_t d_model = 0, d_ff = 0, n_layers = 0, n_heads = 0;
-  std::uint64_t n_merge = 4;              // Gemma 3's pooling kernel
+  std::uint64_t n_merge = 4;              // patches merged a side: Gemma 3's pool (4), Qwen's merger (2)
   std::uint64_t text_width = 0;           // the projection's output: the text model's d_model
   std::uint64_t patch_element_bytes = 2;  // v.patch_embd.weight's element (im2col writes in it)
-  std::uint64_t projection_bytes = 0;     // mm.input_projection.weight
+  std::uint64_t projection_bytes = 0;     // gemma3: mm.input_projection.weight
+  std::vector<bool> deepstack;            // qwen3vl: the layers with a deepstack merger
+  std::uint64_t warmup_tokens = 0;        // qwen3vl: the warm-up image's tokens (46 x 46)
+  std::uint64_t max_tokens = 0;           // qwen3vl: the largest image's tokens (--image-max-tokens, 4,096)
   std::vector<std::uint64_t> tensors;     // each tensor's bytes, as stored
   bool offload = true;                    // --mmproj-offload (llama-server's default)
 };
 
 struct LlamaCppProjectorEstimate {
   std::uint64_t weights = 0;    // the tensors' buffer: each tensor padded to the buffer's alignment
-  std::uint64_t compute = 0;    // the warm-up image's graph, on the tower's device
-  std::uint64_t image = 0;      // the image itself in the host's compute buffer when the tower is offloaded
-                                //   (ggml's scheduler keeps graph inputs on the CPU backend)
+  std::uint64_t compute = 0;    // the largest image's graph (gemma3: its one size), on the tower's device
+  std::uint64_t warmup = 0;     // the warm-up image's graph, what llama.cpp reserves at start-up
+  std::uint64_t image = 0;      // the graph's inputs (the image, Qwen's positions) in the host's compute
+                                //   buffer when the tower is offloaded (ggml's scheduler keeps inputs there)
   std::uint64_t fit_bytes = 0;  // what llama-server's --fit sets aside for it: the tensors unpadded and the
-                                //   device's compute buffer (mtmd_get_memory_usage)
+                                //   device's compute buffer at the warm-up (mtmd_get_memory_usage)
 };
 
 // Returns the vision tower's buffers with flash attention on or off, on a GPU (CUDA's 128-byte

@@ -61,6 +61,7 @@ struct LayoutRequest {
   std::string cache_type_v_draft = "f16";  // llama.cpp -ctvd
   std::string mmproj;                      // llama.cpp --mmproj: a vision tower's .gguf; empty = none
   bool mmproj_offload = true;              // llama.cpp --no-mmproj-offload clears it: the tower on the host
+  std::optional<std::uint64_t> image_max_tokens;  // llama.cpp --image-max-tokens; unset = the tower's own
   std::string cache_type_k = "f16";
   std::string cache_type_v = "f16";
   std::string flash_attn = "auto";  // on, off, auto

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "layout_fixtures.hpp"
 #include "reference_models.hpp"
 
@@ -316,6 +318,80 @@ TEST(LlamaCpp, AVisionTowersComputeBufferIsWhatLlamaCppReserved) {
     EXPECT_EQ(estimate_llama_cpp_projector(p, r.text, r.flash_attn, false).compute, r.compute)
         << r.image << " px, " << r.layers << " layers, flash attention " << r.flash_attn;
   }
+}
+
+// Qwen3-VL's or Qwen3.5's tower (projector qwen3vl_merger): 16-pixel patches of two temporal
+// f16 kernels, merged 2 x 2, deepstack mergers on the layers listed, sized for its warm-up
+// image (46 x 46 tokens) alone.
+LlamaCppProjector qwen3vl_tower(std::uint64_t d, std::uint64_t layers, std::uint64_t heads, std::uint64_t ff,
+                                std::uint64_t text, const std::vector<std::uint64_t>& deepstack) {
+  LlamaCppProjector p;
+  p.name = "mmproj.gguf";
+  p.type = "qwen3vl_merger";
+  p.image_size = 768;
+  p.patch_size = 16;
+  p.d_model = d;
+  p.d_ff = ff;
+  p.n_layers = layers;
+  p.n_heads = heads;
+  p.n_merge = 2;
+  p.text_width = text;
+  p.deepstack.assign(layers, false);
+  for (const std::uint64_t il : deepstack) p.deepstack[il] = true;
+  p.warmup_tokens = p.max_tokens = 46 * 46;
+  return p;
+}
+
+TEST(LlamaCpp, AQwenVisionTowersComputeBufferIsWhatLlamaCppReserved) {
+  // Measured with llama.cpp v0.5.0's mtmd on the CPU (mtmd_get_memory_usage less the tensors'
+  // bytes; tests/llama_cpp/mmproj_probe.cpp) for the warm-up image, 92 x 92 patches, of towers
+  // the comparison's writer makes: with and without deepstack mergers, an f32 patch kernel (the
+  // fifth), flash attention on and off.
+  struct Run {
+    std::uint64_t d, layers, heads, ff, text;
+    std::vector<std::uint64_t> deepstack;
+    std::uint64_t patch_bytes;
+    std::uint64_t flash, plain;  // the compute buffer with flash attention, without
+  };
+  const Run runs[] = {
+      {512, 2, 8, 2048, 1024, {}, 2, 112808192, 2422599936},
+      {512, 3, 8, 2048, 1024, {0, 1}, 2, 147476736, 2439934208},
+      {512, 4, 8, 2048, 1024, {0, 2, 3}, 2, 147476736, 2439934208},
+      {256, 4, 4, 4096, 2048, {1, 3}, 2, 164811008, 1215701248},
+      {384, 3, 6, 1536, 4096, {2}, 4, 177676288, 1810483456},
+      {1024, 2, 16, 4096, 2048, {}, 2, 234148096, 4853731584},
+  };
+  for (const Run& r : runs) {
+    LlamaCppProjector p = qwen3vl_tower(r.d, r.layers, r.heads, r.ff, r.text, r.deepstack);
+    p.patch_element_bytes = r.patch_bytes;
+    EXPECT_EQ(estimate_llama_cpp_projector(p, r.text, true, false).compute, r.flash) << r.d << " x " << r.layers;
+    EXPECT_EQ(estimate_llama_cpp_projector(p, r.text, false, false).compute, r.plain) << r.d << " x " << r.layers;
+  }
+  // As llama.cpp logs them: Qwen3.5-2B's tower on the CPU (24 layers of 1,024, 16 heads, MLP
+  // 4,096), "CPU compute buffer size = 223.30 MiB"; a Qwen3.6 tower's (27 layers of 1,152, MLP
+  // 4,304) on CUDA and Vulkan, "248.10 MiB", its host buffer the image and M-RoPE's positions,
+  // "24.93 MiB" (code-index ids 56777796281, 58091952734).
+  const auto mib = [](std::uint64_t bytes) { return std::round(static_cast<double>(bytes) / (1 << 20) * 100) / 100; };
+  EXPECT_EQ(mib(estimate_llama_cpp_projector(qwen3vl_tower(1024, 24, 16, 4096, 2048, {}), 2048, true, false).compute),
+            223.30);
+  const LlamaCppProjectorEstimate q36 = estimate_llama_cpp_projector(qwen3vl_tower(1152, 27, 16, 4304, 5120, {}), 5120,
+                                                                     true, true);
+  EXPECT_EQ(mib(q36.compute), 248.10);
+  EXPECT_EQ(mib(q36.image), 24.93);
+  EXPECT_EQ(q36.image, 3ULL * 1472 * 1472 * 4 + 8464ULL * 16);  // the pixels, four i32 positions a patch
+}
+
+TEST(LlamaCpp, AQwenVisionTowersBufferGrowsToItsLargestImage) {
+  // An image of 4,096 tokens is 16,384 patches; its graph outweighs the warm-up's 8,464, and
+  // the warm-up figure stays what llama-server's --fit sets aside.
+  LlamaCppProjector p = qwen3vl_tower(1152, 27, 16, 4304, 5120, {});
+  const std::uint64_t warmup = estimate_llama_cpp_projector(p, 5120, true, true).compute;
+  p.max_tokens = 4096;
+  const LlamaCppProjectorEstimate e = estimate_llama_cpp_projector(p, 5120, true, true);
+  EXPECT_EQ(e.warmup, warmup);
+  EXPECT_GT(e.compute, warmup);
+  EXPECT_EQ(e.image, 3ULL * 16384 * 16 * 16 * 4 + 16384ULL * 16);
+  EXPECT_EQ(e.fit_bytes, warmup);  // no tensors listed in this tower
 }
 
 TEST(LlamaCpp, AVisionTowersTensorsArePaddedToTheirBuffer) {

@@ -556,6 +556,17 @@ TEST_F(Gguf, AVisionTowersFileIsReadForItsGraph) {
   EXPECT_EQ(p.patch_element_bytes, 2U);
   EXPECT_EQ(p.projection_bytes, 32U * 64 * 2);
   EXPECT_EQ(p.tensors.size(), 3U + 2 * 16 + 4);
+  // Qwen3-VL's: the merger's second layer gives the text width, v.deepstack.N.* the deepstack
+  // layers; llama.cpp warms it up on 46 x 46 tokens and takes images of up to 4,096.
+  const LlamaCppProjector q = load_gguf_projector(
+      testing::qwen3vl_mmproj({384, 16, 128, 4, 2, 512, 256, {1, 3}, "F16"}).write(path("qwen3vl.gguf")));
+  EXPECT_EQ(q.type, "qwen3vl_merger");
+  EXPECT_EQ(q.n_merge, 2U);
+  EXPECT_EQ(q.text_width, 256U);
+  EXPECT_EQ(q.deepstack, (std::vector<bool>{false, true, false, true}));
+  EXPECT_EQ(q.warmup_tokens, 2116U);
+  EXPECT_EQ(q.max_tokens, 4096U);
+  EXPECT_EQ(q.projection_bytes, 0U);
   // A file that is not a tower, a projector not recorded, a tower without its projection.
   const auto refused = [&](const std::string& file, const std::string& key) {
     try {
