@@ -381,6 +381,25 @@ TEST(LlamaCpp, AQwenVisionTowersComputeBufferIsWhatLlamaCppReserved) {
   EXPECT_EQ(q36.image, 3ULL * 1472 * 1472 * 4 + 8464ULL * 16);  // the pixels, four i32 positions a patch
 }
 
+TEST(LlamaCpp, AQwenVisionTowersBufferForAnImageIsWhatLlamaCppAllocates) {
+  // Images encoded by llama.cpp v0.5.0's mtmd (mtmd_encode_chunk, CPU) with a tower of three
+  // layers of width 128 (2 heads, MLP 512) into 256, without the warm-up: the graph's peak in
+  // ggml-alloc's trace for 512 x 512 (256 tokens), 1,024 x 512 (512) and 2,048 x 1,024 (2,048)
+  // pixels, and 1,024 x 512 without flash attention. An image's buffer is its patches', whatever
+  // its shape.
+  struct Run {
+    std::uint64_t tokens;
+    bool flash_attn;
+    std::uint64_t compute;
+  };
+  for (const Run& r :
+       {Run{256, true, 5259264}, Run{512, true, 10518528}, Run{2048, true, 42074112}, Run{512, false, 40927232}}) {
+    LlamaCppProjector p = qwen3vl_tower(128, 3, 2, 512, 256, {});
+    p.warmup_tokens = p.max_tokens = r.tokens;
+    EXPECT_EQ(estimate_llama_cpp_projector(p, 256, r.flash_attn, false).compute, r.compute) << r.tokens;
+  }
+}
+
 TEST(LlamaCpp, AQwenVisionTowersBufferGrowsToItsLargestImage) {
   // An image of 4,096 tokens is 16,384 patches; its graph outweighs the warm-up's 8,464, and
   // the warm-up figure stays what llama-server's --fit sets aside.
