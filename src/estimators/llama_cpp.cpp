@@ -297,7 +297,15 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   // tokens, all of them outputs, against every cell. For the graphs memplan has recorded
   // (llama/qwen2 and gpt2 blocks) it is replayed exactly; otherwise the replay's closed form,
   // which can be off by several percent where the allocator's free holes fall differently.
-  const std::uint64_t d = spec.d_model, F = std::max(spec.d_mlp, expert_width(spec)), V = spec.vocab_size;
+  // The MLP's width a token: a dense layer's, or a transformer's experts, whose gate and up
+  // projections llama.cpp computes for each of a token's experts ([width, k, tokens]; read from
+  // its allocator trace of Qwen3-MoE). A hybrid's experts keep their own forms below.
+  const std::uint64_t moe_layers_here = spec.experts == 0 ? 0 : layers_in(spec, LayerSet::moe_mlp, 0, spec.n_layers);
+  const std::uint64_t dense_width = moe_layers_here < spec.n_layers ? spec.d_mlp : 0;
+  const std::uint64_t F = spec.experts > 0 && !recurrent
+                              ? std::max(dense_width, checked_mul(spec.experts_per_token, expert_width(spec), "c"))
+                              : std::max(spec.d_mlp, expert_width(spec));
+  const std::uint64_t d = spec.d_model, V = spec.vocab_size;
   const std::uint64_t n_kv = std::max<std::uint64_t>(largest_kv, 1);
   const std::uint64_t per_token = checked_mul(T, kF32, "compute buffer");
   detail::LlamaCppGraphShape shape{spec.family == Family::gpt2, o.flash_attn, L, d, spec.n_heads, spec.n_kv_heads,

@@ -46,6 +46,8 @@ constexpr ArchFamily kArchitectures[] = {
     {"phi2", Family::phi},
     {"phi3", Family::phi3},
     {"qwen2", Family::qwen2},
+    {"qwen3", Family::qwen3},
+    {"qwen3moe", Family::qwen3_moe},
     {"qwen35", Family::qwen3_next},
     {"qwen35moe", Family::qwen3_next},
     {"qwen3next", Family::qwen3_next},
@@ -546,6 +548,8 @@ GgufImport gguf_model(const GgufFile& f) {
   if (experts > 0) {
     s.experts = experts;
     s.experts_per_token = m.required(p + "expert_used_count", 1);
+    // Qwen3-MoE's experts have a width of their own (moe_intermediate_size).
+    if (family == Family::qwen3_moe) s.d_expert = m.required(p + "expert_feed_forward_length", 1);
   }
   s.sliding_window = m.count(p + "attention.sliding_window", 0).value_or(0);
   if (family == Family::gemma2 || family == Family::gemma3) read_gemma_windows(m, p, family, s);

@@ -47,7 +47,7 @@ gguf_case(bad_gguf_partial_block EXIT 2 ARGS estimate "${gguf}/bad-partial-block
 gguf_case(bad_gguf_magic EXIT 2 ARGS estimate "${gguf}/bad-magic.gguf" STDOUT_EMPTY
           STDERR "bad-magic\\.gguf: does not start with the GGUF magic: its first bytes are 'GGML'")
 gguf_case(bad_gguf_architecture EXIT 2 ARGS estimate "${gguf}/bad-architecture.gguf" STDOUT_EMPTY
-          STDERR "bad-architecture\\.gguf: unsupported architecture 'rwkv6'.*memplan maps 'falcon', 'falcon-h1', 'gemma', 'gemma2', 'gemma3', 'gpt2', 'gptneox', 'granitehybrid', 'llama', 'mamba', 'mamba2', 'nemotron_h', 'nemotron_h_moe', 'phi2', 'phi3', 'qwen2', 'qwen35', 'qwen35moe' and 'qwen3next'\n$")
+          STDERR "bad-architecture\\.gguf: unsupported architecture 'rwkv6'.*memplan maps 'falcon', 'falcon-h1', 'gemma', 'gemma2', 'gemma3', 'gpt2', 'gptneox', 'granitehybrid', 'llama', 'mamba', 'mamba2', 'nemotron_h', 'nemotron_h_moe', 'phi2', 'phi3', 'qwen2', 'qwen3', 'qwen35', 'qwen35moe', 'qwen3moe' and 'qwen3next'\n$")
 gguf_case(bad_gguf_missing EXIT 2 ARGS estimate "${gguf}/no-such.gguf" STDOUT_EMPTY STDERR "no-such\\.gguf: no such file\n$")
 # --n-cpu-moe on tiny-moe.gguf (two layers, each 26,112 B of routed experts in Q8_0): N = 1
 # keeps layer 0's on the host beside the 512-B token embedding, 26,624 B; the GPU holds the
@@ -60,14 +60,15 @@ gguf_case(gguf_llama_cpp_n_cpu_moe_all EXIT 0 ARGS estimate "${gguf}/tiny-moe.gg
           --seq 256 --n-cpu-moe 9 --format json STDERR_EMPTY
           STDOUT "\"host_components\": \\[\n +{\n +\"name\": \"weights\",\n +\"bytes\": 52736,")
 # The fewest layers whose experts must stay on the host: on a budget of 1 GiB (llama.cpp's --fit
-# margin) + 512 MiB (CUDA context) + 32,768 (KV) + 465,920 (compute) + 34,816 (weights at N = 1)
-# = 1,611,146,240 B, N = 1 fits to the byte and N = 0 needs its 26,112 B more.
-gguf_case(gguf_llama_cpp_fit_n_cpu_moe EXIT 0 ARGS fit "${gguf}/tiny-moe.gguf" --engine llama.cpp --gpu 1611146240B
+# margin) + 512 MiB (CUDA context) + 32,768 (KV) + 662,528 (compute: the experts' gate and up for
+# each of a token's 2) + 34,816 (weights at N = 1) = 1,611,342,848 B, N = 1 fits to the byte and
+# N = 0 needs its 26,112 B more.
+gguf_case(gguf_llama_cpp_fit_n_cpu_moe EXIT 0 ARGS fit "${gguf}/tiny-moe.gguf" --engine llama.cpp --gpu 1611342848B
           --seq 256 --vary n_cpu_moe STDERR_EMPTY
           STDOUT "smallest n_cpu_moe with -c 256\n.*result +n_cpu_moe 1 fits.*next +n_cpu_moe 0 does not.*binds +weights.*option +--n-cpu-moe 1\n")
 gguf_case(gguf_llama_cpp_fit_n_cpu_moe_json EXIT 0 ARGS fit "${gguf}/tiny-moe.gguf" --engine llama.cpp
-          --gpu 1611146240B --seq 256 --vary n_cpu_moe --format json STDERR_EMPTY
-          STDOUT "\"vary\": \"n_cpu_moe\",.*\"value\": 1,.*\"total_bytes\": 537404416,\n +\"next_total_bytes\": 537430528,")
+          --gpu 1611342848B --seq 256 --vary n_cpu_moe --format json STDERR_EMPTY
+          STDOUT "\"vary\": \"n_cpu_moe\",.*\"value\": 1,.*\"total_bytes\": 537601024,\n +\"next_total_bytes\": 537627136,")
 gguf_case(gguf_llama_cpp_n_cpu_moe_dense EXIT 2 ARGS estimate "${gguf}/tiny-llama.gguf" --engine llama.cpp --gpu rtx-4090
           --n-cpu-moe 1 STDOUT_EMPTY STDERR "--n-cpu-moe keeps routed experts in host memory; tiny-llama has none")
 gguf_case(gguf_llama_cpp_n_cpu_moe_cpu EXIT 2 ARGS estimate "${gguf}/tiny-moe.gguf" --engine llama.cpp --cpu

@@ -476,3 +476,26 @@ def test_gemma_keeps_a_windowed_and_a_global_cache(context_probe, models, model,
     assert rows["weights"] == real["model_bytes"]
     assert rows["kv_cache"] == real["kv_bytes"]
     assert rows["compute_buffer"] == real["compute_bytes"]
+
+
+# Qwen3 (per-head q/k norms), Qwen3-MoE and a Mixtral-like llama (8 experts of 128, 2 a token):
+# their experts' gate and up projections are computed for each of a token's experts, which the
+# closed form counts. (model, -c, -ub, -np, llama-server, flash attention)
+MOE = [
+    ("qwen3-q8_0.gguf", 2048, 512, 1, False, "on"),
+    ("qwen3-q8_0.gguf", 1000, 256, 1, False, "off"),
+    ("qwen3moe-q8_0.gguf", 2048, 512, 1, False, "on"),
+    ("qwen3moe-q8_0.gguf", 2048, 512, 1, False, "off"),
+    ("qwen3moe-q8_0.gguf", 8192, 1024, 1, False, "on"),
+    ("llama-moe-q8_0.gguf", 2048, 512, 1, False, "on"),
+    ("llama-moe-q8_0.gguf", 8192, 1024, 1, False, "on"),
+]
+
+
+@pytest.mark.parametrize("model,ctx,ubatch,sequences,server,fa", MOE)
+def test_qwen3_and_experts_as_llama_cpp_allocates(context_probe, models, model, ctx, ubatch, sequences, server, fa):
+    real = probe_report(context_probe, models / model, ctx, ubatch, sequences, server, sequences if server else 0, fa)
+    report, rows = memplan_rows(models / model, ctx, ubatch, fa)
+    assert rows["weights"] == real["model_bytes"]
+    assert rows["kv_cache"] == real["kv_bytes"]
+    assert rows["compute_buffer"] == real["compute_bytes"]

@@ -319,6 +319,55 @@ GgufWriter qwen35(std::uint64_t d, std::uint64_t layers, std::uint64_t vocab, co
   return w;
 }
 
+// Qwen3 (per-head q/k norms, no biases), Qwen3-MoE (its MLP 8 routed experts of 128, 2 a token,
+// expert_feed_forward_length their width) and a Mixtral-like llama (the same experts, their
+// width feed_forward_length): three layers of 4 heads of 128, Q8_0.
+GgufWriter qwen3_or_moe(const std::string& arch, std::uint64_t experts) {
+  const std::uint64_t d = 256, layers = 3, heads = 4, kv_heads = 2, hd = 128, ff = 768, expert_ff = 128, vocab = 2048;
+  const char* m = "Q8_0";
+  const auto key = [&](const char* k) { return arch + "." + k; };
+  GgufWriter w;
+  w.str("general.architecture", arch)
+      .str("general.name", arch + "-test")
+      .u32(key("context_length"), 32768)
+      .u32(key("embedding_length"), d)
+      .u32(key("block_count"), layers)
+      .u32(key("feed_forward_length"), arch == "llama" ? expert_ff : ff)
+      .u32(key("attention.head_count"), heads)
+      .u32(key("attention.head_count_kv"), kv_heads)
+      .u32(key("attention.key_length"), hd)
+      .u32(key("attention.value_length"), hd)
+      .f32(key("attention.layer_norm_rms_epsilon"), 1e-6f);
+  if (experts > 0) {
+    w.u32(key("expert_count"), static_cast<std::uint32_t>(experts)).u32(key("expert_used_count"), 2);
+    if (arch != "llama") w.u32(key("expert_feed_forward_length"), expert_ff);
+  }
+  w.spm_vocabulary(vocab);
+  w.tensor("token_embd.weight", {d, vocab}, m);
+  for (std::uint64_t b = 0; b < layers; ++b) {
+    const std::string p = "blk." + std::to_string(b) + ".";
+    w.tensor(p + "attn_norm.weight", {d}, "F32")
+        .tensor(p + "attn_q.weight", {d, heads * hd}, m)
+        .tensor(p + "attn_k.weight", {d, kv_heads * hd}, m)
+        .tensor(p + "attn_v.weight", {d, kv_heads * hd}, m)
+        .tensor(p + "attn_output.weight", {heads * hd, d}, m)
+        .tensor(p + "ffn_norm.weight", {d}, "F32");
+    if (arch != "llama") w.tensor(p + "attn_k_norm.weight", {hd}, "F32").tensor(p + "attn_q_norm.weight", {hd}, "F32");
+    if (experts > 0) {
+      w.tensor(p + "ffn_gate_inp.weight", {d, experts}, "F32")
+          .tensor(p + "ffn_gate_exps.weight", {d, expert_ff, experts}, m)
+          .tensor(p + "ffn_up_exps.weight", {d, expert_ff, experts}, m)
+          .tensor(p + "ffn_down_exps.weight", {expert_ff, d, experts}, m);
+    } else {
+      w.tensor(p + "ffn_gate.weight", {d, ff}, m)
+          .tensor(p + "ffn_up.weight", {d, ff}, m)
+          .tensor(p + "ffn_down.weight", {ff, d}, m);
+    }
+  }
+  w.tensor("output_norm.weight", {d}, "F32").tensor("output.weight", {d, vocab}, m);
+  return w;
+}
+
 // Gemma 2's and 3's text models: sandwich norms, heads wider than d_model / heads, a tied
 // head, sliding-window layers (Gemma 2: every other; Gemma 3: of every six the last is global)
 // and Gemma 3's per-head q/k norms (Gemma 2 soft-caps its scores and logits instead).
@@ -397,6 +446,9 @@ int main(int argc, char** argv) {
   qwen35(256, 8, 2048, "Q8_0").write(dir / "qwen35-q8_0.gguf");
   // Qwen3.5-MoE: the same layers with 8 routed experts and a gated shared expert, in f16.
   qwen35(256, 4, 2048, "F16", 8).write(dir / "qwen35moe-f16.gguf");
+  qwen3_or_moe("qwen3", 0).write(dir / "qwen3-q8_0.gguf");
+  qwen3_or_moe("qwen3moe", 8).write(dir / "qwen3moe-q8_0.gguf");
+  qwen3_or_moe("llama", 8).write(dir / "llama-moe-q8_0.gguf");
   // Gemma 3: seven layers (six sliding over 512 tokens, one global), Q8_0; and with a vocabulary
   // of 32,768, whose logits outweigh a layer (as Gemma 3's 262,144 do).
   gemma("gemma3", 256, 7, 512, 2048, "Q8_0").write(dir / "gemma3-q8_0.gguf");

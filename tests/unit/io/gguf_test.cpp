@@ -972,8 +972,8 @@ TEST_F(Gguf, UnmappedArchitecturesAndBadKeysAreNamed) {
     EXPECT_NE(e.message().find(
                   "memplan maps 'falcon', 'falcon-h1', 'gemma', 'gemma2', 'gemma3', 'gpt2', 'gptneox', "
                   "'granitehybrid', 'llama', "
-                  "'mamba', 'mamba2', 'nemotron_h', 'nemotron_h_moe', 'phi2', 'phi3', 'qwen2', 'qwen35', 'qwen35moe' "
-                  "and 'qwen3next'"),
+                  "'mamba', 'mamba2', 'nemotron_h', 'nemotron_h_moe', 'phi2', 'phi3', 'qwen2', 'qwen3', 'qwen35', "
+                  "'qwen35moe', 'qwen3moe' and 'qwen3next'"),
               std::string::npos)
         << e.what();
   }
