@@ -661,6 +661,13 @@ LlamaCppProjector gguf_projector(const GgufFile& f) {
     m.fail("clip.has_vision_encoder",
            "this tower has no vision encoder ('clip.has_vision_encoder' is not true): memplan prices vision towers");
   }
+  // llama.cpp loads an audio tower from the same file beside the vision one (an omni model's),
+  // with a compute buffer of its own that memplan has not recorded.
+  if (m.flag("clip.has_audio_encoder") == true) {
+    m.fail("clip.has_audio_encoder",
+           "this file also holds an audio tower, whose compute buffer memplan has not recorded: it prices vision "
+           "towers alone");
+  }
   // clip.cpp reads the projector from clip.projector_type, else (a file of several modalities)
   // from clip.vision.projector_type.
   std::string key = "clip.projector_type";

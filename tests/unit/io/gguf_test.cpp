@@ -579,6 +579,9 @@ TEST_F(Gguf, AVisionTowersFileIsReadForItsGraph) {
   refused(testing::tiny_llama().write(path("llama.gguf")), "general.architecture");
   refused(testing::gemma3_mmproj({56, 14, 64, 2, 2, 128, 32, "F16", "qwen2.5vl"}).write(path("qwen.gguf")),
           "clip.projector_type");
+  GgufWriter omni = testing::gemma3_mmproj({56, 14, 64, 2, 2, 128, 32, "F16"});
+  omni.boolean("clip.has_audio_encoder", true);
+  refused(omni.write(path("omni.gguf")), "clip.has_audio_encoder");
   GgufWriter no_projection = testing::gemma3_mmproj({56, 14, 64, 2, 2, 128, 32, "F16"});
   GgufWriter cut;
   for (const GgufWriter::Tensor& t : no_projection.tensors()) {
