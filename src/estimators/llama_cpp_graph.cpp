@@ -826,7 +826,8 @@ std::vector<GraphEvent> qwen3vl_vision_events(bool flash_attn, const std::vector
     a(concat), f(features), f("dsout" + i);
     features = concat;
   }
-  if (parts > 0) a("concat-" + std::to_string(parts + 1) + "-all"), f("merger_out"), f(features);
+  // The main merger's output and every deepstack one's: one part more than the last concatenation.
+  if (parts > 0) a("concat-" + std::to_string(parts + 1)), f("merger_out"), f(features);
   return ev;
 }
 

@@ -467,17 +467,6 @@ GEMMA3 = [
 ]
 
 
-@pytest.mark.parametrize("model,ctx,ubatch,sequences,server,fa", GEMMA3)
-def test_gemma_keeps_a_windowed_and_a_global_cache(context_probe, models, model, ctx, ubatch, sequences, server,
-                                                     fa):
-    real = probe_report(context_probe, models / model, ctx, ubatch, sequences, server, sequences if server else 0, fa)
-    extra = ["--llama-server", "--parallel", str(sequences), "--kv-unified"] if server else []
-    report, rows = memplan_rows(models / model, ctx, ubatch, fa, *extra)
-    assert rows["weights"] == real["model_bytes"]
-    assert rows["kv_cache"] == real["kv_bytes"]
-    assert rows["compute_buffer"] == real["compute_bytes"]
-
-
 # Qwen3 (per-head q/k norms), Qwen3-MoE and a Mixtral-like llama (8 experts of 128, 2 a token):
 # their experts' gate and up projections are computed for each of a token's experts, which the
 # closed form counts. (model, -c, -ub, -np, llama-server, flash attention)
@@ -492,10 +481,11 @@ MOE = [
 ]
 
 
-@pytest.mark.parametrize("model,ctx,ubatch,sequences,server,fa", MOE)
-def test_qwen3_and_experts_as_llama_cpp_allocates(context_probe, models, model, ctx, ubatch, sequences, server, fa):
+@pytest.mark.parametrize("model,ctx,ubatch,sequences,server,fa", GEMMA3 + MOE)
+def test_a_transformer_through_the_probe(context_probe, models, model, ctx, ubatch, sequences, server, fa):
     real = probe_report(context_probe, models / model, ctx, ubatch, sequences, server, sequences if server else 0, fa)
-    report, rows = memplan_rows(models / model, ctx, ubatch, fa)
+    extra = ["--llama-server", "--parallel", str(sequences), "--kv-unified"] if server else []
+    report, rows = memplan_rows(models / model, ctx, ubatch, fa, *extra)
     assert rows["weights"] == real["model_bytes"]
     assert rows["kv_cache"] == real["kv_bytes"]
     assert rows["compute_buffer"] == real["compute_bytes"]

@@ -265,6 +265,29 @@ class GgufWriter {
   std::string tail_;
 };
 
+// The keys every vision tower's file for --mmproj has (tools/mtmd/clip.cpp reads them).
+inline GgufWriter clip_header(const std::string& projector, std::uint64_t image_size, std::uint64_t patch,
+                              std::uint64_t d, std::uint64_t layers, std::uint64_t heads, std::uint64_t ff,
+                              std::uint64_t text_d) {
+  GgufWriter w;
+  w.str("general.architecture", "clip")
+      .str("general.name", projector + "-mmproj-test")
+      .boolean("clip.has_vision_encoder", true)
+      .str("clip.projector_type", projector)
+      .boolean("clip.use_gelu", true)
+      .u32("clip.vision.image_size", static_cast<std::uint32_t>(image_size))
+      .u32("clip.vision.patch_size", static_cast<std::uint32_t>(patch))
+      .u32("clip.vision.embedding_length", static_cast<std::uint32_t>(d))
+      .u32("clip.vision.feed_forward_length", static_cast<std::uint32_t>(ff))
+      .u32("clip.vision.block_count", static_cast<std::uint32_t>(layers))
+      .u32("clip.vision.attention.head_count", static_cast<std::uint32_t>(heads))
+      .u32("clip.vision.projection_dim", static_cast<std::uint32_t>(text_d))
+      .f32("clip.vision.attention.layer_norm_epsilon", 1e-6f)
+      .f32_array("clip.vision.image_mean", {0.5f, 0.5f, 0.5f})
+      .f32_array("clip.vision.image_std", {0.5f, 0.5f, 0.5f});
+  return w;
+}
+
 // A vision tower's file for llama.cpp's --mmproj with Gemma 3's projector, as
 // convert_hf_to_gguf.py --mmproj writes one (tools/mtmd/clip.cpp's names): a SigLIP ViT of
 // `layers` blocks over image_size² pixels in patch² patches, a final LayerNorm, then the
@@ -277,22 +300,7 @@ struct Gemma3Tower {
 
 inline GgufWriter gemma3_mmproj(const Gemma3Tower& s) {
   const std::uint64_t patches = (s.image_size / s.patch) * (s.image_size / s.patch);
-  GgufWriter w;
-  w.str("general.architecture", "clip")
-      .str("general.name", "gemma3-mmproj-test")
-      .boolean("clip.has_vision_encoder", true)
-      .str("clip.projector_type", s.projector)
-      .boolean("clip.use_gelu", true)
-      .u32("clip.vision.image_size", static_cast<std::uint32_t>(s.image_size))
-      .u32("clip.vision.patch_size", static_cast<std::uint32_t>(s.patch))
-      .u32("clip.vision.embedding_length", static_cast<std::uint32_t>(s.d))
-      .u32("clip.vision.feed_forward_length", static_cast<std::uint32_t>(s.ff))
-      .u32("clip.vision.block_count", static_cast<std::uint32_t>(s.layers))
-      .u32("clip.vision.attention.head_count", static_cast<std::uint32_t>(s.heads))
-      .u32("clip.vision.projection_dim", static_cast<std::uint32_t>(s.text_d))
-      .f32("clip.vision.attention.layer_norm_epsilon", 1e-6f)
-      .f32_array("clip.vision.image_mean", {0.5f, 0.5f, 0.5f})
-      .f32_array("clip.vision.image_std", {0.5f, 0.5f, 0.5f});
+  GgufWriter w = clip_header(s.projector, s.image_size, s.patch, s.d, s.layers, s.heads, s.ff, s.text_d);
   w.tensor("v.patch_embd.weight", {s.patch, s.patch, 3, s.d}, "F16")
       .tensor("v.patch_embd.bias", {s.d}, "F32")
       .tensor("v.position_embd.weight", {s.d, patches}, "F16");
@@ -330,23 +338,8 @@ struct Qwen3VlTower {
 
 inline GgufWriter qwen3vl_mmproj(const Qwen3VlTower& s) {
   const std::uint64_t side = s.image_size / s.patch, merged = 4 * s.d;
-  GgufWriter w;
-  w.str("general.architecture", "clip")
-      .str("general.name", "qwen3vl-mmproj-test")
-      .boolean("clip.has_vision_encoder", true)
-      .str("clip.projector_type", "qwen3vl_merger")
-      .boolean("clip.use_gelu", true)
-      .u32("clip.vision.image_size", static_cast<std::uint32_t>(s.image_size))
-      .u32("clip.vision.patch_size", static_cast<std::uint32_t>(s.patch))
-      .u32("clip.vision.embedding_length", static_cast<std::uint32_t>(s.d))
-      .u32("clip.vision.feed_forward_length", static_cast<std::uint32_t>(s.ff))
-      .u32("clip.vision.block_count", static_cast<std::uint32_t>(s.layers))
-      .u32("clip.vision.attention.head_count", static_cast<std::uint32_t>(s.heads))
-      .u32("clip.vision.projection_dim", static_cast<std::uint32_t>(s.text_d))
-      .u32("clip.vision.spatial_merge_size", 2)
-      .f32("clip.vision.attention.layer_norm_epsilon", 1e-6f)
-      .f32_array("clip.vision.image_mean", {0.5f, 0.5f, 0.5f})
-      .f32_array("clip.vision.image_std", {0.5f, 0.5f, 0.5f});
+  GgufWriter w = clip_header("qwen3vl_merger", s.image_size, s.patch, s.d, s.layers, s.heads, s.ff, s.text_d);
+  w.u32("clip.vision.spatial_merge_size", 2);
   w.tensor("v.patch_embd.weight", {s.patch, s.patch, 3, s.d}, "F16")
       .tensor("v.patch_embd.weight.1", {s.patch, s.patch, 3, s.d}, "F16")
       .tensor("v.patch_embd.bias", {s.d}, "F32")
