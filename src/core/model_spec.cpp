@@ -923,6 +923,11 @@ void validate(const ModelSpec& s) {
                                           " (each key/value head serves a whole group of query heads)");
   }
   check_shared_blocks(s);
+  if (s.deepstack_layers != 0 && s.deepstack_layers >= s.n_layers) {
+    throw_invalid_input("deepstack_layers", "deepstack_layers " + std::to_string(s.deepstack_layers) +
+                                                " must be fewer than the model's " + std::to_string(s.n_layers) +
+                                                " layers (Qwen3-VL-8B: 3 of 36)");
+  }
   if (s.lm_head_bias && s.lm_head == LmHead::none) {
     throw_invalid_input("lm_head_bias", "lm_head_bias is set but lm_head is 'none'");
   }

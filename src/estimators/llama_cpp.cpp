@@ -313,7 +313,7 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                                    tv.id == 0, S, outputs,
                                    // The graph runs where the layers are: CUDA's buffers align to
                                    // 128 bytes, the CPU's to 32 (ggml's TENSOR_ALIGNMENT).
-                                   alignment};
+                                   alignment, spec.mrope ? 4U : 1U};
   const auto kinds = attention_layer_counts(spec);
   const bool sliding = std::any_of(kinds.begin(), kinds.end(),
                                    [](const auto& c) { return c.first != AttentionKind::full; });
@@ -321,7 +321,7 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                            spec.family == Family::qwen2) &&
                           spec.mlp == MlpKind::gated && spec.norm == NormKind::rmsnorm;
   const bool gpt2_like = spec.family == Family::gpt2 && spec.mlp == MlpKind::plain;
-  const bool recorded = (llama_like || gpt2_like) && spec.experts == 0 && !sliding &&
+  const bool recorded = (llama_like || gpt2_like) && spec.experts == 0 && !sliding && spec.deepstack_layers == 0 &&
                         checked_mul(spec.n_heads, spec.d_head, "c") == d;
   std::uint64_t compute = 0;
   // A hybrid's graph is not recorded: the larger of the transformer's closed form below and
@@ -358,8 +358,36 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   const auto sixteen_bit = [](const GgmlType& t) { return t.id == 1 || t.id == 30; };  // F16, BF16
   const bool gemma3_recorded = spec.family == Family::gemma3 && spec.experts == 0 && !recurrent && sixteen_bit(tk) &&
                                sixteen_bit(tv);
+  // Qwen3's graph (and Qwen3-MoE's, Qwen3-VL's) is recorded for every cache type.
+  const bool qwen3_recorded = (spec.family == Family::qwen3 || spec.family == Family::qwen3_moe) && !recurrent &&
+                              !sliding && spec.qk_norm == QkNorm::head && spec.mlp == MlpKind::gated &&
+                              spec.norm == NormKind::rmsnorm && !spec.attn_qkv_bias && !spec.attn_out_bias &&
+                              spec.d_shared_expert == 0 && spec.deepstack_layers < L;
   if (state_only) {
     compute = ssm_graph();
+  } else if (qwen3_recorded) {
+    detail::LlamaCppQwen3GraphShape q3;
+    q3.flash_attn = o.flash_attn;
+    for (std::uint64_t il = 0; il < L; ++il) q3.experts.push_back(is_moe_layer(spec, il));
+    q3.d_model = d;
+    q3.n_heads = spec.n_heads;
+    q3.n_kv_heads = spec.n_kv_heads;
+    q3.d_head = spec.d_head;
+    q3.d_ff = spec.d_mlp;
+    q3.vocab = V;
+    q3.n_experts = spec.experts;
+    q3.experts_per_token = spec.experts_per_token;
+    q3.expert_width = expert_width(spec);
+    q3.k_quantized = tk.block_size != 1;
+    q3.v_quantized = tv.block_size != 1;
+    q3.n_ubatch = T;
+    q3.n_kv = n_kv;
+    q3.n_seq = S;
+    q3.n_outputs = outputs;
+    q3.positions = spec.mrope ? 4 : 1;
+    q3.deepstack = spec.deepstack_layers;
+    q3.alignment = alignment;
+    compute = detail::llama_cpp_qwen3_graph_bytes(q3);
   } else if (recorded && !recurrent) {
     compute = detail::llama_cpp_graph_bytes(shape);
   } else if (gemma3_recorded) {
@@ -393,17 +421,27 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
             ? 0
             : checked_add(checked_add(rows(2), o.flash_attn ? rows(2) : rows(checked_mul(2, width, "c")), "c"),
                           checked_mul(checked_mul(window_kv, T, "c"), o.flash_attn ? 2 : 4, "compute buffer"), "c");
+    // Qwen2-VL's and Qwen3-VL's M-RoPE take four positions a token, not one. Qwen3-VL's input
+    // embeddings are (1 + deepstack_layers) x d_model wide (src/llama-graph.cpp, build_inp_embd):
+    // the graph's embeddings input, held to its end, and the tokens' embeddings padded to that
+    // width, which the deepstack layers read and the last of them frees (read from llama.cpp's
+    // allocator trace of qwen3vl, whose graph is replayed; this is the first layer's closed form
+    // for a model of another family given deepstack layers).
+    const std::uint64_t deepstack = checked_mul(spec.deepstack_layers, D, "compute buffer");
     const std::uint64_t inputs = checked_add(
-        o.flash_attn
-            ? checked_add(checked_add(rows(7), D, "c"), mask, "c")
-            : checked_add(checked_add(checked_add(rows(5), rows(checked_mul(2, width, "c")), "c"), D, "c"), mask, "c"),
-        window_inputs, "c");
+        checked_add(o.flash_attn
+                        ? checked_add(checked_add(rows(7), D, "c"), mask, "c")
+                        : checked_add(checked_add(checked_add(rows(5), rows(checked_mul(2, width, "c")), "c"), D, "c"),
+                                      mask, "c"),
+                    window_inputs, "c"),
+        checked_add(spec.mrope ? rows(3) : 0, deepstack, "c"), "c");
     const bool gemma = spec.family == Family::gemma || spec.family == Family::gemma2 || spec.family == Family::gemma3;
     const std::uint64_t mlp_beside = checked_mul(gemma ? 4 : 3, D, "c");  // residuals, norms, Gemma's scaled copy
     // Past the last layer's attention only the output rows remain: the norms and the logits.
     const std::uint64_t out_rows = checked_mul(outputs, kF32, "compute buffer");
-    const std::uint64_t logits = checked_mul(out_rows, checked_add(checked_add(1, checked_mul(2, d, "c"), "c"), V, "c"),
-                                             "compute buffer");
+    const std::uint64_t logits = checked_add(
+        checked_mul(out_rows, checked_add(checked_add(1, checked_mul(2, d, "c"), "c"), V, "c"), "compute buffer"),
+        deepstack, "c");
     if (spec.family == Family::qwen3_next) {
       // Qwen3.5's graph (recorded from llama.cpp's allocator trace): M-RoPE's four positions a
       // token and the state slots' ids among the inputs; the residual added in place, so the MLP,
@@ -437,14 +475,18 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                                                 scores, "c"));
       }
     } else if (o.flash_attn) {
-      compute = std::max(checked_add(checked_add(inputs, mlp_beside, "c"), g, "c"), logits);
+      // A deepstack layer's peak sits above the padded embeddings too.
+      compute = std::max(checked_add(checked_add(checked_add(inputs, deepstack, "c"), mlp_beside, "c"), g, "c"),
+                         logits);
     } else {
       const std::uint64_t scores = checked_mul(rows(n_kv), spec.n_heads, "c");
+      const std::uint64_t under = checked_add(inputs, deepstack, "c");  // and the padded embeddings
       compute = std::max(
-          {checked_add(checked_add(checked_add(inputs, checked_mul(2, D, "c"), "c"), checked_mul(2, Q, "c"), "c"),
+          {checked_add(checked_add(checked_add(under, checked_mul(2, D, "c"), "c"), checked_mul(2, Q, "c"), "c"),
                        scores, "c"),
-           checked_add(checked_add(inputs, checked_mul(2, D, "c"), "c"), g, "c"),
-           checked_add(checked_add(rows(1), checked_mul(3, D, "c"), "c"), g, "c"), logits});
+           checked_add(checked_add(under, checked_mul(2, D, "c"), "c"), g, "c"),
+           checked_add(checked_add(checked_add(rows(1), checked_mul(3, D, "c"), "c"), g, "c"), deepstack, "c"),
+           logits});
     }
     // A hybrid's attention inputs (the cache's row indices and the mask) are allocated first
     // and freed in its last attention layer: a Mamba layer's peak sits above them.
@@ -497,13 +539,15 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
       }
     }
   }
-  // Tokens, positions and the cache's i64 row indices per token, i32 ids per output, the embeddings.
+  // Tokens, positions (M-RoPE's four) and the cache's i64 row indices per token, i32 ids per output,
+  // the embeddings (Qwen3-VL's (1 + deepstack_layers) x d_model wide).
   // A Mamba's: tokens, i32 ids per output and per state slot, the embeddings.
   const std::uint64_t host_inputs =
-      state_only ? checked_add(checked_mul(checked_add(checked_add(T, outputs, "c"), out.state_cells, "c"), 4, "c"),
-                               checked_mul(per_token, d, "c"), "c")
-                 : checked_add(checked_add(checked_mul(T, 24, "c"), checked_mul(outputs, 4, "c"), "c"),
-                               checked_mul(per_token, d, "c"), "c");
+      state_only
+          ? checked_add(checked_mul(checked_add(checked_add(T, outputs, "c"), out.state_cells, "c"), 4, "c"),
+                        checked_mul(per_token, d, "c"), "c")
+          : checked_add(checked_add(checked_mul(T, spec.mrope ? 36 : 24, "c"), checked_mul(outputs, 4, "c"), "c"),
+                        checked_mul(per_token, checked_mul(d, 1 + spec.deepstack_layers, "c"), "c"), "c");
   const std::string batch_text = "one micro-batch of " + digits(T) + " tokens (-ub)" +
                                  (outputs < tokens ? ", " + digits(outputs) + " of them outputs," : std::string());
   const std::string compute_formula =
@@ -512,7 +556,8 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                 "; ggml's allocator replayed over llama.cpp's Mamba" + (spec.ssm.version == 2 ? "-2" : "") + " graph"
           : batch_text + " against " + digits(n_kv) + " cells" +
                 (o.flash_attn ? ", flash attention" : ", without flash attention: every head's scores") +
-                ((recorded && !recurrent) || gemma3_recorded ? "; ggml's allocator replayed over llama.cpp's graph"
+                ((recorded && !recurrent) || gemma3_recorded || qwen3_recorded
+                     ? "; ggml's allocator replayed over llama.cpp's graph"
                  : spec.ssm.version == 3 ? "; closed form read from llama.cpp's allocator trace of its qwen35 graph"
                  : recurrent             ? "; closed form, at least a Mamba graph's (hybrid graph not recorded)"
                                          : "; closed form (graph not recorded)");
@@ -550,13 +595,28 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   return out;
 }
 
-LlamaCppProjectorEstimate estimate_llama_cpp_projector(const LlamaCppProjector& p, std::uint64_t text_width,
+LlamaCppProjectorEstimate estimate_llama_cpp_projector(const LlamaCppProjector& p, const ModelSpec& text,
                                                        bool flash_attn, bool on_gpu) {
-  // tools/mtmd/mtmd.cpp refuses a tower whose projection does not give the text model's width.
-  if (p.text_width != text_width) {
+  // tools/mtmd/mtmd.cpp refuses a tower whose output (clip_n_mmproj_embd: the projection and
+  // each deepstack merger's features beside it) is not the text model's input width
+  // (llama_model_n_embd_inp: d_model and a d_model for each deepstack layer).
+  const std::uint64_t mergers = static_cast<std::uint64_t>(std::count(p.deepstack.begin(), p.deepstack.end(), true));
+  const std::uint64_t given = checked_mul(p.text_width, 1 + mergers, "mmproj");
+  const std::uint64_t taken = checked_mul(text.d_model, 1 + text.deepstack_layers, "mmproj");
+  if (given != taken) {
+    const std::string from = mergers == 0 ? " (its projection's)"
+                                          : " (" + group_digits(p.text_width) + " from its projection and " +
+                                                group_digits(p.text_width) + " from each of its " +
+                                                group_digits(mergers) + " deepstack mergers)";
+    const std::string into = text.deepstack_layers == 0
+                                 ? " (its d_model; no deepstack layers)"
+                                 : " (its d_model " + group_digits(text.d_model) +
+                                       " and as many again for each of its " + group_digits(text.deepstack_layers) +
+                                       " deepstack layers)";
     throw Error(ErrorKind::invalid_input,
-                "`mmproj` " + p.name + " projects into " + group_digits(p.text_width) + " dimensions, the model has " +
-                    group_digits(text_width) + ": llama.cpp refuses the pair (the file belongs to another model)",
+                "`mmproj` " + p.name + " gives the text model embeddings " + group_digits(given) + " wide" + from +
+                    "; " + text.name + " takes " + group_digits(taken) + into +
+                    ": llama.cpp refuses the pair (the file belongs to another model)",
                 "mmproj");
   }
   const std::uint64_t alignment = on_gpu ? 128 : 32;  // CUDA's buffers, the CPU's (TENSOR_ALIGNMENT)

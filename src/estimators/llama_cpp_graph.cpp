@@ -445,15 +445,31 @@ std::string_view kind_of(std::string_view name) {
   return name;
 }
 
+// Bytes of an f32 (or i32) tensor of a x b elements.
+std::uint64_t f32_matrix(std::uint64_t a, std::uint64_t b) {
+  return checked_mul(checked_mul(a, b, "compute buffer"), 4, "compute buffer");
+}
+
+// A quantised cache's Hadamard rotation matrix (llama-kv-cache.cpp attn_rot_k/v), f32: K's the
+// half of the first power of two from 64 up that does not divide d_head, squared; V's 64 x 64
+// (d_head 0).
+std::uint64_t rotation_bytes(std::uint64_t d_head) {
+  if (d_head == 0) return std::uint64_t{64} * 64 * 4;
+  std::uint64_t n = 64;
+  while (d_head % n == 0) n *= 2;
+  return checked_mul(checked_mul(n / 2, n / 2, "c"), 4, "c");
+}
+
 // `selected`: the tensor holds only the output rows (the last layer past its get_rows).
 std::uint64_t tensor_bytes(std::string_view kind, const LlamaCppGraphShape& s, bool selected) {
   const std::uint64_t outputs = s.n_outputs == 0 ? s.n_ubatch : std::min(s.n_outputs, s.n_ubatch);
   const std::uint64_t T = selected ? outputs : s.n_ubatch;
   const auto f32 = [&](std::uint64_t width) { return checked_mul(checked_mul(T, width, "compute buffer"), 4, "c"); };
   const std::uint64_t q = checked_mul(s.n_heads, s.d_head, "c"), kv = checked_mul(s.n_kv_heads, s.d_head, "c");
-  if (kind == "out_ids") return checked_mul(outputs, 4, "c");    // i32 per output
-  if (kind == "inp_tokens" || kind == "inp_pos") return f32(1);  // i32 per token
-  if (kind == "attn_inp_k_idxs") return f32(2);                  // i64 per token
+  if (kind == "out_ids") return checked_mul(outputs, 4, "c");  // i32 per output
+  if (kind == "inp_tokens") return f32(1);                     // i32 per token
+  if (kind == "inp_pos") return f32(s.positions);              // i32 per token, or M-RoPE's four
+  if (kind == "attn_inp_k_idxs") return f32(2);                // i64 per token
   // Without flash attention the V cache is transposed: one i64 index per element.
   if (kind == "attn_inp_v_idxs") return s.flash_attn ? f32(2) : checked_mul(checked_mul(T, kv, "c"), 8, "c");
   const std::uint64_t streams = std::max<std::uint64_t>(s.n_seq, 1);
@@ -467,12 +483,8 @@ std::uint64_t tensor_bytes(std::string_view kind, const LlamaCppGraphShape& s, b
   if (kind == "result_output") return f32(s.vocab);
   // A quantised cache's Hadamard rotations (llama-kv-cache.cpp attn_rot_k/v) and an f32
   // cache's f16 copy for flash attention (build_attn_mha's ggml_cast).
-  if (kind == "attn_inp_k_rot") {
-    std::uint64_t n = 64;
-    while (s.d_head % n == 0) n *= 2;
-    return checked_mul(checked_mul(n / 2, n / 2, "c"), 4, "c");
-  }
-  if (kind == "attn_inp_v_rot") return std::uint64_t{64} * 64 * 4;
+  if (kind == "attn_inp_k_rot") return rotation_bytes(s.d_head);
+  if (kind == "attn_inp_v_rot") return rotation_bytes(0);
   if (kind == "qrot" || kind == "orot") return f32(q);
   if (kind == "krot" || kind == "vrot") return f32(kv);
   if (kind == "kcast" || kind == "vcast") return checked_mul(checked_mul(s.n_kv, kv, "c"), 2, "c");
@@ -602,9 +614,7 @@ std::uint64_t ssm_tensor_bytes(std::string_view name, const LlamaCppSsmGraphShap
   const std::string_view kind = name.substr(0, name.find('-'));
   const std::uint64_t T = s.n_ubatch, S = std::max<std::uint64_t>(s.n_seq, 1);
   const std::uint64_t outputs = s.n_outputs == 0 ? T : std::min(s.n_outputs, T);
-  const auto f32 = [](std::uint64_t a, std::uint64_t b) {
-    return checked_mul(checked_mul(a, b, "compute buffer"), 4, "compute buffer");
-  };
+  const auto f32 = f32_matrix;
   // The convolution's channels: Mamba's inner width, Mamba-2's also B and C of every group.
   const std::uint64_t channels = checked_add(s.d_inner, checked_mul(2, checked_mul(s.groups, s.d_state, "c"), "c"),
                                              "c");
@@ -729,9 +739,7 @@ std::uint64_t gemma3_tensor_bytes(std::string_view name, const LlamaCppGemma3Gra
   const std::uint64_t T = s.n_ubatch;
   const std::uint64_t outputs = s.n_outputs == 0 ? T : std::min(s.n_outputs, T);
   const std::uint64_t rows = last_layer ? outputs : T;  // past the last layer's selection
-  const auto f32 = [](std::uint64_t a, std::uint64_t b) {
-    return checked_mul(checked_mul(a, b, "compute buffer"), 4, "compute buffer");
-  };
+  const auto f32 = f32_matrix;
   const std::uint64_t q = checked_mul(s.n_heads, s.d_head, "c"), kv = checked_mul(s.n_kv_heads, s.d_head, "c");
   const std::uint64_t cells = cache == 'w' ? s.window_cells : s.global_cells;
   if (kind == "inp_tokens" || kind == "inp_pos") return f32(T, 1);
@@ -746,6 +754,124 @@ std::uint64_t gemma3_tensor_bytes(std::string_view name, const LlamaCppGemma3Gra
   if (kind == "result_output") return f32(outputs, s.vocab);
   if (kind == "ffn_norm" || kind == "ffn_out") return f32(rows, s.d_model);
   return f32(T, s.d_model);  // the embeddings, their scaled copy, the attention's norm and output
+}
+
+// Qwen3's graph, its tensors named by kind and layer (the inputs by kind alone).
+std::vector<GraphEvent> qwen3_events(const LlamaCppQwen3GraphShape& s) {
+  std::vector<GraphEvent> ev;
+  const auto a = [&](std::string n) { ev.push_back({'A', std::move(n)}); };
+  const auto f = [&](std::string n) { ev.push_back({'F', std::move(n)}); };
+  const std::size_t L = s.experts.size();
+  // A quantised cache's Hadamard rotations: K's matrix among the inputs (and each layer's
+  // queries and keys rotated), V's (each layer's values rotated, the attention's output back).
+  a("inp_tokens"), a("inp_embd");
+  if (s.k_quantized) a("k_rot");
+  a("inp_pos");
+  if (s.v_quantized) a("v_rot");
+  a("k_idxs"), a("v_idxs"), a("mask"), a("out_ids");
+  // The tokens' embeddings; Qwen3-VL's padded to the deepstack width, the rows freed.
+  a("embd"), f("inp_tokens");
+  if (s.deepstack > 0) a("padded"), f("embd");
+  for (std::size_t il = 0; il < L; ++il) {
+    const std::string i = "-" + std::to_string(il);
+    const bool last = il + 1 == L;
+    // The residual stream: the embeddings (a view of the padded ones, freed with them), then
+    // each layer's output.
+    const std::string residual = il > 0 ? "ffn_out-" + std::to_string(il - 1) : s.deepstack > 0 ? "" : "embd";
+    a("attn_norm" + i), a("q" + i), a("q_norm" + i), f("q" + i);
+    std::string query = "q_norm" + i, values = "v" + i;
+    if (s.k_quantized) a("qrot" + i), f(query), query = "qrot" + i;
+    a(values);
+    if (s.v_quantized) a("vrot" + i), f(values), values = "vrot" + i;
+    a("k" + i), f("attn_norm" + i), a("k_norm" + i), f("k" + i);
+    if (last) f("inp_pos");
+    if (s.k_quantized) {
+      a("krot" + i);
+      if (last) f("k_rot");
+      f("k_norm" + i), f("krot" + i);
+    } else {
+      f("k_norm" + i);
+    }
+    if (last) f("k_idxs");
+    f(values);
+    if (last) f("v_idxs");
+    if (s.flash_attn) {
+      a("fa" + i), f(query);
+      if (last) f("mask");
+      std::string out = "fa" + i;
+      if (s.v_quantized) {
+        a("orot" + i);
+        if (last) f("v_rot");
+        f(out), out = "orot" + i;
+      }
+      a("attn" + i), f(out);
+    } else {
+      a("kq" + i), f(query);
+      if (last) f("mask");
+      a("kqv" + i), f("kq" + i), a("kqv_out" + i), f("kqv" + i), a("attn" + i), f("kqv_out" + i);
+    }
+    // The residual added to the attention's output in place; in the last layer only the
+    // output rows of both go on.
+    std::string stream = "attn" + i;
+    if (last) {
+      a("sel_attn"), f("attn" + i), a("sel_residual");
+      if (!residual.empty()) f(residual);
+      f("out_ids"), f("sel_residual");
+      stream = "sel_attn";
+    } else if (!residual.empty()) {
+      f(residual);
+    }
+    a("ffn_norm" + i);
+    if (s.experts[il]) {
+      a("logits" + i), a("argsort" + i), a("weights" + i), f("logits" + i), a("weights_sum" + i);
+      a("weights_norm" + i), f("weights" + i), f("weights_sum" + i);
+      a("gate" + i), a("up" + i), f("ffn_norm" + i), a("swiglu" + i), f("gate" + i), f("up" + i);
+      a("down" + i), f("swiglu" + i), f("argsort" + i), f("weights_norm" + i), a("ffn_out" + i), f("down" + i);
+    } else {
+      a("gate" + i), a("up" + i), f("ffn_norm" + i), a("swiglu" + i), f("gate" + i), f("up" + i);
+      a("ffn_out" + i), f("swiglu" + i);
+    }
+    f(stream);
+    if (s.deepstack > 0 && il + 1 == s.deepstack) f("padded");
+  }
+  a("result_output");
+  return ev;
+}
+
+std::uint64_t qwen3_tensor_bytes(std::string_view name, const LlamaCppQwen3GraphShape& s, bool last_layer) {
+  const std::string_view kind = name.substr(0, name.find('-'));
+  const std::uint64_t T = s.n_ubatch;
+  const std::uint64_t outputs = s.n_outputs == 0 ? T : std::min(s.n_outputs, T);
+  const std::uint64_t rows = last_layer ? outputs : T;  // past the last layer's selection
+  const auto f32 = f32_matrix;
+  const std::uint64_t q = checked_mul(s.n_heads, s.d_head, "c"), kv = checked_mul(s.n_kv_heads, s.d_head, "c");
+  const std::uint64_t k = s.experts_per_token;
+  if (kind == "inp_tokens") return f32(T, 1);
+  if (kind == "inp_pos") return f32(T, s.positions);
+  if (kind == "out_ids") return f32(outputs, 1);
+  if (kind == "k_idxs") return f32(T, 2);  // an i64 a token; without flash attention V's an i64 an element
+  if (kind == "v_idxs") return s.flash_attn ? f32(T, 2) : checked_mul(checked_mul(T, kv, "c"), 8, "c");
+  if (kind == "mask") return checked_mul(checked_mul(s.n_kv, T, "c"), s.flash_attn ? 2 : 4, "compute buffer");
+  if (kind == "inp_embd" || kind == "padded") return f32(T, checked_mul(s.d_model, 1 + s.deepstack, "c"));
+  if (kind == "q" || kind == "q_norm" || kind == "qrot" || kind == "fa" || kind == "orot" || kind == "kqv" ||
+      kind == "kqv_out")
+    return f32(T, q);
+  if (kind == "k" || kind == "k_norm" || kind == "krot" || kind == "v" || kind == "vrot") return f32(T, kv);
+  if (kind == "kq") return checked_mul(f32(T, s.n_kv), s.n_heads, "compute buffer");
+  if (kind == "k_rot" || kind == "v_rot") return rotation_bytes(kind == "k_rot" ? s.d_head : 0);
+  if (kind == "sel_attn" || kind == "sel_residual") return f32(outputs, s.d_model);
+  if (kind == "logits" || kind == "argsort") return f32(rows, s.n_experts);
+  if (kind == "weights" || kind == "weights_norm") return f32(rows, k);
+  if (kind == "weights_sum") return f32(rows, 1);
+  if (kind == "down") return f32(rows, checked_mul(k, s.d_model, "c"));
+  if (kind == "result_output") return f32(outputs, s.vocab);
+  const bool routed = name.find('-') != std::string_view::npos && !s.experts.empty() &&
+                      s.experts[std::stoull(std::string(name.substr(name.find('-') + 1)))];
+  if (kind == "gate" || kind == "up" || kind == "swiglu") {
+    return routed ? f32(rows, checked_mul(k, s.expert_width, "c")) : f32(rows, s.d_ff);
+  }
+  if (kind == "ffn_norm" || kind == "ffn_out") return f32(rows, s.d_model);
+  return f32(T, s.d_model);  // the embeddings, the attention's norm and output
 }
 
 // A vision tower's graph, its tensors named by kind and layer.
@@ -837,9 +963,7 @@ std::uint64_t vision_tensor_bytes(std::string_view name, const LlamaCppVisionGra
   const std::uint64_t T = checked_mul(columns, rows, "compute buffer");
   const std::uint64_t pool = std::max<std::uint64_t>(s.n_merge, 1);
   const std::uint64_t pooled = checked_mul(columns / pool, rows / pool, "compute buffer");
-  const auto f32 = [](std::uint64_t a, std::uint64_t b) {
-    return checked_mul(checked_mul(a, b, "compute buffer"), 4, "compute buffer");
-  };
+  const auto f32 = f32_matrix;
   if (kind == "inp_raw") return f32(checked_mul(3, checked_mul(s.width, s.height, "c"), "c"), 1);
   if (kind.starts_with("im2col")) {
     const std::uint64_t kernel = checked_mul(3, checked_mul(s.patch_size, s.patch_size, "c"), "c");
@@ -899,6 +1023,14 @@ std::uint64_t llama_cpp_gemma3_graph_bytes(const LlamaCppGemma3GraphShape& s) {
         }
         return gemma3_tensor_bytes(name, s, name.ends_with(last));
       });
+}
+
+std::uint64_t llama_cpp_qwen3_graph_bytes(const LlamaCppQwen3GraphShape& s) {
+  if (s.experts.empty() || s.deepstack >= s.experts.size())
+    throw Error(ErrorKind::internal, "llama.cpp Qwen3 graph: no layers, or no layer past the deepstack ones");
+  const std::string last = "-" + std::to_string(s.experts.size() - 1);
+  return replay(qwen3_events(s), s.alignment, "llama.cpp Qwen3 graph",
+                [&](std::string_view name) { return qwen3_tensor_bytes(name, s, name.ends_with(last)); });
 }
 
 std::uint64_t llama_cpp_vision_graph_bytes(const LlamaCppVisionGraphShape& s) {

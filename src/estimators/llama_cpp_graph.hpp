@@ -18,6 +18,7 @@ struct LlamaCppGraphShape {
   std::uint64_t n_seq = 1;       // -np: cache streams; the mask holds ceil(n_ubatch / n_seq) rows for each
   std::uint64_t n_outputs = 0;   // rows kept past the last layer's attention (n_outputs_max); 0 = n_ubatch
   std::uint64_t alignment = 32;  // the buffer type's: the CPU's TENSOR_ALIGNMENT 32, CUDA's 128
+  std::uint64_t positions = 1;   // position ids a token: 4 under M-RoPE (Qwen2-VL)
 };
 
 // Returns the bytes ggml-alloc's dynamic allocator (ggml/src/ggml-alloc.c) reaches over the
@@ -69,6 +70,32 @@ struct LlamaCppGemma3GraphShape {
 // allocations and frees (recorded on the CPU for seven layers of each kind's pattern, with and
 // without flash attention, f16 caches). Throws Error(overflow).
 std::uint64_t llama_cpp_gemma3_graph_bytes(const LlamaCppGemma3GraphShape& shape);
+
+// Qwen3's graph (src/models/qwen3.cpp, qwen3moe.cpp, qwen3vl.cpp, qwen3vlmoe.cpp): per layer an
+// RMS norm, q, k and v with per-head q and k norms, attention, then a SwiGLU MLP or routed
+// experts (the router's logits, their sort, the top k's weights normalised, each token's k
+// experts' gate, up and down, their sum). Qwen3-VL's text models pad the tokens' embeddings to
+// (1 + deepstack) x d_model, which the first `deepstack` layers read and the last of them frees.
+struct LlamaCppQwen3GraphShape {
+  bool flash_attn = true;
+  std::vector<bool> experts;  // each layer: routed experts (else a dense MLP of d_ff)
+  std::uint64_t d_model = 0, n_heads = 0, n_kv_heads = 0, d_head = 0, d_ff = 0, vocab = 0;
+  std::uint64_t n_experts = 0, experts_per_token = 0, expert_width = 0;
+  bool k_quantized = false, v_quantized = false;  // a block-quantised cache type (q8_0, q4_0, ...)
+  std::uint64_t n_ubatch = 0;                     // a multiple of n_seq
+  std::uint64_t n_kv = 0;                         // cells per stream
+  std::uint64_t n_seq = 1;                        // cache streams
+  std::uint64_t n_outputs = 0;                    // 0 = n_ubatch
+  std::uint64_t positions = 1;                    // position ids a token: M-RoPE's 4 (Qwen3-VL)
+  std::uint64_t deepstack = 0;                    // layers that add deepstack features; fewer than the layers
+  std::uint64_t alignment = 32;
+};
+
+// Returns the bytes ggml-alloc reaches over this graph in the order llama.cpp v0.5.0 makes its
+// allocations and frees (recorded on the CPU for Qwen3, Qwen3-MoE, Qwen3-VL and Qwen3-VL-MoE
+// text models, with and without flash attention, f16, f32 and quantised caches). Throws
+// Error(overflow).
+std::uint64_t llama_cpp_qwen3_graph_bytes(const LlamaCppQwen3GraphShape& shape);
 
 // The graph of one image through a vision tower in llama.cpp's mtmd (tools/mtmd/clip.cpp):
 // - gemma3 (models/siglip.cpp): the image, its patches (im2col in the patch kernel's type, a

@@ -46,11 +46,14 @@ constexpr ArchFamily kArchitectures[] = {
     {"phi2", Family::phi},
     {"phi3", Family::phi3},
     {"qwen2", Family::qwen2},
+    {"qwen2vl", Family::qwen2},  // Qwen2-VL's and Qwen2.5-VL's text models: M-RoPE
     {"qwen3", Family::qwen3},
     {"qwen3moe", Family::qwen3_moe},
     {"qwen35", Family::qwen3_next},
     {"qwen35moe", Family::qwen3_next},
     {"qwen3next", Family::qwen3_next},
+    {"qwen3vl", Family::qwen3},  // Qwen3-VL's text models: M-RoPE and deepstack inputs
+    {"qwen3vlmoe", Family::qwen3_moe},
 };
 
 // The GGUF key (after "{arch}.") behind each spec field validate() may name.
@@ -73,7 +76,8 @@ constexpr SpecKey kSpecKeys[] = {{"d_model", "embedding_length"},
                                  {"ssm_d_conv", "ssm.conv_kernel"},
                                  {"ssm_dt_rank", "ssm.time_step_rank"},
                                  {"ssm_heads", "ssm.time_step_rank"},
-                                 {"ssm_groups", "ssm.group_count"}};
+                                 {"ssm_groups", "ssm.group_count"},
+                                 {"deepstack_layers", "n_deepstack_layers"}};
 
 // The weights row a tensor belongs to, from its llama.cpp name.
 std::string component_of(std::string_view name) {
@@ -550,6 +554,12 @@ GgufImport gguf_model(const GgufFile& f) {
     s.experts_per_token = m.required(p + "expert_used_count", 1);
     // Qwen3-MoE's experts have a width of their own (moe_intermediate_size).
     if (family == Family::qwen3_moe) s.d_expert = m.required(p + "expert_feed_forward_length", 1);
+  }
+  // Qwen2-VL's and Qwen3-VL's text models rotate by M-RoPE (rope.dimension_sections); Qwen3-VL's
+  // first layers add the tower's deepstack features (src/models/qwen3vl.cpp).
+  if (*arch == "qwen2vl" || *arch == "qwen3vl" || *arch == "qwen3vlmoe") {
+    s.mrope = true;
+    s.deepstack_layers = m.count(p + "n_deepstack_layers", 0).value_or(0);
   }
   s.sliding_window = m.count(p + "attention.sliding_window", 0).value_or(0);
   if (family == Family::gemma2 || family == Family::gemma3) read_gemma_windows(m, p, family, s);

@@ -1507,6 +1507,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   if (qwen_vl) {
     read_qwen_vl_vision(outer, out.model_type == "qwen2_vl" ? VisionKind::qwen2_vl : VisionKind::qwen2_5_vl, s,
                         out.notes);
+    s.mrope = true;  // rope_scaling's mrope_section: a position of three ids (llama.cpp keeps four)
   }
   if (qwen3_5_vl) read_qwen3_5_vision(outer, map, s, out.notes);
 
@@ -1611,6 +1612,7 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
                                                          {"qk_rope_head_dim", s.mla.qk_rope_head_dim},
                                                          {"v_head_dim", s.mla.v_head_dim},
                                                          {"mtp_layers", s.mtp_layers},
+                                                         {"deepstack_layers", s.deepstack_layers},
                                                          {"ssm_version", s.ssm.version},
                                                          {"ssm_d_inner", s.ssm.d_inner},
                                                          {"ssm_d_state", s.ssm.d_state},
@@ -1645,6 +1647,7 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
   if (s.attn_output_gate) out << "attn_output_gate: true\n";
   if (s.attention_sinks) out << "attention_sinks: true\n";
   if (s.final_logit_softcapping) out << "final_logit_softcapping: true\n";
+  if (s.mrope) out << "mrope: true\n";
   if (!s.attn_k_bias) out << "attn_k_bias: false\n";
   if (s.vision.kind != VisionKind::clip) out << "vision_kind: " << to_string(s.vision.kind) << '\n';
   if (s.vision.merge != 1) out << "vision_merge: " << s.vision.merge << '\n';

@@ -58,6 +58,8 @@ const std::vector<std::string> kModelKeys = {"family",
                                              "attention_sinks",
                                              "final_logit_softcapping",
                                              "mtp_layers",
+                                             "mrope",
+                                             "deepstack_layers",
                                              "ssm_version",
                                              "ssm_d_inner",
                                              "ssm_d_state",
@@ -237,6 +239,8 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   read_flag(map, "attention_sinks", s.attention_sinks);
   read_flag(map, "final_logit_softcapping", s.final_logit_softcapping);
   read_count(map, "mtp_layers", s.mtp_layers, 0);
+  read_flag(map, "mrope", s.mrope);
+  read_count(map, "deepstack_layers", s.deepstack_layers, 0);
   if (map.has("source")) entry.source = map.string("source");
   entry.published_params = map.optional_integer("published_params", 1, UINT64_MAX);
   if (map.has("published_params_source")) entry.published_params_source = map.string("published_params_source");

@@ -204,8 +204,8 @@ LayoutEstimate llama_cpp_layout(const ModelSpec& spec, const Workload& w, const 
   std::optional<TowerRows> tower_items;
   std::uint64_t tower_fit = 0, tower_warmup = 0;
   if (o.llama_cpp_mmproj) {
-    const LlamaCppProjectorEstimate t = estimate_llama_cpp_projector(*o.llama_cpp_mmproj, spec.d_model,
-                                                                     options.flash_attn, tower_on_gpu);
+    const LlamaCppProjectorEstimate t = estimate_llama_cpp_projector(*o.llama_cpp_mmproj, spec, options.flash_attn,
+                                                                     tower_on_gpu);
     tower_items = tower_rows(*o.llama_cpp_mmproj, t, tower_on_gpu, options.flash_attn);
     tower_warmup = t.warmup;
     if (tower_on_gpu) tower_fit = t.fit_bytes;

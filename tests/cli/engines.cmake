@@ -389,7 +389,7 @@ gguf_case(engine_llama_cpp_mmproj_projector EXIT 2 ARGS estimate "${gguf}/tiny-l
           STDERR "mmproj-mlp\\.gguf: the 'mlp' projector's compute buffer is not recorded; memplan prices the towers of Gemma 3 \\(projector 'gemma3'\\) and of Qwen3-VL and Qwen3.5")
 gguf_case(engine_llama_cpp_mmproj_other_model EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu
           --mmproj "${gguf}/mmproj-gemma3-4b.gguf"
-          STDERR "projects into 2,560 dimensions, the model has 4,096: llama.cpp refuses the pair")
+          STDERR "gives the text model embeddings 2,560 wide \\(its projection's\\); llama-2-7b takes 4,096 \\(its d_model; no deepstack layers\\): llama.cpp refuses the pair")
 cli_case(engine_llama_cpp_mmproj_offload_alone EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu
          --no-mmproj-offload STDERR "--no-mmproj-offload applies to a vision tower given with --mmproj")
 # A Qwen3.6-27B tower (qwen3vl_merger) on the GPU. llama.cpp reserves its warm-up image's
@@ -409,8 +409,22 @@ gguf_case(engine_llama_cpp_image_tokens_fixed_size EXIT 2 ARGS estimate gemma-3-
           STDERR "--image-max-tokens sizes a dynamic-resolution tower.*gemma3 projector takes one image size")
 cli_case(engine_llama_cpp_image_tokens_alone EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu
          --image-max-tokens 1024 STDERR "--image-max-tokens applies to a vision tower given with --mmproj")
+# Qwen3-VL-8B's GGUF (qwen3vl) with its tower at -c 16,384, q8_0 K and V, as an LM Studio log
+# of it shows "KV buffer size = 1224.00 MiB" (lmstudio-ai/lmstudio-bug-tracker#1176): 16,384
+# cells x 36 layers x 1,024 x 34/32 B x 2 = 1,283,457,024 B. Its compute buffer 361,498,624 B as
+# llama.cpp's context_probe measured this shape on the CPU (its embeddings 4 x 4,096 wide for
+# the 3 deepstack layers). The tower's 3 deepstack mergers match them; Qwen3.6's tower, without
+# any, does not.
+gguf_case(engine_llama_cpp_qwen3vl EXIT 0 ARGS estimate "${gguf}/qwen3-vl-8b.gguf" --engine llama.cpp --gpu rtx-4090
+          --seq 16384 --cache-type-k q8_0 --cache-type-v q8_0 --mmproj "${gguf}/mmproj-qwen3-vl-8b.gguf" --format json
+          STDERR_EMPTY
+          STDOUT "\"name\": \"kv_cache\",\n +\"bytes\": 1283457024,.*\"name\": \"compute_buffer\",\n +\"bytes\": 361498624,.*\"name\": \"mmproj_compute\"")
+gguf_case(engine_llama_cpp_qwen3vl_other_tower EXIT 2 ARGS estimate "${gguf}/qwen3-vl-8b.gguf" --engine llama.cpp
+          --cpu --mmproj "${gguf}/mmproj-qwen3.6-27b.gguf"
+          STDERR "gives the text model embeddings 5,120 wide \\(its projection's\\); qwen3-vl-8b takes 16,384 \\(its d_model 4,096 and as many again for each of its 3 deepstack layers\\): llama.cpp refuses the pair")
 set_tests_properties(cli.engine_llama_cpp_mmproj_qwen_warmup cli.engine_llama_cpp_mmproj_qwen_largest
-                     cli.engine_llama_cpp_image_tokens_fixed_size PROPERTIES FIXTURES_REQUIRED gguf_files)
+                     cli.engine_llama_cpp_image_tokens_fixed_size cli.engine_llama_cpp_qwen3vl
+                     cli.engine_llama_cpp_qwen3vl_other_tower PROPERTIES FIXTURES_REQUIRED gguf_files)
 set_tests_properties(cli.engine_llama_cpp_mmproj cli.engine_llama_cpp_mmproj_text cli.engine_llama_cpp_mmproj_on_host
                      cli.engine_llama_cpp_mmproj_cpu cli.engine_llama_cpp_mmproj_as_model
                      cli.engine_llama_cpp_mmproj_not_a_tower cli.engine_llama_cpp_mmproj_projector

@@ -203,6 +203,43 @@ void write_small(const fs::path& dir) {
   memplan::testing::qwen3vl_mmproj({768, 16, 1152, 27, 16, 4304, 5120, {}, "F16"})
       .write(dir / "mmproj-qwen3.6-27b.gguf", GgufData::sparse);
 
+  // Qwen3-VL-8B's text model (qwen3vl: 36 layers of 4,096, 32 heads and 8 KV heads of 128, MLP
+  // 12,288, 151,936 tokens, 3 deepstack layers; Q8_0, its data a hole) and its tower (27 layers
+  // of 1,152 over 16-pixel patches on a 48 x 48 grid, deepstack mergers after layers 8, 16 and
+  // 24, projected into 4,096; a hole).
+  GgufWriter vl;
+  vl.str("general.architecture", "qwen3vl")
+      .u32("qwen3vl.context_length", 262144)
+      .u32("qwen3vl.embedding_length", 4096)
+      .u32("qwen3vl.block_count", 36)
+      .u32("qwen3vl.feed_forward_length", 12288)
+      .u32("qwen3vl.attention.head_count", 32)
+      .u32("qwen3vl.attention.head_count_kv", 8)
+      .u32("qwen3vl.attention.key_length", 128)
+      .u32("qwen3vl.attention.value_length", 128)
+      .u32("qwen3vl.n_deepstack_layers", 3)
+      .u32_array("qwen3vl.rope.dimension_sections", {24, 20, 20, 0})
+      .tokens("tokenizer.ggml.tokens", 151936);
+  vl.tensor("token_embd.weight", {4096, 151936}, "Q8_0");
+  for (int b = 0; b < 36; ++b) {
+    const std::string p = "blk." + std::to_string(b) + ".";
+    vl.tensor(p + "attn_norm.weight", {4096}, "F32")
+        .tensor(p + "attn_q.weight", {4096, 4096}, "Q8_0")
+        .tensor(p + "attn_k.weight", {4096, 1024}, "Q8_0")
+        .tensor(p + "attn_v.weight", {4096, 1024}, "Q8_0")
+        .tensor(p + "attn_output.weight", {4096, 4096}, "Q8_0")
+        .tensor(p + "attn_k_norm.weight", {128}, "F32")
+        .tensor(p + "attn_q_norm.weight", {128}, "F32")
+        .tensor(p + "ffn_norm.weight", {4096}, "F32")
+        .tensor(p + "ffn_gate.weight", {4096, 12288}, "Q8_0")
+        .tensor(p + "ffn_up.weight", {4096, 12288}, "Q8_0")
+        .tensor(p + "ffn_down.weight", {12288, 4096}, "Q8_0");
+  }
+  vl.tensor("output_norm.weight", {4096}, "F32").tensor("output.weight", {4096, 151936}, "Q8_0");
+  vl.write(dir / "qwen3-vl-8b.gguf", GgufData::sparse);
+  memplan::testing::qwen3vl_mmproj({768, 16, 1152, 27, 16, 4304, 4096, {8, 16, 24}, "F16"})
+      .write(dir / "mmproj-qwen3-vl-8b.gguf", GgufData::sparse);
+
   GgufWriter all;
   all.str("general.architecture", "llama");
   for (const memplan::testing::GgmlLayout& l : memplan::testing::ggml_layouts()) {

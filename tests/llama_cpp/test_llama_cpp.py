@@ -199,7 +199,7 @@ def mmproj_probe(llama_cpp_build, tmp_path_factory):
     return program, {**os.environ, "LLAMA_CPP_BACKENDS": str(lib)}
 
 
-GGML_TYPES = {"f16": 1, "q8_0": 8}
+GGML_TYPES = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 8, "bf16": 30}  # ggml_type ids
 
 
 def probe_report(probe, model, ctx, ubatch, sequences, unified, outputs, fa, type_k="f16", type_v="f16",
@@ -423,22 +423,24 @@ def test_the_cache_cells_are_the_context_rounded_up_to_256(llama_cpp, models):
     assert real["kv_mib"] * MIB == 1024 * 3 * 2 * 64 * 2 * 2
 
 
-# Vision towers' files (--mmproj) beside the llama they project into: Gemma 3's projector, and
-# Qwen3-VL's with deepstack mergers on two layers. Their tensors in the CPU buffer ggml allocates
-# for them, to the byte, and the compute buffer of the warm-up image (Qwen's at its 46 x 46
-# tokens: --image-max-tokens 2116 keeps memplan to that image), with flash attention and
-# without (every head's scores), to the byte.
-@pytest.mark.parametrize("tower,extra", [("mmproj-gemma3-f16.gguf", []),
-                                         ("mmproj-qwen3vl-f16.gguf", ["--image-max-tokens", "2116"])])
+# Vision towers' files (--mmproj) beside the text models they project into: Gemma 3's projector
+# beside a llama, and Qwen3-VL's with deepstack mergers on two layers beside a Qwen3-VL text model
+# with two deepstack layers (llama.cpp refuses it beside the llama: 768 wide, not 256). Their
+# tensors in the CPU buffer ggml allocates for them, to the byte, and the compute buffer of the
+# warm-up image (Qwen's at its 46 x 46 tokens: --image-max-tokens 2116 keeps memplan to that
+# image), with flash attention and without (every head's scores), to the byte.
+@pytest.mark.parametrize("tower,model,extra", [("mmproj-gemma3-f16.gguf", "llama-q4_k.gguf", []),
+                                               ("mmproj-qwen3vl-f16.gguf", "qwen3vl-q8_0.gguf",
+                                                ["--image-max-tokens", "2116"])])
 @pytest.mark.parametrize("fa", ["on", "off"])
-def test_a_vision_tower_as_llama_cpp_sizes_it(mmproj_probe, models, tower, extra, fa):
+def test_a_vision_tower_as_llama_cpp_sizes_it(mmproj_probe, models, tower, model, extra, fa):
     program, env = mmproj_probe
     mmproj = models / tower
     done = subprocess.run([str(program), str(mmproj), str(int(fa == "on"))], capture_output=True, text=True, env=env,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     real = json.loads(done.stdout.strip().splitlines()[-1])
-    report, rows = memplan_rows(models / "llama-q4_k.gguf", 1024, 512, fa, "--mmproj", str(mmproj), *extra)
+    report, rows = memplan_rows(models / model, 1024, 512, fa, "--mmproj", str(mmproj), *extra)
     assert rows["mmproj_weights"] == real["buffer_bytes"]
     assert rows["mmproj_compute"] == real["usage_bytes"] - real["tensor_bytes"]
 
@@ -468,17 +470,47 @@ GEMMA3 = [
 
 
 # Qwen3 (per-head q/k norms), Qwen3-MoE and a Mixtral-like llama (8 experts of 128, 2 a token):
-# their experts' gate and up projections are computed for each of a token's experts, which the
-# closed form counts. (model, -c, -ub, -np, llama-server, flash attention)
+# their experts' gate and up projections are computed for each of a token's experts (Qwen3's
+# graph replayed, the llama's closed form). Qwen3-VL's text models (M-RoPE's four positions a
+# token, embeddings padded to three times d_model for two deepstack layers) and Qwen2-VL's
+# (qwen2 with M-RoPE). (model, -c, -ub, -np, llama-server, flash attention)
 MOE = [
     ("qwen3-q8_0.gguf", 2048, 512, 1, False, "on"),
     ("qwen3-q8_0.gguf", 1000, 256, 1, False, "off"),
+    ("qwen3-q8_0.gguf", 4096, 512, 4, True, "on"),
     ("qwen3moe-q8_0.gguf", 2048, 512, 1, False, "on"),
     ("qwen3moe-q8_0.gguf", 2048, 512, 1, False, "off"),
     ("qwen3moe-q8_0.gguf", 8192, 1024, 1, False, "on"),
     ("llama-moe-q8_0.gguf", 2048, 512, 1, False, "on"),
     ("llama-moe-q8_0.gguf", 8192, 1024, 1, False, "on"),
+    ("qwen3vl-q8_0.gguf", 2048, 512, 1, False, "on"),
+    ("qwen3vl-q8_0.gguf", 1000, 256, 1, False, "off"),
+    ("qwen3vl-q8_0.gguf", 4096, 512, 4, True, "on"),
+    ("qwen3vlmoe-q8_0.gguf", 8192, 1024, 1, False, "on"),
+    ("qwen3vlmoe-q8_0.gguf", 1000, 256, 3, True, "off"),
+    ("qwen2vl-q8_0.gguf", 2048, 512, 1, False, "on"),
+    ("qwen2vl-q8_0.gguf", 4096, 512, 4, True, "off"),
 ]
+
+
+# Qwen3's replayed graph with other caches: a quantised K or V adds Hadamard rotations (their
+# matrices among the inputs, q, k, v and the attention's output rotated); an f32 cache is viewed
+# as it is. (model, -c, -ub, flash attention, K, V)
+QWEN3_CACHES = [
+    ("qwen3vl-q8_0.gguf", 2048, 512, "on", "q8_0", "q8_0"),
+    ("qwen3vl-q8_0.gguf", 2048, 512, "off", "q8_0", "f16"),
+    ("qwen3vl-q8_0.gguf", 2048, 512, "on", "f16", "q4_0"),
+    ("qwen3vlmoe-q8_0.gguf", 1000, 256, "off", "q4_0", "f32"),
+    ("qwen3moe-q8_0.gguf", 4096, 1024, "on", "bf16", "q8_0"),
+]
+
+
+@pytest.mark.parametrize("model,ctx,ubatch,fa,type_k,type_v", QWEN3_CACHES)
+def test_qwen3s_graph_with_a_cache_type(context_probe, models, model, ctx, ubatch, fa, type_k, type_v):
+    real = probe_report(context_probe, models / model, ctx, ubatch, 1, False, 0, fa, type_k, type_v)
+    report, rows = memplan_rows(models / model, ctx, ubatch, fa, "--cache-type-k", type_k, "--cache-type-v", type_v)
+    assert rows["kv_cache"] == real["kv_bytes"]
+    assert rows["compute_buffer"] == real["compute_bytes"]
 
 
 @pytest.mark.parametrize("model,ctx,ubatch,sequences,server,fa", GEMMA3 + MOE)

@@ -40,6 +40,7 @@ GgufWriter model(const Shape& s) {
     w.u32(key("rope.dimension_count"), static_cast<std::uint32_t>(hd))
         .f32(key("attention.layer_norm_rms_epsilon"), 1e-6f);
   }
+  if (s.arch == "qwen2vl") w.u32_array(key("rope.dimension_sections"), {16, 24, 24, 0});  // M-RoPE
   w.spm_vocabulary(s.vocab);
   w.tensor("token_embd.weight", {s.d, s.vocab}, s.embedding);
   if (s.arch == "gpt2") w.tensor("position_embd.weight", {s.d, s.context}, "F32");
@@ -63,7 +64,7 @@ GgufWriter model(const Shape& s) {
     w.tensor(p + "attn_q.weight", {s.d, q}, s.matrices)
         .tensor(p + "attn_k.weight", {s.d, kv}, s.matrices)
         .tensor(p + "attn_v.weight", {s.d, kv}, s.matrices);
-    if (s.arch == "qwen2") {
+    if (s.arch == "qwen2" || s.arch == "qwen2vl") {
       w.tensor(p + "attn_q.bias", {q}, "F32")
           .tensor(p + "attn_k.bias", {kv}, "F32")
           .tensor(p + "attn_v.bias", {kv}, "F32");
@@ -321,9 +322,13 @@ GgufWriter qwen35(std::uint64_t d, std::uint64_t layers, std::uint64_t vocab, co
 
 // Qwen3 (per-head q/k norms, no biases), Qwen3-MoE (its MLP 8 routed experts of 128, 2 a token,
 // expert_feed_forward_length their width) and a Mixtral-like llama (the same experts, their
-// width feed_forward_length): three layers of 4 heads of 128, Q8_0.
-GgufWriter qwen3_or_moe(const std::string& arch, std::uint64_t experts) {
-  const std::uint64_t d = 256, layers = 3, heads = 4, kv_heads = 2, hd = 128, ff = 768, expert_ff = 128, vocab = 2048;
+// width feed_forward_length): three layers of 4 heads of 128, Q8_0. Qwen3-VL's text models
+// (qwen3vl, qwen3vlmoe) have five layers, the first `deepstack` of which add an image's
+// deepstack features, and M-RoPE's sections.
+GgufWriter qwen3_or_moe(const std::string& arch, std::uint64_t experts, std::uint32_t deepstack = 0) {
+  const bool vl = arch.starts_with("qwen3vl");
+  const std::uint64_t d = 256, layers = vl ? 5 : 3, heads = 4, kv_heads = 2, hd = 128, ff = 768, expert_ff = 128,
+                      vocab = 2048;
   const char* m = "Q8_0";
   const auto key = [&](const char* k) { return arch + "." + k; };
   GgufWriter w;
@@ -342,6 +347,7 @@ GgufWriter qwen3_or_moe(const std::string& arch, std::uint64_t experts) {
     w.u32(key("expert_count"), static_cast<std::uint32_t>(experts)).u32(key("expert_used_count"), 2);
     if (arch != "llama") w.u32(key("expert_feed_forward_length"), expert_ff);
   }
+  if (vl) w.u32(key("n_deepstack_layers"), deepstack).u32_array(key("rope.dimension_sections"), {24, 20, 20, 0});
   w.spm_vocabulary(vocab);
   w.tensor("token_embd.weight", {d, vocab}, m);
   for (std::uint64_t b = 0; b < layers; ++b) {
@@ -424,6 +430,8 @@ int main(int argc, char** argv) {
   // an f16 gpt2; the norms F32, as converters write them.
   model({"llama", 256, 3, 4, 2, 768, 2048, 4096, "Q4_K", "Q4_K", "Q6_K"}).write(dir / "llama-q4_k.gguf");
   model({"qwen2", 384, 2, 6, 2, 1024, 4096, 8192, "Q8_0", "Q8_0", nullptr}).write(dir / "qwen2-q8_0-tied.gguf");
+  // Qwen2-VL's and Qwen2.5-VL's text model: qwen2 with M-RoPE (four positions a token).
+  model({"qwen2vl", 384, 2, 6, 2, 1024, 4096, 8192, "Q8_0", "Q8_0", "Q8_0"}).write(dir / "qwen2vl-q8_0.gguf");
   model({"gpt2", 256, 2, 4, 4, 1024, 2048, 1024, "F16", "F16", "F16"}).write(dir / "gpt2-f16.gguf");
   // A draft for qwen2-q8_0-tied: within llama-server's 128 tokens of its vocabulary, and so
   // narrow that its logits outweigh its layers.
@@ -449,6 +457,9 @@ int main(int argc, char** argv) {
   qwen3_or_moe("qwen3", 0).write(dir / "qwen3-q8_0.gguf");
   qwen3_or_moe("qwen3moe", 8).write(dir / "qwen3moe-q8_0.gguf");
   qwen3_or_moe("llama", 8).write(dir / "llama-moe-q8_0.gguf");
+  // Qwen3-VL's text models: two deepstack layers, as many as mmproj-qwen3vl-f16's mergers.
+  qwen3_or_moe("qwen3vl", 0, 2).write(dir / "qwen3vl-q8_0.gguf");
+  qwen3_or_moe("qwen3vlmoe", 8, 2).write(dir / "qwen3vlmoe-q8_0.gguf");
   // Gemma 3: seven layers (six sliding over 512 tokens, one global), Q8_0; and with a vocabulary
   // of 32,768, whose logits outweigh a layer (as Gemma 3's 262,144 do).
   gemma("gemma3", 256, 7, 512, 2048, "Q8_0").write(dir / "gemma3-q8_0.gguf");

@@ -136,6 +136,8 @@ void write_model(std::ostream& out, const ModelEntry& e, std::size_t index) {
       << "  s.attention_sinks = " << boolean(s.attention_sinks) << ";\n"
       << "  s.final_logit_softcapping = " << boolean(s.final_logit_softcapping) << ";\n"
       << "  s.mtp_layers = " << u64(s.mtp_layers) << ";\n"
+      << "  s.mrope = " << boolean(s.mrope) << ";\n"
+      << "  s.deepstack_layers = " << u64(s.deepstack_layers) << ";\n"
       << "  s.ssm = {" << u64(s.ssm.version) << ", " << u64(s.ssm.d_inner) << ", " << u64(s.ssm.d_state) << ", "
       << u64(s.ssm.d_conv) << ", " << u64(s.ssm.dt_rank) << ", " << u64(s.ssm.heads) << ", " << u64(s.ssm.groups)
       << ", " << u64(s.ssm.chunk) << ", " << boolean(s.ssm.conv_bias) << ", " << boolean(s.ssm.proj_bias) << ", "

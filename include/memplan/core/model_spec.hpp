@@ -340,6 +340,13 @@ struct ModelSpec {
   // three ops, so a second logits-sized tensor is alive while they run.
   bool final_logit_softcapping = false;
   std::uint64_t mtp_layers = 0;  // multi-token-prediction layers the checkpoint adds; not counted
+  // Multimodal rotary positions (Qwen2-VL, Qwen2.5-VL, Qwen3-VL's M-RoPE): each token's position
+  // is four ids (time, height, width and one unused), which llama.cpp's graph takes as its input.
+  bool mrope = false;
+  // Qwen3-VL's text model: its first deepstack_layers layers each add an image's features from
+  // one of the tower's deepstack mergers to their output, so llama.cpp's input embeddings are
+  // (1 + deepstack_layers) x d_model wide for text too. No parameters of their own.
+  std::uint64_t deepstack_layers = 0;
   // State-space layers. With ssm sizes and no layer_types every layer is one (Mamba); a hybrid
   // lists which are "mamba" in layer_types. A model without attention layers leaves n_heads,
   // n_kv_heads and d_head 0.

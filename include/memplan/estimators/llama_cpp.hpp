@@ -71,9 +71,11 @@ struct LlamaCppProjectorEstimate {
 };
 
 // Returns the vision tower's buffers with flash attention on or off, on a GPU (CUDA's 128-byte
-// alignment) or the CPU (32). Throws Error(invalid_input, "mmproj") when its projection's
-// width is not `text_width` (llama.cpp refuses the pair), Error(overflow).
-LlamaCppProjectorEstimate estimate_llama_cpp_projector(const LlamaCppProjector& projector, std::uint64_t text_width,
+// alignment) or the CPU (32). Throws Error(invalid_input, "mmproj") when what it feeds the text
+// model (its projection's width, and a deepstack merger's as wide beside it for each) does not
+// match the model's `text` input embeddings (d_model, and as many again for each of its
+// deepstack_layers): llama.cpp refuses the pair. Error(overflow).
+LlamaCppProjectorEstimate estimate_llama_cpp_projector(const LlamaCppProjector& projector, const ModelSpec& text,
                                                        bool flash_attn, bool on_gpu);
 
 // Where a model's tensors go: the input layer (token and position embeddings) always in host

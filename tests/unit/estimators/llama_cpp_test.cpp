@@ -297,6 +297,15 @@ LlamaCppProjector gemma3_tower(std::uint64_t image, std::uint64_t d, std::uint64
   return p;
 }
 
+// The text model a tower feeds: its width, and the layers that add deepstack features.
+ModelSpec text_model(std::uint64_t d_model, std::uint64_t deepstack = 0) {
+  ModelSpec s;
+  s.name = "text";
+  s.d_model = d_model;
+  s.deepstack_layers = deepstack;
+  return s;
+}
+
 TEST(LlamaCpp, AVisionTowersComputeBufferIsWhatLlamaCppReserved) {
   // Measured with llama.cpp v0.5.0's mtmd on the CPU (mtmd_get_memory_usage less the tensors'
   // bytes; tests/llama_cpp/mmproj_probe.cpp) for towers the comparison's writer makes, flash
@@ -315,7 +324,7 @@ TEST(LlamaCpp, AVisionTowersComputeBufferIsWhatLlamaCppReserved) {
   };
   for (const Run& r : runs) {
     const LlamaCppProjector p = gemma3_tower(r.image, r.d, r.layers, r.heads, r.ff, r.text);
-    EXPECT_EQ(estimate_llama_cpp_projector(p, r.text, r.flash_attn, false).compute, r.compute)
+    EXPECT_EQ(estimate_llama_cpp_projector(p, text_model(r.text), r.flash_attn, false).compute, r.compute)
         << r.image << " px, " << r.layers << " layers, flash attention " << r.flash_attn;
   }
 }
@@ -364,18 +373,25 @@ TEST(LlamaCpp, AQwenVisionTowersComputeBufferIsWhatLlamaCppReserved) {
   for (const Run& r : runs) {
     LlamaCppProjector p = qwen3vl_tower(r.d, r.layers, r.heads, r.ff, r.text, r.deepstack);
     p.patch_element_bytes = r.patch_bytes;
-    EXPECT_EQ(estimate_llama_cpp_projector(p, r.text, true, false).compute, r.flash) << r.d << " x " << r.layers;
-    EXPECT_EQ(estimate_llama_cpp_projector(p, r.text, false, false).compute, r.plain) << r.d << " x " << r.layers;
+    // The text model reads the deepstack features beside the embeddings; llama.cpp refuses a
+    // text model without as many deepstack layers ("mismatch between text model (n_embd = 256)
+    // and mmproj (n_embd = 768)", mtmd_init_from_file with the comparison's files).
+    const ModelSpec text = text_model(r.text, r.deepstack.size());
+    EXPECT_EQ(estimate_llama_cpp_projector(p, text, true, false).compute, r.flash) << r.d << " x " << r.layers;
+    EXPECT_EQ(estimate_llama_cpp_projector(p, text, false, false).compute, r.plain) << r.d << " x " << r.layers;
+    if (!r.deepstack.empty())
+      expect_invalid([&] { estimate_llama_cpp_projector(p, text_model(r.text), true, false); }, "mmproj");
   }
   // As llama.cpp logs them: Qwen3.5-2B's tower on the CPU (24 layers of 1,024, 16 heads, MLP
   // 4,096), "CPU compute buffer size = 223.30 MiB"; a Qwen3.6 tower's (27 layers of 1,152, MLP
   // 4,304) on CUDA and Vulkan, "248.10 MiB", its host buffer the image and M-RoPE's positions,
   // "24.93 MiB" (code-index ids 56777796281, 58091952734).
   const auto mib = [](std::uint64_t bytes) { return std::round(static_cast<double>(bytes) / (1 << 20) * 100) / 100; };
-  EXPECT_EQ(mib(estimate_llama_cpp_projector(qwen3vl_tower(1024, 24, 16, 4096, 2048, {}), 2048, true, false).compute),
+  EXPECT_EQ(mib(estimate_llama_cpp_projector(qwen3vl_tower(1024, 24, 16, 4096, 2048, {}), text_model(2048), true, false)
+                    .compute),
             223.30);
-  const LlamaCppProjectorEstimate q36 = estimate_llama_cpp_projector(qwen3vl_tower(1152, 27, 16, 4304, 5120, {}), 5120,
-                                                                     true, true);
+  const LlamaCppProjectorEstimate q36 = estimate_llama_cpp_projector(qwen3vl_tower(1152, 27, 16, 4304, 5120, {}),
+                                                                     text_model(5120), true, true);
   EXPECT_EQ(mib(q36.compute), 248.10);
   EXPECT_EQ(mib(q36.image), 24.93);
   EXPECT_EQ(q36.image, 3ULL * 1472 * 1472 * 4 + 8464ULL * 16);  // the pixels, four i32 positions a patch
@@ -396,7 +412,7 @@ TEST(LlamaCpp, AQwenVisionTowersBufferForAnImageIsWhatLlamaCppAllocates) {
        {Run{256, true, 5259264}, Run{512, true, 10518528}, Run{2048, true, 42074112}, Run{512, false, 40927232}}) {
     LlamaCppProjector p = qwen3vl_tower(128, 3, 2, 512, 256, {});
     p.warmup_tokens = p.max_tokens = r.tokens;
-    EXPECT_EQ(estimate_llama_cpp_projector(p, 256, r.flash_attn, false).compute, r.compute) << r.tokens;
+    EXPECT_EQ(estimate_llama_cpp_projector(p, text_model(256), r.flash_attn, false).compute, r.compute) << r.tokens;
   }
 }
 
@@ -404,9 +420,9 @@ TEST(LlamaCpp, AQwenVisionTowersBufferGrowsToItsLargestImage) {
   // An image of 4,096 tokens is 16,384 patches; its graph outweighs the warm-up's 8,464, and
   // the warm-up figure stays what llama-server's --fit sets aside.
   LlamaCppProjector p = qwen3vl_tower(1152, 27, 16, 4304, 5120, {});
-  const std::uint64_t warmup = estimate_llama_cpp_projector(p, 5120, true, true).compute;
+  const std::uint64_t warmup = estimate_llama_cpp_projector(p, text_model(5120), true, true).compute;
   p.max_tokens = 4096;
-  const LlamaCppProjectorEstimate e = estimate_llama_cpp_projector(p, 5120, true, true);
+  const LlamaCppProjectorEstimate e = estimate_llama_cpp_projector(p, text_model(5120), true, true);
   EXPECT_EQ(e.warmup, warmup);
   EXPECT_GT(e.compute, warmup);
   EXPECT_EQ(e.image, 3ULL * 16384 * 16 * 16 * 4 + 16384ULL * 16);
@@ -420,14 +436,14 @@ TEST(LlamaCpp, AVisionTowersTensorsArePaddedToTheirBuffer) {
   // is the host's.
   LlamaCppProjector p = gemma3_tower(896, 1152, 27, 16, 4304, 2560);
   p.tensors = {4608, 17216, 2654208};
-  const LlamaCppProjectorEstimate cpu = estimate_llama_cpp_projector(p, 2560, true, false);
+  const LlamaCppProjectorEstimate cpu = estimate_llama_cpp_projector(p, text_model(2560), true, false);
   EXPECT_EQ(cpu.weights, 4608u + 17216 + 2654208);
   EXPECT_EQ(cpu.image, 0u);
-  const LlamaCppProjectorEstimate gpu = estimate_llama_cpp_projector(p, 2560, true, true);
+  const LlamaCppProjectorEstimate gpu = estimate_llama_cpp_projector(p, text_model(2560), true, true);
   EXPECT_EQ(gpu.weights, 4608u + 17280 + 2654208);
   EXPECT_EQ(gpu.image, 3ULL * 896 * 896 * 4);
   EXPECT_EQ(gpu.fit_bytes, 4608u + 17216 + 2654208 + 127139840);
-  expect_invalid([&] { estimate_llama_cpp_projector(p, 4096, true, true); }, "mmproj");
+  expect_invalid([&] { estimate_llama_cpp_projector(p, text_model(4096), true, true); }, "mmproj");
 }
 
 TEST(LlamaCpp, AUnifiedCacheKeepsEverySequencesWindow) {
@@ -480,6 +496,72 @@ TEST(LlamaCpp, Gemma3sComputeBufferIsWhatLlamaCppReserved) {
     EXPECT_EQ(bytes_of(estimate_llama_cpp(s, o).host, "compute_buffer"), r.compute)
         << "-c " << r.ctx << " -ub " << r.ubatch << " -np " << r.n_seq << " fa " << r.flash_attn;
   }
+}
+
+TEST(LlamaCpp, Qwen3VLsComputeBufferIsWhatLlamaCppReserved) {
+  // Measured with tests/llama_cpp/context_probe.cpp (llama.cpp v0.5.0, CPU) on GGUF headers of
+  // Qwen3-VL-8B's text model (qwen3vl: 36 layers of 4,096, 32 heads and 8 KV heads of 128, MLP
+  // 12,288, a vocabulary of 151,936, 3 deepstack layers) and Qwen3-VL-30B-A3B's (qwen3vlmoe: 48
+  // layers of 2,048, 4 KV heads, 128 experts of 768, 8 a token): llama_context's compute bytes.
+  ModelSpec dense = small_llama(4096, 36, 32, 8, 12288, 151936);
+  dense.family = Family::qwen3;
+  dense.d_head = 128;
+  dense.qk_norm = QkNorm::head;
+  dense.mrope = true;
+  dense.deepstack_layers = 3;
+  ModelSpec moe = dense;
+  moe.family = Family::qwen3_moe;
+  moe.n_layers = 48;
+  moe.d_model = 2048;
+  moe.n_kv_heads = 4;
+  moe.d_mlp = 6144;
+  moe.experts = 128;
+  moe.experts_per_token = 8;
+  moe.d_expert = 768;
+  // And a small one (5 layers of 256, 4 heads and 2 KV heads of 128, MLP 768, 2,048 tokens) with
+  // one deepstack layer: its padded embeddings are freed after layer 0, before layer 1's scores.
+  ModelSpec small = dense;
+  small.n_layers = 5;
+  small.d_model = 256;
+  small.n_heads = 4;
+  small.n_kv_heads = 2;
+  small.d_mlp = 768;
+  small.vocab_size = 2048;
+  small.deepstack_layers = 1;
+  struct Run {
+    const ModelSpec* spec;
+    std::uint64_t ctx, ubatch, n_seq;
+    bool server, flash_attn;
+    std::uint32_t cache;  // ggml type of K and V
+    std::uint64_t compute;
+  };
+  const Run runs[] = {
+      {&dense, 4096, 512, 1, false, true, 1, 365711360}, {&dense, 4096, 512, 1, false, false, 1, 381698048},
+      {&dense, 32768, 512, 4, true, true, 1, 192956448}, {&dense, 16384, 512, 1, false, true, 8, 361498624},
+      {&moe, 4096, 512, 1, false, true, 1, 332138496},   {&moe, 16384, 2048, 1, false, true, 1, 1328553984},
+      {&small, 2048, 512, 1, false, false, 1, 26755072},
+  };
+  for (const Run& r : runs) {
+    LlamaCppOptions o;
+    o.n_ctx = r.ctx;
+    o.n_ubatch = r.ubatch;
+    o.n_seq = r.n_seq;
+    o.kv_unified = r.server;
+    o.n_outputs = r.server ? r.n_seq : 0;
+    o.flash_attn = r.flash_attn;
+    o.type_k = o.type_v = r.cache;
+    EXPECT_EQ(bytes_of(estimate_llama_cpp(*r.spec, o).host, "compute_buffer"), r.compute)
+        << r.spec->n_layers << " layers, -c " << r.ctx << " -ub " << r.ubatch << " fa " << r.flash_attn;
+  }
+  // Without its deepstack inputs and M-RoPE the dense model is Qwen3-8B (qwen3, measured the
+  // same way): 36 MiB less at -c 4096 -ub 512.
+  ModelSpec plain = dense;
+  plain.mrope = false;
+  plain.deepstack_layers = 0;
+  LlamaCppOptions o;
+  o.n_ctx = 4096;
+  o.n_ubatch = 512;
+  EXPECT_EQ(bytes_of(estimate_llama_cpp(plain, o).host, "compute_buffer"), 327944192U);
 }
 
 TEST(LlamaCpp, AContextBelowTheMicroBatchCapsIt) {

@@ -908,6 +908,59 @@ TEST_F(Gguf, NemotronThreesExpertLayersAreRead) {
   expect_refused(file(true), "nemotron_h_moe.moe_latent_size", "Nemotron 3 Super");
 }
 
+TEST_F(Gguf, Qwen3VLsTextModelReadsItsDeepstackLayersAndMRope) {
+  // llama.cpp's qwen3vl (src/models/qwen3vl.cpp): Qwen3's layers, M-RoPE's sections and
+  // n_deepstack_layers, the layers that add the tower's deepstack features. Nothing of its own
+  // to count: a layer is q 2,048 + k 1,024 + v 1,024 + o 2,048 + MLP 3 x 2,048 + 2 norms x 32 +
+  // q/k norms 2 x 32 = 12,416.
+  const auto vl = [&](std::uint32_t deepstack) {
+    GgufWriter w;
+    w.str("general.architecture", "qwen3vl")
+        .u32("qwen3vl.context_length", 262144)
+        .u32("qwen3vl.embedding_length", 32)
+        .u32("qwen3vl.block_count", 4)
+        .u32("qwen3vl.feed_forward_length", 64)
+        .u32("qwen3vl.attention.head_count", 2)
+        .u32("qwen3vl.attention.head_count_kv", 1)
+        .u32("qwen3vl.attention.key_length", 32)
+        .u32("qwen3vl.attention.value_length", 32)
+        .u32("qwen3vl.n_deepstack_layers", deepstack)
+        .u32_array("qwen3vl.rope.dimension_sections", {6, 5, 5, 0})
+        .tokens("tokenizer.ggml.tokens", 8);
+    w.tensor("token_embd.weight", {32, 8}, "F16");
+    for (int b = 0; b < 4; ++b) {
+      const std::string p = "blk." + std::to_string(b) + ".";
+      w.tensor(p + "attn_norm.weight", {32}, "F32")
+          .tensor(p + "attn_q.weight", {32, 64}, "F16")
+          .tensor(p + "attn_k.weight", {32, 32}, "F16")
+          .tensor(p + "attn_v.weight", {32, 32}, "F16")
+          .tensor(p + "attn_output.weight", {64, 32}, "F16")
+          .tensor(p + "attn_k_norm.weight", {32}, "F32")
+          .tensor(p + "attn_q_norm.weight", {32}, "F32")
+          .tensor(p + "ffn_norm.weight", {32}, "F32")
+          .tensor(p + "ffn_gate.weight", {32, 64}, "F16")
+          .tensor(p + "ffn_up.weight", {32, 64}, "F16")
+          .tensor(p + "ffn_down.weight", {64, 32}, "F16");
+    }
+    w.tensor("output_norm.weight", {32}, "F32");
+    return w.write(path("qwen3vl-" + std::to_string(deepstack) + ".gguf"));
+  };
+  const ModelSpec s = load_gguf_model(vl(3)).entry.spec;
+  EXPECT_EQ(s.family, Family::qwen3);
+  EXPECT_TRUE(s.mrope);
+  EXPECT_EQ(s.deepstack_layers, 3U);
+  EXPECT_EQ(s.qk_norm, QkNorm::head);
+  EXPECT_EQ(s.norms_per_layer, 2U);
+  EXPECT_EQ(count_parameters(s), 4U * 12'416 + 256 + 32);
+  // As many deepstack layers as layers leaves none to read the padded embeddings past them.
+  try {
+    load_gguf_model(vl(4));
+    ADD_FAILURE() << "four deepstack layers of four read";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "qwen3vl.n_deepstack_layers");
+  }
+}
+
 TEST_F(Gguf, TensorsDecideBiasesHeadTyingPositionsAndExperts) {
   GgufWriter qwen;
   qwen.str("general.architecture", "qwen2")
@@ -975,8 +1028,8 @@ TEST_F(Gguf, UnmappedArchitecturesAndBadKeysAreNamed) {
     EXPECT_NE(e.message().find(
                   "memplan maps 'falcon', 'falcon-h1', 'gemma', 'gemma2', 'gemma3', 'gpt2', 'gptneox', "
                   "'granitehybrid', 'llama', "
-                  "'mamba', 'mamba2', 'nemotron_h', 'nemotron_h_moe', 'phi2', 'phi3', 'qwen2', 'qwen3', 'qwen35', "
-                  "'qwen35moe', 'qwen3moe' and 'qwen3next'"),
+                  "'mamba', 'mamba2', 'nemotron_h', 'nemotron_h_moe', 'phi2', 'phi3', 'qwen2', 'qwen2vl', 'qwen3', "
+                  "'qwen35', 'qwen35moe', 'qwen3moe', 'qwen3next', 'qwen3vl' and 'qwen3vlmoe'"),
               std::string::npos)
         << e.what();
   }
