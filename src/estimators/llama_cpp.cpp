@@ -639,14 +639,21 @@ LlamaCppProjectorEstimate estimate_llama_cpp_projector(const LlamaCppProjector& 
   g.patch_element_bytes = p.patch_element_bytes;
   g.projection_bytes = p.projection_bytes;
   g.deepstack = p.deepstack;
+  g.qwen2_5 = p.type == "qwen2.5vl_merger";
+  g.window_pattern = p.window_pattern;
   g.alignment = alignment;
+  const auto padded = [](std::uint64_t bytes) { return checked_mul(ceil_div(bytes, 32), 32, "mmproj"); };
   const auto inputs = [&](const detail::LlamaCppVisionGraphShape& shape) {
     const std::uint64_t pixels = checked_mul(3, checked_mul(shape.width, shape.height, "mmproj"), "mmproj");
-    std::uint64_t bytes = checked_mul(ceil_div(checked_mul(pixels, kF32, "mmproj"), 32), 32, "mmproj");
-    if (shape.graph == detail::VisionGraph::qwen3vl) {  // M-RoPE's four i32 a patch
-      const std::uint64_t patches = (shape.width / p.patch_size) * (shape.height / p.patch_size);
-      bytes = checked_add(bytes, checked_mul(ceil_div(checked_mul(patches, 16, "mmproj"), 32), 32, "mmproj"), "mmproj");
-    }
+    std::uint64_t bytes = padded(checked_mul(pixels, kF32, "mmproj"));
+    if (shape.graph == detail::VisionGraph::gemma3) return bytes;
+    // M-RoPE's four i32 a patch; Qwen2.5-VL's windows: an i32 a token each way and the f32 mask
+    // of every patch pair.
+    const std::uint64_t patches = (shape.width / p.patch_size) * (shape.height / p.patch_size);
+    bytes = checked_add(bytes, padded(checked_mul(patches, 16, "mmproj")), "mmproj");
+    if (shape.window_pattern > 0) bytes = checked_add(bytes, checked_mul(2, padded(patches), "mmproj"), "mmproj");
+    if (shape.window_pattern > 1)  // a windowed layer: (pattern - 1) of every pattern
+      bytes = checked_add(bytes, checked_mul(checked_mul(patches, patches, "mmproj"), kF32, "mmproj"), "mmproj");
     return bytes;
   };
   if (p.type == "gemma3") {
@@ -654,7 +661,7 @@ LlamaCppProjectorEstimate estimate_llama_cpp_projector(const LlamaCppProjector& 
     out.compute = out.warmup = detail::llama_cpp_vision_graph_bytes(g);
     out.image = inputs(g);
   } else {
-    g.graph = detail::VisionGraph::qwen3vl;
+    g.graph = p.type == "qwen3vl_merger" ? detail::VisionGraph::qwen3vl : detail::VisionGraph::qwen2vl;
     const auto strip = [&](std::uint64_t tokens) {
       g.width = checked_mul(checked_mul(tokens, p.n_merge, "mmproj"), p.patch_size, "mmproj");
       g.height = checked_mul(p.n_merge, p.patch_size, "mmproj");

@@ -957,6 +957,75 @@ std::vector<GraphEvent> qwen3vl_vision_events(bool flash_attn, const std::vector
   return ev;
 }
 
+std::vector<GraphEvent> qwen2vl_vision_events(bool flash_attn, std::uint64_t layers, bool qwen2_5,
+                                              std::uint64_t window_pattern) {
+  std::vector<GraphEvent> ev;
+  const auto a = [&](std::string n) { ev.push_back({'A', std::move(n)}); };
+  const auto f = [&](std::string n) { ev.push_back({'F', std::move(n)}); };
+  const auto windowed = [&](std::uint64_t il) { return window_pattern > 0 && (il + 1) % window_pattern != 0; };
+  std::uint64_t first_window = layers, last_window = layers;
+  for (std::uint64_t il = 0; il < layers; ++il) {
+    if (!windowed(il)) continue;
+    if (first_window == layers) first_window = il;
+    last_window = il;
+  }
+  // With window attention (Qwen2.5-VL) the patches are put in window order and back, and the
+  // windowed layers read a mask.
+  const bool windows = window_pattern > 0, masked = first_window < layers;
+  // The inputs, then Qwen3-VL's two temporal kernels' patches without its positions.
+  a("inp_raw");
+  if (windows) a("inv_window_idx");
+  a("positions");
+  if (masked) a("mask");
+  if (windows) a("window_idx");
+  a("im2col0"), a("conv0"), f("im2col0"), a("conv0_cont"), f("conv0"), a("im2col1"), f("inp_raw"), a("conv1"),
+      f("im2col1"), a("conv1_cont"), f("conv1"), f("conv1_cont");
+  a("perm"), f("conv0_cont"), a("attn-start"), f("perm");
+  std::string residual = "attn-start";
+  if (windows) a("win_rows"), f("attn-start"), f("inv_window_idx"), residual = "win_rows";
+  for (std::uint64_t il = 0; il < layers; ++il) {
+    const std::string i = "-" + std::to_string(il);
+    a("ln1" + i), a("q" + i), a("qrope" + i), f("q" + i), a("k" + i), a("krope" + i), f("k" + i);
+    if (il + 1 == layers) f("positions");
+    a("v" + i), f("ln1" + i);
+    if (flash_attn) {
+      a("kcast" + i), f("krope" + i), a("vcast" + i), f("v" + i);
+      // The f32 mask cast to f16 once (the f32 freed), and copied for each windowed layer.
+      if (windowed(il)) {
+        if (il == first_window) a("mask16"), f("mask");
+        a("maskcopy" + i);
+        if (il == last_window) f("mask16");
+      }
+      a("fa" + i), f("qrope" + i), f("kcast" + i), f("vcast" + i);
+      if (windowed(il)) f("maskcopy" + i);
+      a("attn" + i), f("fa" + i);
+    } else {
+      a("vcont" + i), f("v" + i), a("kq" + i), f("krope" + i), f("qrope" + i);
+      if (il == last_window) f("mask");
+      a("kqv" + i), f("vcont" + i), f("kq" + i), a("kqv_out" + i), f("kqv" + i), a("attn" + i), f("kqv_out" + i);
+    }
+    // The residual is added in place: the layer's output is its attention's.
+    f(residual), residual = "attn" + i;
+    a("ln2" + i);
+    if (qwen2_5) {
+      a("gate" + i), a("up" + i), f("ln2" + i), a("swiglu" + i), f("gate" + i), f("up" + i), a("down" + i),
+          f("swiglu" + i);
+    } else {
+      a("up" + i), f("ln2" + i), a("down" + i), f("up" + i);
+    }
+    f("down" + i);
+  }
+  // The merger's norm (Qwen2.5-VL's RMS norm in place), its MLP, and the tokens put back in order.
+  if (qwen2_5) {
+    a("merger_up"), f(residual);
+  } else {
+    a("post_ln"), f(residual), a("merger_up"), f("post_ln");
+  }
+  a("merger_out"), f("merger_up");
+  if (windows) a("window_out"), f("merger_out"), f("window_idx");
+  return ev;
+}
+
 std::uint64_t vision_tensor_bytes(std::string_view name, const LlamaCppVisionGraphShape& s) {
   const std::string_view kind = name.substr(0, name.find('-'));
   const std::uint64_t columns = s.width / s.patch_size, rows = s.height / s.patch_size;
@@ -969,7 +1038,12 @@ std::uint64_t vision_tensor_bytes(std::string_view name, const LlamaCppVisionGra
     const std::uint64_t kernel = checked_mul(3, checked_mul(s.patch_size, s.patch_size, "c"), "c");
     return checked_mul(checked_mul(T, kernel, "compute buffer"), s.patch_element_bytes, "compute buffer");
   }
-  if (kind == "positions") return f32(T, 4);  // M-RoPE's four i32 a patch
+  if (kind == "positions") return f32(T, 4);                                   // M-RoPE's four i32 a patch
+  if (kind == "inv_window_idx" || kind == "window_idx") return f32(T / 4, 1);  // an i32 a token
+  if (kind == "mask") return f32(T, T);
+  if (kind == "mask16" || kind == "maskcopy") return checked_mul(checked_mul(T, T, "c"), 2, "compute buffer");
+  if (kind == "gate" || kind == "swiglu") return f32(T, s.d_ff);
+  if (kind == "window_out") return f32(T / 4, s.text_width);
   if (kind == "kcast" || kind == "vcast") return checked_mul(checked_mul(T, s.d_model, "c"), 2, "compute buffer");
   if (kind == "kq") return checked_mul(f32(T, T), s.n_heads, "compute buffer");
   if (kind == "qkv") return f32(T, checked_mul(3, s.d_model, "c"));
@@ -1038,9 +1112,10 @@ std::uint64_t llama_cpp_vision_graph_bytes(const LlamaCppVisionGraphShape& s) {
     throw Error(ErrorKind::invalid_input, "a vision tower's image must hold at least one patch", "mmproj");
   std::vector<bool> deepstack = s.deepstack;
   deepstack.resize(std::max<std::uint64_t>(s.n_layers, 1), false);
-  const std::vector<GraphEvent> events = s.graph == VisionGraph::gemma3
-                                             ? gemma3_vision_events(s.flash_attn,
-                                                                    std::max<std::uint64_t>(s.n_layers, 1))
+  const std::uint64_t layers = std::max<std::uint64_t>(s.n_layers, 1);
+  const std::vector<GraphEvent> events = s.graph == VisionGraph::gemma3 ? gemma3_vision_events(s.flash_attn, layers)
+                                         : s.graph == VisionGraph::qwen2vl
+                                             ? qwen2vl_vision_events(s.flash_attn, layers, s.qwen2_5, s.window_pattern)
                                              : qwen3vl_vision_events(s.flash_attn, deepstack);
   return replay(events, s.alignment, "llama.cpp vision graph",
                 [&](std::string_view name) { return vision_tensor_bytes(name, s); });

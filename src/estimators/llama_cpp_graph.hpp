@@ -105,8 +105,12 @@ std::uint64_t llama_cpp_qwen3_graph_bytes(const LlamaCppQwen3GraphShape& shape);
 // - qwen3vl (models/qwen3vl.cpp, Qwen3-VL and Qwen3.5): the patches of two temporal kernels
 //   added, the learned positions interpolated to the image's grid, blocks of fused qkv with
 //   M-RoPE, the final LayerNorm and the 2 x 2 merger's MLP; a deepstack layer's output is kept
-//   to the end, where its own merger runs and every merger's output is concatenated.
-enum class VisionGraph { gemma3, qwen3vl };
+//   to the end, where its own merger runs and every merger's output is concatenated;
+// - qwen2vl (models/qwen2vl.cpp, Qwen2-VL and Qwen2.5-VL): the same patches without positions,
+//   q, k and v apart; Qwen2.5-VL's windowed layers read an f32 mask of every patch pair (an f16
+//   copy of it under flash attention, and a copy a layer), its patches reordered by window and
+//   back, RMS norms (the last in place) and a SiLU-gated MLP.
+enum class VisionGraph { gemma3, qwen3vl, qwen2vl };
 
 struct LlamaCppVisionGraphShape {
   VisionGraph graph = VisionGraph::gemma3;
@@ -118,12 +122,15 @@ struct LlamaCppVisionGraphShape {
   std::uint64_t patch_element_bytes = 2;  // the patch kernels' type: im2col writes in it
   std::uint64_t projection_bytes = 0;     // gemma3: mm.input_projection.weight, copied transposed
   std::vector<bool> deepstack;            // qwen3vl: the layers with a deepstack merger
+  bool qwen2_5 = false;                   // qwen2vl: Qwen2.5-VL's RMS norms and gated MLP
+  std::uint64_t window_pattern = 0;       // qwen2vl: every layer but each n-th attends in windows; 0: none
   std::uint64_t alignment = 32;
 };
 
 // Returns the bytes ggml-alloc reaches over this graph's allocations and frees, in the order
 // llama.cpp v0.5.0's mtmd makes them (recorded on the CPU for 1 to 4 layers, with and without
-// flash attention; qwen3vl with deepstack mergers on none, two and three layers). Throws
+// flash attention; qwen3vl with deepstack mergers on none, two and three layers; qwen2vl with
+// windows in every other layer, in none and in all but the last). Throws
 // Error(overflow).
 std::uint64_t llama_cpp_vision_graph_bytes(const LlamaCppVisionGraphShape& shape);
 

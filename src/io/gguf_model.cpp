@@ -685,15 +685,17 @@ LlamaCppProjector gguf_projector(const GgufFile& f) {
   if (!type) type = text(key = "clip.vision.projector_type");
   if (!type) m.fail("clip.projector_type", "missing 'clip.projector_type', which llama.cpp needs to load the tower");
   // The projectors whose graphs memplan has recorded from llama.cpp: Gemma 3's SigLIP with its
-  // pooled projection (models/siglip.cpp), and Qwen3-VL's and Qwen3.5's tower with its 2 x 2
-  // merger (models/qwen3vl.cpp); other projectors build other graphs.
-  const bool gemma3 = *type == "gemma3";
-  if (!gemma3 && *type != "qwen3vl_merger") {
+  // pooled projection (models/siglip.cpp), Qwen3-VL's and Qwen3.5's tower with its 2 x 2 merger
+  // (models/qwen3vl.cpp), and Qwen2-VL's and Qwen2.5-VL's (models/qwen2vl.cpp); other
+  // projectors build other graphs.
+  const bool gemma3 = *type == "gemma3", qwen2_5 = *type == "qwen2.5vl_merger";
+  if (!gemma3 && *type != "qwen3vl_merger" && *type != "qwen2vl_merger" && !qwen2_5) {
     throw ConfigError(f.path, 0, 0, key,
                       "the '" + printable(*type) +
                           "' projector's compute buffer is not recorded; memplan prices the towers of Gemma 3 "
-                          "(projector 'gemma3') and of Qwen3-VL and Qwen3.5 ('qwen3vl_merger') on llama.cpp: plan "
-                          "without `mmproj` for the text model alone");
+                          "(projector 'gemma3'), Qwen3-VL and Qwen3.5 ('qwen3vl_merger'), Qwen2-VL "
+                          "('qwen2vl_merger') and Qwen2.5-VL ('qwen2.5vl_merger') on llama.cpp: plan without "
+                          "`mmproj` for the text model alone");
   }
   LlamaCppProjector p;
   p.name = std::filesystem::path(f.path).filename().string();
@@ -710,7 +712,7 @@ LlamaCppProjector gguf_projector(const GgufFile& f) {
   p.n_merge = gemma3 ? m.count(v + "projector.scale_factor", 1).value_or(4)
                      : m.count(v + "spatial_merge_size", 1).value_or(2);
   if (!gemma3 && p.n_merge != 2) {
-    m.fail(v + "spatial_merge_size", "llama.cpp's qwen3vl graph merges 2 x 2 patches, not " + group_digits(p.n_merge) +
+    m.fail(v + "spatial_merge_size", "llama.cpp's Qwen-VL graphs merge 2 x 2 patches, not " + group_digits(p.n_merge) +
                                          " x " + group_digits(p.n_merge));
   }
   if (p.image_size < p.patch_size) {
@@ -752,6 +754,19 @@ LlamaCppProjector gguf_projector(const GgufFile& f) {
     p.text_width = merger.shape[1];
     for (std::uint64_t il = 0; il < p.n_layers; ++il)
       p.deepstack.push_back(m.has("v.deepstack." + std::to_string(il) + ".norm.weight"));
+    // Qwen2.5-VL attends in windows in every layer but each n_wa_pattern-th (clip.cpp requires
+    // the key), through a SiLU-gated MLP, the graph recorded.
+    if (qwen2_5) {
+      p.window_pattern = m.required(v + "n_wa_pattern", 0);
+      tensor("v.blk.0.ffn_gate.weight");
+    } else if (*type == "qwen2vl_merger" && m.has("v.blk.0.ffn_gate.weight")) {
+      // The old surgery script wrote Qwen2.5-VL's tower as qwen2vl_merger (clip.use_glu_mlp):
+      // llama.cpp runs it without its windows, a graph not recorded.
+      m.fail("v.blk.0.ffn_gate.weight",
+             "a gated MLP in a 'qwen2vl_merger' tower: a Qwen2.5-VL tower in the old surgery script's format, "
+             "whose graph memplan has not recorded; convert it again with llama.cpp's convert_hf_to_gguf.py "
+             "--mmproj ('qwen2.5vl_merger')");
+    }
     p.warmup_tokens = std::uint64_t{46} * 46;
     p.max_tokens = 4096;
   }

@@ -386,7 +386,7 @@ gguf_case(engine_llama_cpp_mmproj_not_a_tower EXIT 2 ARGS estimate "${gguf}/tiny
           --mmproj "${gguf}/tiny-llama.gguf" STDERR "tiny-llama\\.gguf: --mmproj takes a vision tower's file.*not a 'llama' model")
 gguf_case(engine_llama_cpp_mmproj_projector EXIT 2 ARGS estimate "${gguf}/tiny-llama.gguf" --engine llama.cpp --cpu
           --mmproj "${gguf}/mmproj-mlp.gguf"
-          STDERR "mmproj-mlp\\.gguf: the 'mlp' projector's compute buffer is not recorded; memplan prices the towers of Gemma 3 \\(projector 'gemma3'\\) and of Qwen3-VL and Qwen3.5")
+          STDERR "mmproj-mlp\\.gguf: the 'mlp' projector's compute buffer is not recorded; memplan prices the towers of Gemma 3 \\(projector 'gemma3'\\), Qwen3-VL and Qwen3.5")
 gguf_case(engine_llama_cpp_mmproj_other_model EXIT 2 ARGS estimate llama-2-7b --engine llama.cpp --cpu
           --mmproj "${gguf}/mmproj-gemma3-4b.gguf"
           STDERR "gives the text model embeddings 2,560 wide \\(its projection's\\); llama-2-7b takes 4,096 \\(its d_model; no deepstack layers\\): llama.cpp refuses the pair")
@@ -419,12 +419,25 @@ gguf_case(engine_llama_cpp_qwen3vl EXIT 0 ARGS estimate "${gguf}/qwen3-vl-8b.ggu
           --seq 16384 --cache-type-k q8_0 --cache-type-v q8_0 --mmproj "${gguf}/mmproj-qwen3-vl-8b.gguf" --format json
           STDERR_EMPTY
           STDOUT "\"name\": \"kv_cache\",\n +\"bytes\": 1283457024,.*\"name\": \"compute_buffer\",\n +\"bytes\": 361498624,.*\"name\": \"mmproj_compute\"")
+# Qwen2.5-VL-7B's tower beside its text model (the built-in), on the CPU at the warm-up image (46
+# x 46 tokens, 8,464 patches): 739,025,728 B, as llama.cpp's mtmd reserved it for this shape (its
+# window mask of every patch pair, 8,464² x 4 B, and two f16 copies under flash attention). At
+# the largest image, 4,096 tokens, the f32 mask alone is 16,384² x 4 B = 1 GiB, an input in host
+# memory beside the image (a strip of 114,688 x 28 pixels, x 3 x 4 B = 38,535,168 B), the
+# positions (16,384 x 16 B) and the window order both ways (2 x 4,096 x 4 B): 1,112,571,904 B.
+gguf_case(engine_llama_cpp_qwen25vl_tower EXIT 0 ARGS estimate qwen2.5-vl-7b-instruct --engine llama.cpp --cpu
+          --mmproj "${gguf}/mmproj-qwen2.5-vl-7b.gguf" --image-max-tokens 2116 --format json STDERR_EMPTY
+          STDOUT "\"name\": \"mmproj_weights\",\n +\"bytes\": 1354132480,.*\"name\": \"mmproj_compute\",\n +\"bytes\": 739025728,")
+gguf_case(engine_llama_cpp_qwen25vl_largest EXIT 0 ARGS estimate qwen2.5-vl-7b-instruct --engine llama.cpp
+          --gpu rtx-4090 -p int4 --mmproj "${gguf}/mmproj-qwen2.5-vl-7b.gguf" --format json STDERR_EMPTY
+          STDOUT "\"host_components\": .*\"name\": \"mmproj_compute\",\n +\"bytes\": 1112571904,")
 gguf_case(engine_llama_cpp_qwen3vl_other_tower EXIT 2 ARGS estimate "${gguf}/qwen3-vl-8b.gguf" --engine llama.cpp
           --cpu --mmproj "${gguf}/mmproj-qwen3.6-27b.gguf"
           STDERR "gives the text model embeddings 5,120 wide \\(its projection's\\); qwen3-vl-8b takes 16,384 \\(its d_model 4,096 and as many again for each of its 3 deepstack layers\\): llama.cpp refuses the pair")
 set_tests_properties(cli.engine_llama_cpp_mmproj_qwen_warmup cli.engine_llama_cpp_mmproj_qwen_largest
                      cli.engine_llama_cpp_image_tokens_fixed_size cli.engine_llama_cpp_qwen3vl
-                     cli.engine_llama_cpp_qwen3vl_other_tower PROPERTIES FIXTURES_REQUIRED gguf_files)
+                     cli.engine_llama_cpp_qwen3vl_other_tower cli.engine_llama_cpp_qwen25vl_tower
+                     cli.engine_llama_cpp_qwen25vl_largest PROPERTIES FIXTURES_REQUIRED gguf_files)
 set_tests_properties(cli.engine_llama_cpp_mmproj cli.engine_llama_cpp_mmproj_text cli.engine_llama_cpp_mmproj_on_host
                      cli.engine_llama_cpp_mmproj_cpu cli.engine_llama_cpp_mmproj_as_model
                      cli.engine_llama_cpp_mmproj_not_a_tower cli.engine_llama_cpp_mmproj_projector

@@ -240,6 +240,11 @@ void write_small(const fs::path& dir) {
   memplan::testing::qwen3vl_mmproj({768, 16, 1152, 27, 16, 4304, 4096, {8, 16, 24}, "F16"})
       .write(dir / "mmproj-qwen3-vl-8b.gguf", GgufData::sparse);
 
+  // Qwen2.5-VL-7B's tower (32 layers of 1,280 over 14-pixel patches, windows in all but every
+  // eighth, projected into 3,584; a hole).
+  memplan::testing::qwen2vl_mmproj({true, 448, 14, 1280, 32, 16, 3420, 3584, 8, "F16"})
+      .write(dir / "mmproj-qwen2.5-vl-7b.gguf", GgufData::sparse);
+
   GgufWriter all;
   all.str("general.architecture", "llama");
   for (const memplan::testing::GgmlLayout& l : memplan::testing::ggml_layouts()) {

@@ -424,13 +424,18 @@ def test_the_cache_cells_are_the_context_rounded_up_to_256(llama_cpp, models):
 
 
 # Vision towers' files (--mmproj) beside the text models they project into: Gemma 3's projector
-# beside a llama, and Qwen3-VL's with deepstack mergers on two layers beside a Qwen3-VL text model
-# with two deepstack layers (llama.cpp refuses it beside the llama: 768 wide, not 256). Their
+# beside a llama, Qwen3-VL's with deepstack mergers on two layers beside a Qwen3-VL text model
+# with two deepstack layers (llama.cpp refuses it beside the llama: 768 wide, not 256), and
+# Qwen2-VL's and Qwen2.5-VL's (windows, their mask of every patch pair) beside a Qwen2-VL text model. Their
 # tensors in the CPU buffer ggml allocates for them, to the byte, and the compute buffer of the
 # warm-up image (Qwen's at its 46 x 46 tokens: --image-max-tokens 2116 keeps memplan to that
 # image), with flash attention and without (every head's scores), to the byte.
 @pytest.mark.parametrize("tower,model,extra", [("mmproj-gemma3-f16.gguf", "llama-q4_k.gguf", []),
                                                ("mmproj-qwen3vl-f16.gguf", "qwen3vl-q8_0.gguf",
+                                                ["--image-max-tokens", "2116"]),
+                                               ("mmproj-qwen2vl-f16.gguf", "qwen2vl-q8_0.gguf",
+                                                ["--image-max-tokens", "2116"]),
+                                               ("mmproj-qwen2.5vl-f16.gguf", "qwen2vl-q8_0.gguf",
                                                 ["--image-max-tokens", "2116"])])
 @pytest.mark.parametrize("fa", ["on", "off"])
 def test_a_vision_tower_as_llama_cpp_sizes_it(mmproj_probe, models, tower, model, extra, fa):

@@ -473,5 +473,11 @@ int main(int argc, char** argv) {
   // grid of 16-pixel patches, merged 2 x 2 into the same width.
   memplan::testing::qwen3vl_mmproj({384, 16, 128, 4, 2, 512, 256, {1, 3}, "F16"})
       .write(dir / "mmproj-qwen3vl-f16.gguf");
+  // Qwen2-VL's and Qwen2.5-VL's beside qwen2vl-q8_0 (width 384): three layers of width 128 over
+  // 14-pixel patches; Qwen2.5-VL's four attend in windows but every second.
+  memplan::testing::qwen2vl_mmproj({false, 448, 14, 128, 3, 2, 512, 384, 0, "F16"})
+      .write(dir / "mmproj-qwen2vl-f16.gguf");
+  memplan::testing::qwen2vl_mmproj({true, 448, 14, 128, 4, 2, 512, 384, 2, "F16"})
+      .write(dir / "mmproj-qwen2.5vl-f16.gguf");
   return 0;
 }

@@ -268,13 +268,13 @@ class GgufWriter {
 // The keys every vision tower's file for --mmproj has (tools/mtmd/clip.cpp reads them).
 inline GgufWriter clip_header(const std::string& projector, std::uint64_t image_size, std::uint64_t patch,
                               std::uint64_t d, std::uint64_t layers, std::uint64_t heads, std::uint64_t ff,
-                              std::uint64_t text_d) {
+                              std::uint64_t text_d, const char* activation = "clip.use_gelu") {
   GgufWriter w;
   w.str("general.architecture", "clip")
       .str("general.name", projector + "-mmproj-test")
       .boolean("clip.has_vision_encoder", true)
       .str("clip.projector_type", projector)
-      .boolean("clip.use_gelu", true)
+      .boolean(activation, true)
       .u32("clip.vision.image_size", static_cast<std::uint32_t>(image_size))
       .u32("clip.vision.patch_size", static_cast<std::uint32_t>(patch))
       .u32("clip.vision.embedding_length", static_cast<std::uint32_t>(d))
@@ -371,6 +371,46 @@ inline GgufWriter qwen3vl_mmproj(const Qwen3VlTower& s) {
   w.tensor("v.post_ln.weight", {s.d}, "F32")
       .tensor("v.post_ln.bias", {s.d}, "F32")
       .tensor("mm.0.weight", {merged, merged}, s.matrices)
+      .tensor("mm.0.bias", {merged}, "F32")
+      .tensor("mm.2.weight", {merged, s.text_d}, s.matrices)
+      .tensor("mm.2.bias", {s.text_d}, "F32");
+  return w;
+}
+
+// Qwen2-VL's tower (projector qwen2vl_merger: LayerNorms, a GELU MLP) or Qwen2.5-VL's
+// (qwen2.5vl_merger: RMS norms, a SiLU-gated MLP with biases, window attention in every layer
+// but each window_pattern-th): 14-pixel patches of two temporal kernels, no patch bias or
+// learned positions, q, k and v apart, a 2 x 2 merger into text_d.
+struct Qwen2VlTower {
+  bool qwen2_5;
+  std::uint64_t image_size, patch, d, layers, heads, ff, text_d;
+  std::uint32_t window_pattern;  // Qwen2.5-VL's n_wa_pattern (8: full attention in layers 7, 15, ...)
+  const char* matrices;
+};
+
+inline GgufWriter qwen2vl_mmproj(const Qwen2VlTower& s) {
+  const std::uint64_t merged = 4 * s.d;
+  GgufWriter w = clip_header(s.qwen2_5 ? "qwen2.5vl_merger" : "qwen2vl_merger", s.image_size, s.patch, s.d, s.layers,
+                             s.heads, s.ff, s.text_d, s.qwen2_5 ? "clip.use_silu" : "clip.use_gelu");
+  if (s.qwen2_5) w.u32("clip.vision.n_wa_pattern", s.window_pattern);
+  w.tensor("v.patch_embd.weight", {s.patch, s.patch, 3, s.d}, "F16")
+      .tensor("v.patch_embd.weight.1", {s.patch, s.patch, 3, s.d}, "F16");
+  for (std::uint64_t b = 0; b < s.layers; ++b) {
+    const std::string p = "v.blk." + std::to_string(b) + ".";
+    for (const char* x : {"attn_q", "attn_k", "attn_v", "attn_out"}) {
+      w.tensor(p + x + ".weight", {s.d, s.d}, s.matrices).tensor(p + x + ".bias", {s.d}, "F32");
+    }
+    w.tensor(p + "ln1.weight", {s.d}, "F32").tensor(p + "ln2.weight", {s.d}, "F32");
+    if (!s.qwen2_5) w.tensor(p + "ln1.bias", {s.d}, "F32").tensor(p + "ln2.bias", {s.d}, "F32");
+    w.tensor(p + "ffn_up.weight", {s.d, s.ff}, s.matrices)
+        .tensor(p + "ffn_up.bias", {s.ff}, "F32")
+        .tensor(p + "ffn_down.weight", {s.ff, s.d}, s.matrices)
+        .tensor(p + "ffn_down.bias", {s.d}, "F32");
+    if (s.qwen2_5) w.tensor(p + "ffn_gate.weight", {s.d, s.ff}, s.matrices).tensor(p + "ffn_gate.bias", {s.ff}, "F32");
+  }
+  w.tensor("v.post_ln.weight", {s.d}, "F32");  // the merger's norm (visual.merger.ln_q)
+  if (!s.qwen2_5) w.tensor("v.post_ln.bias", {s.d}, "F32");
+  w.tensor("mm.0.weight", {merged, merged}, s.matrices)
       .tensor("mm.0.bias", {merged}, "F32")
       .tensor("mm.2.weight", {merged, s.text_d}, s.matrices)
       .tensor("mm.2.bias", {s.text_d}, "F32");

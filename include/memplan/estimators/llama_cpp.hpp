@@ -45,8 +45,8 @@ struct LlamaCppDraft {
 // the front-end reads it from that file's header. llama-server puts it on the GPU unless
 // --no-mmproj-offload, and reserves a compute buffer for one warm-up image.
 struct LlamaCppProjector {
-  std::string name;                              // the file, as named
-  std::string type;                              // clip.projector_type: gemma3 or qwen3vl_merger
+  std::string name;  // the file, as named
+  std::string type;  // clip.projector_type: gemma3, qwen3vl_merger, qwen2vl_merger or qwen2.5vl_merger
   std::uint64_t image_size = 0, patch_size = 0;  // pixels on a side: gemma3's image, a patch
   std::uint64_t d_model = 0, d_ff = 0, n_layers = 0, n_heads = 0;
   std::uint64_t n_merge = 4;              // patches merged a side: Gemma 3's pool (4), Qwen's merger (2)
@@ -54,6 +54,7 @@ struct LlamaCppProjector {
   std::uint64_t patch_element_bytes = 2;  // v.patch_embd.weight's element (im2col writes in it)
   std::uint64_t projection_bytes = 0;     // gemma3: mm.input_projection.weight
   std::vector<bool> deepstack;            // qwen3vl: the layers with a deepstack merger
+  std::uint64_t window_pattern = 0;       // qwen2.5vl: windows in every layer but each n-th (n_wa_pattern)
   std::uint64_t warmup_tokens = 0;        // qwen3vl: the warm-up image's tokens (46 x 46)
   std::uint64_t max_tokens = 0;           // qwen3vl: the largest image's tokens (--image-max-tokens, 4,096)
   std::vector<std::uint64_t> tensors;     // each tensor's bytes, as stored

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "layout_fixtures.hpp"
 #include "reference_models.hpp"
@@ -427,6 +428,57 @@ TEST(LlamaCpp, AQwenVisionTowersBufferGrowsToItsLargestImage) {
   EXPECT_GT(e.compute, warmup);
   EXPECT_EQ(e.image, 3ULL * 16384 * 16 * 16 * 4 + 16384ULL * 16);
   EXPECT_EQ(e.fit_bytes, warmup);  // no tensors listed in this tower
+}
+
+// Qwen2-VL's tower (qwen2vl_merger) or Qwen2.5-VL's (qwen2.5vl_merger, windows in every layer
+// but each window_pattern-th): 14-pixel patches, merged 2 x 2, sized for the warm-up image.
+LlamaCppProjector qwen2vl_tower(bool qwen2_5, std::uint64_t d, std::uint64_t layers, std::uint64_t heads,
+                                std::uint64_t ff, std::uint64_t text, std::uint64_t window_pattern) {
+  LlamaCppProjector p = qwen3vl_tower(d, layers, heads, ff, text, {});
+  p.type = qwen2_5 ? "qwen2.5vl_merger" : "qwen2vl_merger";
+  p.image_size = 448;
+  p.patch_size = 14;
+  p.window_pattern = window_pattern;
+  return p;
+}
+
+TEST(LlamaCpp, AQwen2VisionTowersComputeBufferIsWhatLlamaCppReserved) {
+  // Measured with llama.cpp v0.5.0's mtmd on the CPU (mtmd_get_memory_usage less the tensors'
+  // bytes) for the warm-up image, 92 x 92 patches, of towers the comparison's writer makes:
+  // Qwen2-VL's (LayerNorms, a GELU MLP) and Qwen2.5-VL's (RMS norms, a gated MLP) with windows in
+  // every other layer, in three layers of four, in none; the last two are Qwen2.5-VL-7B's and
+  // Qwen2-VL-7B's towers (32 layers of 1,280 into 3,584). A window mask of every patch pair,
+  // 8,464² x 4 B, and its f16 copies under flash attention make Qwen2.5-VL's buffer.
+  struct Run {
+    bool qwen2_5;
+    std::uint64_t d, layers, heads, ff, text, window_pattern;
+    std::uint64_t flash, plain;  // the compute buffer with flash attention, without (0: not measured)
+  };
+  const Run runs[] = {
+      {false, 128, 3, 2, 512, 256, 0, 37377024, 597490688}, {true, 128, 4, 2, 512, 256, 2, 449895488, 884064832},
+      {true, 128, 4, 2, 512, 256, 4, 449895488, 884064832}, {true, 128, 5, 2, 512, 256, 2, 449895488, 884064832},
+      {false, 192, 2, 3, 768, 384, 0, 46044160, 892715008}, {true, 128, 3, 2, 512, 256, 0, 72045568, 597490688},
+      {true, 1280, 32, 16, 3420, 3584, 8, 739025728, 0},    {false, 1280, 32, 16, 5120, 3584, 0, 280056832, 0},
+  };
+  for (const Run& r : runs) {
+    const LlamaCppProjector p = qwen2vl_tower(r.qwen2_5, r.d, r.layers, r.heads, r.ff, r.text, r.window_pattern);
+    EXPECT_EQ(estimate_llama_cpp_projector(p, text_model(r.text), true, false).compute, r.flash)
+        << r.d << " x " << r.layers << " windows " << r.window_pattern;
+    if (r.plain != 0) {
+      EXPECT_EQ(estimate_llama_cpp_projector(p, text_model(r.text), false, false).compute, r.plain)
+          << r.d << " x " << r.layers << " windows " << r.window_pattern;
+    }
+  }
+  // Encoded past the warm-up (mtmd_encode_chunk; the encode graph's peak in ggml-alloc's trace)
+  // by the four-layer Qwen2.5-VL tower: 1,024 x 512 pixels become 666 tokens, 2,048 x 1,024
+  // 2,701; with flash attention, and the first without.
+  for (const auto& [tokens, flash_attn, compute] :
+       {std::tuple{666ULL, true, 48895104ULL}, std::tuple{2701ULL, true, 725964000ULL},
+        std::tuple{666ULL, false, 92840448ULL}}) {
+    LlamaCppProjector p = qwen2vl_tower(true, 128, 4, 2, 512, 256, 2);
+    p.warmup_tokens = p.max_tokens = tokens;
+    EXPECT_EQ(estimate_llama_cpp_projector(p, text_model(256), flash_attn, false).compute, compute) << tokens;
+  }
 }
 
 TEST(LlamaCpp, AVisionTowersTensorsArePaddedToTheirBuffer) {

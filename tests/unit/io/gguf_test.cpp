@@ -567,6 +567,17 @@ TEST_F(Gguf, AVisionTowersFileIsReadForItsGraph) {
   EXPECT_EQ(q.warmup_tokens, 2116U);
   EXPECT_EQ(q.max_tokens, 4096U);
   EXPECT_EQ(q.projection_bytes, 0U);
+  // Qwen2.5-VL's: its window pattern (clip.vision.n_wa_pattern); Qwen2-VL's has none.
+  const LlamaCppProjector q25 = load_gguf_projector(
+      testing::qwen2vl_mmproj({true, 448, 14, 128, 4, 2, 512, 384, 8, "F16"}).write(path("qwen25vl.gguf")));
+  EXPECT_EQ(q25.type, "qwen2.5vl_merger");
+  EXPECT_EQ(q25.window_pattern, 8U);
+  EXPECT_EQ(q25.text_width, 384U);
+  EXPECT_EQ(q25.warmup_tokens, 2116U);
+  EXPECT_EQ(load_gguf_projector(
+                testing::qwen2vl_mmproj({false, 448, 14, 128, 3, 2, 512, 384, 0, "F16"}).write(path("qwen2vl.gguf")))
+                .window_pattern,
+            0U);
   // A file that is not a tower, a projector not recorded, a tower without its projection.
   const auto refused = [&](const std::string& file, const std::string& key) {
     try {
@@ -582,6 +593,10 @@ TEST_F(Gguf, AVisionTowersFileIsReadForItsGraph) {
   GgufWriter omni = testing::gemma3_mmproj({56, 14, 64, 2, 2, 128, 32, "F16"});
   omni.boolean("clip.has_audio_encoder", true);
   refused(omni.write(path("omni.gguf")), "clip.has_audio_encoder");
+  // Qwen2.5-VL's tower as the old surgery script wrote it: qwen2vl_merger with a gated MLP.
+  GgufWriter old_format = testing::qwen2vl_mmproj({false, 448, 14, 128, 3, 2, 512, 384, 0, "F16"});
+  old_format.tensor("v.blk.0.ffn_gate.weight", {128, 512}, "F16");
+  refused(old_format.write(path("old-qwen25vl.gguf")), "v.blk.0.ffn_gate.weight");
   GgufWriter no_projection = testing::gemma3_mmproj({56, 14, 64, 2, 2, 128, 32, "F16"});
   GgufWriter cut;
   for (const GgufWriter::Tensor& t : no_projection.tensors()) {
