@@ -215,6 +215,14 @@ void check_vision(const ModelSpec& s) {
                                                   "(num_position_embeddings, 2,304 in Qwen3.5's checkpoints)"
                                                 : "vision_positions is Qwen3.5's position table (vision_kind qwen3_5)");
   }
+  if (v.deepstack != 0 && v.kind != VisionKind::qwen3_5) {
+    throw_invalid_input("vision_deepstack", "vision_deepstack is Qwen3-VL's deepstack mergers (vision_kind qwen3_5)");
+  }
+  if (v.deepstack > v.n_layers) {
+    throw_invalid_input("vision_deepstack", "vision_deepstack " + std::to_string(v.deepstack) +
+                                                " is more mergers than the tower's " + std::to_string(v.n_layers) +
+                                                " layers");
+  }
   if (v.d_model % v.n_heads != 0) {
     throw_invalid_input("vision_heads", "vision_heads " + std::to_string(v.n_heads) + " must divide vision_d_model " +
                                             std::to_string(v.d_model));

@@ -263,6 +263,15 @@ void add_vision(std::vector<TensorGroup>& out, const ModelSpec& s) {
   out.push_back({"projector", "projector.linear_1.bias", merged, 1, 1, TensorRole::bias, none});
   out.push_back({"projector", "projector.linear_2", s.d_model, merged, 1, TensorRole::linear, none});
   out.push_back({"projector", "projector.linear_2.bias", s.d_model, 1, 1, TensorRole::bias, none});
+  // Qwen3-VL's deepstack mergers: each a LayerNorm over the merged width (use_postshuffle_norm)
+  // and the merger's two layers.
+  if (v.deepstack > 0) {
+    out.push_back({"projector", "deepstack.norm", 2 * merged, 1, v.deepstack, TensorRole::norm, none});
+    out.push_back({"projector", "deepstack.linear_1", merged, merged, v.deepstack, TensorRole::linear, none});
+    out.push_back({"projector", "deepstack.linear_1.bias", merged, 1, v.deepstack, TensorRole::bias, none});
+    out.push_back({"projector", "deepstack.linear_2", s.d_model, merged, v.deepstack, TensorRole::linear, none});
+    out.push_back({"projector", "deepstack.linear_2.bias", s.d_model, 1, v.deepstack, TensorRole::bias, none});
+  }
 }
 
 }  // namespace

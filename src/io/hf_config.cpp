@@ -84,6 +84,8 @@ constexpr FamilyInfo kFamilies[] = {
     {"qwen3_5_text", Family::qwen3_next, false, 32768, true, true},
     {"qwen3_moe", Family::qwen3_moe, false, 32768, true, true},
     {"qwen3_next", Family::qwen3_next, false, 32768, true, true},
+    {"qwen3_vl", Family::qwen3, false, 128000, true, true},  // its text_config (qwen3_vl_text) and a ViT
+    {"qwen3_vl_moe", Family::qwen3_moe, false, 128000, true, true},
     {"stablelm", Family::stablelm, false, 4096, false, true},
     {"starcoder2", Family::starcoder2, true, 4096, false, true},
     {"t5", Family::t5, true, 512, false, false},  // context: n_positions, the length it was trained at
@@ -1198,10 +1200,27 @@ void read_qwen3_5_vision(const detail::JsonMap& outer, const detail::JsonMap& te
   if (const std::optional<std::uint64_t> channels = vision.optional_integer("in_channels", 1, 64);
       channels && *channels != 3)
     vision.fail("in_channels", "a tower over " + std::to_string(*channels) + " channels: memplan reads RGB images (3)");
-  if (vision.has("deepstack_visual_indexes") && !vision.value("deepstack_visual_indexes").empty()) {
-    vision.fail("deepstack_visual_indexes",
-                "DeepStack mergers (Qwen3-VL's, a merger per listed layer) are not something memplan reads; "
-                "Qwen3.5's list is empty");
+  // Qwen3-VL's deepstack mergers, one per listed layer, whose outputs the language model's first
+  // layers add; Qwen3.5 has none. Both rotate the text by M-RoPE.
+  const bool qwen3_vl = s.family == Family::qwen3 || s.family == Family::qwen3_moe;
+  if (vision.has("deepstack_visual_indexes")) {
+    const nlohmann::json& layers = vision.value("deepstack_visual_indexes");
+    if (!layers.is_array()) vision.fail("deepstack_visual_indexes", "must be a list of the tower's layer indexes");
+    for (const nlohmann::json& layer : layers) {
+      if (!layer.is_number_unsigned() || layer.get<std::uint64_t>() >= v.n_layers) {
+        vision.fail("deepstack_visual_indexes", "lists '" + printable(layer.dump()) + "', not a layer of the tower's " +
+                                                    std::to_string(v.n_layers) + " (0 to " +
+                                                    std::to_string(v.n_layers - 1) + ")");
+      }
+    }
+    if (!qwen3_vl && !layers.empty()) {
+      vision.fail("deepstack_visual_indexes", "deepstack mergers in a Qwen3.5 tower, which has none (Qwen3-VL's do)");
+    }
+    v.deepstack = layers.size();
+  }
+  if (qwen3_vl) {
+    s.deepstack_layers = v.deepstack;
+    s.mrope = true;
   }
   if (const std::optional<std::uint64_t> out = vision.optional_integer("out_hidden_size", 1, detail::kMaxConfigSize);
       out && *out != s.d_model) {
@@ -1434,6 +1453,13 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   const bool qwen3_5_vl = out.model_type == "qwen3_5" || out.model_type == "qwen3_5_moe";
   if (out.model_type == "qwen3_5") nested_text_config("a Qwen3.5", {"qwen3_5_text"}, "qwen3_5_text");
   if (out.model_type == "qwen3_5_moe") nested_text_config("a Qwen3.5-MoE", {"qwen3_5_moe_text"}, "qwen3_5_moe_text");
+  // Qwen3-VL: a qwen3_vl_text (qwen3_vl_moe_text) text_config beside Qwen3.5's ViT with deepstack
+  // mergers.
+  const bool qwen3_vl = out.model_type == "qwen3_vl" || out.model_type == "qwen3_vl_moe";
+  if (out.model_type == "qwen3_vl") nested_text_config("a Qwen3-VL", {"qwen3_vl_text"}, "qwen3_vl_text");
+  if (out.model_type == "qwen3_vl_moe") {
+    nested_text_config("a Qwen3-VL-MoE", {"qwen3_vl_moe_text"}, "qwen3_vl_moe_text");
+  }
   // Qwen2-VL: the language model's keys at the top (or, as newer transformers save it, in
   // text_config) beside the tower's vision_config.
   const bool qwen_vl = out.model_type == "qwen2_vl" || out.model_type == "qwen2_5_vl";
@@ -1509,7 +1535,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
                         out.notes);
     s.mrope = true;  // rope_scaling's mrope_section: a position of three ids (llama.cpp keeps four)
   }
-  if (qwen3_5_vl) read_qwen3_5_vision(outer, map, s, out.notes);
+  if (qwen3_5_vl || qwen3_vl) read_qwen3_5_vision(outer, map, s, out.notes);
 
   // Notes that change nothing but tell the reader what the file is.
   for (const char* key : {"torch_dtype", "dtype"}) {
@@ -1631,6 +1657,7 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
                                                          {"vision_max_pixels", s.vision.max_pixels},
                                                          {"vision_longest_edge", s.vision.longest_edge},
                                                          {"vision_positions", s.vision.positions},
+                                                         {"vision_deepstack", s.vision.deepstack},
                                                          {"encoder_layers", s.encoder.n_layers},
                                                          {"encoder_positions", s.encoder.n_positions},
                                                          {"encoder_mel_bins", s.encoder.mel_bins},

@@ -91,6 +91,7 @@ const std::vector<std::string> kModelKeys = {"family",
                                              "vision_max_pixels",
                                              "vision_longest_edge",
                                              "vision_positions",
+                                             "vision_deepstack",
                                              "encoder_layers",
                                              "encoder_positions",
                                              "encoder_mel_bins",
@@ -157,6 +158,7 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   read_count(map, "vision_max_pixels", s.vision.max_pixels, 0);
   read_count(map, "vision_longest_edge", s.vision.longest_edge, 0);
   read_count(map, "vision_positions", s.vision.positions, 0);
+  read_count(map, "vision_deepstack", s.vision.deepstack, 0);
   read_count(map, "encoder_layers", s.encoder.n_layers, 0);
   read_count(map, "encoder_positions", s.encoder.n_positions, 0);
   read_count(map, "encoder_mel_bins", s.encoder.mel_bins, 0);

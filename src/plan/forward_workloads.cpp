@@ -647,6 +647,13 @@ Workspace vision_workspace(const ModelSpec& s, const Workload& w) {
     const std::uint64_t merged = v.d_model * v.merge * v.merge;
     t.add(kMlp, "merger_norm_out", {{"images", N}, {"P", P}, {"d_vision", v.d_model}}, c);
     t.add(kMlp, "merger_hidden", {{"2", 2}, {"images", N}, {"tokens", grid.tokens}, {"merge^2 d_vision", merged}}, c);
+    // Qwen3-VL: each deepstack merger's output, kept from its layer to the end of the pass
+    // (counted through every layer).
+    if (v.deepstack > 0) {
+      const Dims features{{"mergers", v.deepstack}, {"images", N}, {"tokens", grid.tokens}, {"d", s.d_model}};
+      t.add(kInput, "deepstack_features", features, c);
+      t.add(kMlp, "deepstack_features", features, c);
+    }
   }
   // Idefics3's image tokens include its tiles' separators and row markers, which are text.
   if (v.kind != VisionKind::idefics3)

@@ -123,13 +123,18 @@ VllmEncoderProfile vllm_encoder_profile(const ModelSpec& model, const Workload& 
   tower.attention = AttentionVariant::sdpa;  // vLLM's towers run flash attention
   out.pass = detail::vision_pass(model, tower);
   out.pass.name = "encoder_pass";
-  out.outputs = row("encoder_cache",
-                    Bytes(checked_mul(checked_mul(checked_mul(out.items, out.tokens, "encoder outputs"), model.d_model,
-                                                  "encoder outputs"),
-                                      element_bits(compute_precision(w).format) / 8, "encoder outputs")),
-                    s(out.items) + " items x " + group_digits(out.tokens) +
-                        " tokens x d=" + group_digits(model.d_model) + " x " + to_string(compute_precision(w)) +
-                        ": the dummy items' embeddings, cached through the forward and the sampler");
+  // Qwen3-VL's embeddings carry each deepstack merger's features beside the merger's (qwen3_vl.py
+  // concatenates them: (1 + levels) x d wide).
+  const std::uint64_t width = checked_mul(model.d_model, 1 + v.deepstack, "encoder outputs");
+  out.outputs = row(
+      "encoder_cache",
+      Bytes(checked_mul(checked_mul(checked_mul(out.items, out.tokens, "encoder outputs"), width, "encoder outputs"),
+                        element_bits(compute_precision(w).format) / 8, "encoder outputs")),
+      s(out.items) + " items x " + group_digits(out.tokens) + " tokens x " +
+          (v.deepstack == 0 ? "d=" + group_digits(model.d_model)
+                            : "(1 + " + s(v.deepstack) + " deepstack levels) x d=" + group_digits(model.d_model)) +
+          " x " + to_string(compute_precision(w)) +
+          ": the dummy items' embeddings, cached through the forward and the sampler");
   return out;
 }
 
@@ -452,6 +457,20 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
       weights.bytes = weights.bytes.plus(r.bytes, "weights");
       if (r.params) *weights.params = checked_add(*weights.params, *r.params, "parameters");
       weights.detail.push_back(std::move(r));
+    }
+    // Qwen3-VL (qwen3_vl.py): a buffer per deepstack level, max_num_batched_tokens x hidden_size
+    // in the model's dtype, allocated with the model.
+    if (model.vision.deepstack > 0) {
+      Item deepstack = row(
+          "deepstack_buffers",
+          Bytes(checked_mul(checked_mul(checked_mul(model.vision.deepstack, so.max_num_batched_tokens, "buffers"),
+                                        model.d_model, "buffers"),
+                            element_bits(compute.format) / 8, "buffers")),
+          s(model.vision.deepstack) + " deepstack levels x max_num_batched_tokens " +
+              group_digits(so.max_num_batched_tokens) + " x d=" + group_digits(model.d_model) + " x " +
+              to_string(compute) + ": the features each step's first layers add (deepstack_input_embeds)");
+      weights.bytes = weights.bytes.plus(deepstack.bytes, "weights");
+      weights.detail.push_back(std::move(deepstack));
     }
   }
   if (spec_dec.mtp_layers > 0) {

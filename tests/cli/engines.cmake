@@ -431,6 +431,19 @@ gguf_case(engine_llama_cpp_qwen25vl_tower EXIT 0 ARGS estimate qwen2.5-vl-7b-ins
 gguf_case(engine_llama_cpp_qwen25vl_largest EXIT 0 ARGS estimate qwen2.5-vl-7b-instruct --engine llama.cpp
           --gpu rtx-4090 -p int4 --mmproj "${gguf}/mmproj-qwen2.5-vl-7b.gguf" --format json STDERR_EMPTY
           STDOUT "\"host_components\": .*\"name\": \"mmproj_compute\",\n +\"bytes\": 1112571904,")
+# The built-in Qwen3-VL-8B (its config.json's sizes, no GGUF) on llama.cpp: the text model's
+# compute buffer as llama.cpp's context_probe measured the qwen3vl GGUF of this shape, 365,711,360
+# B at -c 4096 (the 3 deepstack layers widen its embeddings), and 4,096 cells x 36 layers x 1,024
+# x f16 x 2 = 603,979,776 B of KV cache.
+cli_case(engine_llama_cpp_qwen3vl_builtin EXIT 0 ARGS estimate qwen3-vl-8b-instruct --engine llama.cpp --cpu
+         --seq 4096 --format json STDERR_EMPTY
+         STDOUT "\"name\": \"kv_cache\",\n +\"bytes\": 603979776,.*\"name\": \"compute_buffer\",\n +\"bytes\": 365711360,")
+# On vLLM (qwen3_vl.py): a buffer per deepstack level, max_num_batched_tokens 8,192 x 4,096 x
+# bf16 x 3 = 201,326,592 B with the weights, and the encoder cache's item 16,384 tokens x (1 + 3)
+# x 4,096 x bf16 = 536,870,912 B.
+cli_case(engine_vllm_qwen3vl_deepstack EXIT 0 ARGS estimate qwen3-vl-8b-instruct --engine vllm --gpu h100
+         --max-model-len 32768 --format json STDERR_EMPTY
+         STDOUT "\"name\": \"deepstack_buffers\",\n +\"bytes\": 201326592,.*\"name\": \"encoder_cache\",\n +\"bytes\": 536870912,")
 gguf_case(engine_llama_cpp_qwen3vl_other_tower EXIT 2 ARGS estimate "${gguf}/qwen3-vl-8b.gguf" --engine llama.cpp
           --cpu --mmproj "${gguf}/mmproj-qwen3.6-27b.gguf"
           STDERR "gives the text model embeddings 5,120 wide \\(its projection's\\); qwen3-vl-8b takes 16,384 \\(its d_model 4,096 and as many again for each of its 3 deepstack layers\\): llama.cpp refuses the pair")

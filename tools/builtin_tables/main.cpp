@@ -150,7 +150,7 @@ void write_model(std::ostream& out, const ModelEntry& e, std::size_t index) {
       << ", " << u64(s.vision.d_mlp) << ", " << u64(s.vision.patch) << ", " << u64(s.vision.image_size) << ", "
       << enumerator("VisionKind", s.vision.kind) << ", " << u64(s.vision.merge) << ", " << u64(s.vision.temporal_patch)
       << ", " << u64(s.vision.min_pixels) << ", " << u64(s.vision.max_pixels) << ", " << u64(s.vision.longest_edge)
-      << ", " << u64(s.vision.positions) << "};\n"
+      << ", " << u64(s.vision.positions) << ", " << u64(s.vision.deepstack) << "};\n"
       << "  s.encoder = {" << u64(s.encoder.n_layers) << ", " << u64(s.encoder.n_positions) << ", "
       << u64(s.encoder.mel_bins) << "};\n";
   // A model file describes an architecture: stored weights and import warnings come only

@@ -145,7 +145,9 @@ struct SharedBlocks {
 //             (those set the pass's peak, so every layer is priced as one of them).
 //   qwen3_5:  Qwen3.5's ViT: Qwen2-VL's images, tokens, blocks and merger at 16-pixel patches,
 //             with a biased patch convolution and a learned position table (num_position_embeddings
-//             rows, interpolated to each image) beside the rotary positions; no DeepStack.
+//             rows, interpolated to each image) beside the rotary positions; Qwen3-VL's is the same
+//             with `deepstack` mergers after the layers its config lists, whose outputs the
+//             language model's first layers add (ModelSpec::deepstack_layers).
 //   gemma3:   Gemma 3's SigLIP ViT: a biased patch convolution, learned positions, no class
 //             token, a LayerNorm after; every image resized to image_size square, its patches
 //             average-pooled merge x merge into tokens (256 at 896 / 14 / 4), then an RMSNorm
@@ -182,6 +184,8 @@ struct VisionTower {
   std::uint64_t longest_edge = 0;    // idefics3's: the processor's resize of an image's longest side
                                      //   (size.longest_edge); 0: no splitting, every image one tile
   std::uint64_t positions = 0;       // Qwen3.5's: rows of the learned position table; 0: none
+  std::uint64_t deepstack = 0;       // Qwen3-VL's: deepstack mergers (deepstack_visual_indexes), each
+                                     //   a LayerNorm over merge^2 patches and the merger's two layers
   bool operator==(const VisionTower&) const = default;
 };
 

@@ -360,7 +360,8 @@ TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {
                 "'mixtral', 'nemotron_h', "
                 "'olmo2', "
                 "'olmoe', 'opt', 'paligemma', 'phi', 'phi3', 'phimoe', 'qwen2', 'qwen2_5_vl', 'qwen2_vl', 'qwen3', "
-                "'qwen3_5', 'qwen3_5_moe', 'qwen3_5_moe_text', 'qwen3_5_text', 'qwen3_moe', 'qwen3_next', "
+                "'qwen3_5', 'qwen3_5_moe', 'qwen3_5_moe_text', 'qwen3_5_text', 'qwen3_moe', 'qwen3_next', 'qwen3_vl', "
+                "'qwen3_vl_moe', "
                 "'stablelm', "
                 "'starcoder2', 't5', 'whisper' and 'zamba2'"),
             std::string::npos)

@@ -160,6 +160,32 @@ TEST(VisionLanguage, Qwen25Vl7bIsQwen25And7bsTower) {
   EXPECT_EQ(count_parameters(s), 8'292'166'656U);
 }
 
+// Qwen/Qwen3-VL-4B-Instruct and -8B-Instruct: Qwen3's language model (Qwen3-4B's 4,022,468,096
+// tied, Qwen3-8B's 8,190,735,360 untied: the built-ins' published counts), Qwen3.5's ViT (a
+// biased 3-D patch convolution, 2,304 learned positions, fused qkv) and its merger, and three
+// deepstack mergers, each a LayerNorm over the four merged patches and the merger's two layers.
+// transformers counts 4,437,815,808 for the 4B (a public benchmark log, code index id
+// 59607822170); the Hub's safetensors total for the 8B is 8,767,123,696 (id 62872967919).
+TEST(VisionLanguage, Qwen3VlIsQwen3AndATowerWithDeepstackMergers) {
+  const auto tower = [](std::uint64_t h, std::uint64_t ff, std::uint64_t layers, std::uint64_t out) {
+    const std::uint64_t layer = 2 * h + (h * 3 * h + 3 * h) + (h * h + h) + 2 * h + (h * ff + ff) + (ff * h + h);
+    const std::uint64_t m = 4 * h;
+    const std::uint64_t merger = 2 * h + (m * m + m) + (m * out + out);
+    const std::uint64_t deepstack = 2 * m + (m * m + m) + (m * out + out);
+    return (3 * 2 * 16 * 16 * h + h) + 2304 * h + layers * layer + merger + 3 * deepstack;
+  };
+  const ModelSpec small = fixture("qwen3-vl-4b-instruct").entry.spec;
+  EXPECT_EQ(small.family, Family::qwen3);
+  EXPECT_EQ(small.vision.deepstack, 3U);
+  EXPECT_EQ(small.deepstack_layers, 3U);
+  EXPECT_TRUE(small.mrope);
+  EXPECT_EQ(count_parameters(small), 4'022'468'096U + tower(1024, 4096, 24, 2560));
+  EXPECT_EQ(count_parameters(small), 4'437'815'808U);
+  const ModelSpec large = fixture("qwen3-vl-8b-instruct").entry.spec;
+  EXPECT_EQ(count_parameters(large), 8'190'735'360U + tower(1152, 4304, 27, 4096));
+  EXPECT_EQ(count_parameters(large), 8'767'123'696U);
+}
+
 // Qwen2-VL's processor (smart_resize, factor 28 = patch 14 x merge 2): sides rounded half to
 // even to multiples of 28, scaled down to max_pixels; (h / 14) x (w / 14) patches, one token
 // per 2 x 2.
