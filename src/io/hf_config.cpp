@@ -1205,12 +1205,13 @@ void read_qwen3_5_vision(const detail::JsonMap& outer, const detail::JsonMap& te
   const bool qwen3_vl = s.family == Family::qwen3 || s.family == Family::qwen3_moe;
   if (vision.has("deepstack_visual_indexes")) {
     const nlohmann::json& layers = vision.value("deepstack_visual_indexes");
-    if (!layers.is_array()) vision.fail("deepstack_visual_indexes", "must be a list of the tower's layer indexes");
+    if (!layers.is_array())
+      vision.fail("deepstack_visual_indexes", "deepstack_visual_indexes must be a list of the tower's layer indexes");
     for (const nlohmann::json& layer : layers) {
       if (!layer.is_number_unsigned() || layer.get<std::uint64_t>() >= v.n_layers) {
-        vision.fail("deepstack_visual_indexes", "lists '" + printable(layer.dump()) + "', not a layer of the tower's " +
-                                                    std::to_string(v.n_layers) + " (0 to " +
-                                                    std::to_string(v.n_layers - 1) + ")");
+        vision.fail("deepstack_visual_indexes", "deepstack_visual_indexes lists '" + printable(layer.dump()) +
+                                                    "', not a layer of the tower's " + std::to_string(v.n_layers) +
+                                                    " (0 to " + std::to_string(v.n_layers - 1) + ")");
       }
     }
     if (!qwen3_vl && !layers.empty()) {

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "hf_fixtures.hpp"
 #include "memplan/core/error.hpp"
@@ -184,6 +186,39 @@ TEST(VisionLanguage, Qwen3VlIsQwen3AndATowerWithDeepstackMergers) {
   const ModelSpec large = fixture("qwen3-vl-8b-instruct").entry.spec;
   EXPECT_EQ(count_parameters(large), 8'190'735'360U + tower(1152, 4304, 27, 4096));
   EXPECT_EQ(count_parameters(large), 8'767'123'696U);
+}
+
+// A deepstack list must name the tower's layers, and only Qwen3-VL's tower has one; the error
+// names the key.
+TEST(VisionLanguage, DeepstackLayersAreTheTowers) {
+  const auto import = [](const std::string& type, const std::string& deepstack) {
+    return parse_hf_config(R"({"model_type": ")" + type + R"(",
+        "text_config": {"model_type": ")" +
+                               type + R"(_text", "hidden_size": 64, "num_hidden_layers": 4,
+          "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 32, "intermediate_size": 128,
+          "vocab_size": 100},
+        "vision_config": {"depth": 2, "hidden_size": 32, "num_heads": 2, "intermediate_size": 64,
+          "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2, "num_position_embeddings": 16,
+          "out_hidden_size": 64, "deepstack_visual_indexes": )" +
+                               deepstack + "}}",
+                           "q.json", "q");
+  };
+  EXPECT_EQ(import("qwen3_vl", "[0, 1]").entry.spec.vision.deepstack, 2U);
+  const auto refused = [](const auto& read) {
+    try {
+      read();
+      ADD_FAILURE() << "accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), "deepstack_visual_indexes") << e.what();
+    }
+  };
+  refused([&] { import("qwen3_vl", "[0, 2]"); });
+  refused([&] { import("qwen3_vl", "\"0\""); });
+  // Qwen3.5's config with a deepstack layer added.
+  std::ifstream in(fs::path(MEMPLAN_TEST_FIXTURES) / "hf" / "qwen3.5-0.8b" / "config.json");
+  nlohmann::json qwen3_5 = nlohmann::json::parse(in);
+  qwen3_5["vision_config"]["deepstack_visual_indexes"] = {1};
+  refused([&] { parse_hf_config(qwen3_5.dump(), "q.json", "q"); });
 }
 
 // Qwen2-VL's processor (smart_resize, factor 28 = patch 14 x merge 2): sides rounded half to
