@@ -162,7 +162,7 @@ TEST(VisionLanguage, Qwen25Vl7bIsQwen25And7bsTower) {
   EXPECT_EQ(count_parameters(s), 8'292'166'656U);
 }
 
-// Qwen/Qwen3-VL-4B-Instruct and -8B-Instruct: Qwen3's language model (Qwen3-4B's 4,022,468,096
+// Qwen/Qwen3-VL-4B-Instruct, -8B-Instruct and -30B-A3B-Instruct: Qwen3's language model (Qwen3-4B's 4,022,468,096
 // tied, Qwen3-8B's 8,190,735,360 untied: the built-ins' published counts), Qwen3.5's ViT (a
 // biased 3-D patch convolution, 2,304 learned positions, fused qkv) and its merger, and three
 // deepstack mergers, each a LayerNorm over the four merged patches and the merger's two layers.
@@ -186,6 +186,14 @@ TEST(VisionLanguage, Qwen3VlIsQwen3AndATowerWithDeepstackMergers) {
   const ModelSpec large = fixture("qwen3-vl-8b-instruct").entry.spec;
   EXPECT_EQ(count_parameters(large), 8'190'735'360U + tower(1152, 4304, 27, 4096));
   EXPECT_EQ(count_parameters(large), 8'767'123'696U);
+  // Qwen3-VL-30B-A3B: Qwen3-30B-A3B's language model (30,532,122,624, the built-in's published
+  // count) and the 8B's tower into 2,048; published 31,070,754,032 (a model catalogue's
+  // paramCount, code index id 66729435508, and a measured census, id 61938983991).
+  const ModelSpec moe = fixture("qwen3-vl-30b-a3b-instruct").entry.spec;
+  EXPECT_EQ(moe.family, Family::qwen3_moe);
+  EXPECT_EQ(moe.experts, 128U);
+  EXPECT_EQ(count_parameters(moe), 30'532'122'624U + tower(1152, 4304, 27, 2048));
+  EXPECT_EQ(count_parameters(moe), 31'070'754'032U);
 }
 
 // A deepstack list must name the tower's layers, and only Qwen3-VL's tower has one; the error
