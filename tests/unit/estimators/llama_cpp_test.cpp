@@ -452,22 +452,24 @@ TEST(LlamaCpp, AQwen2VisionTowersComputeBufferIsWhatLlamaCppReserved) {
   struct Run {
     bool qwen2_5;
     std::uint64_t d, layers, heads, ff, text, window_pattern;
-    std::uint64_t flash, plain;  // the compute buffer with flash attention, without (0: not measured)
+    std::uint64_t flash, plain;  // the compute buffer with flash attention, without
   };
   const Run runs[] = {
-      {false, 128, 3, 2, 512, 256, 0, 37377024, 597490688}, {true, 128, 4, 2, 512, 256, 2, 449895488, 884064832},
-      {true, 128, 4, 2, 512, 256, 4, 449895488, 884064832}, {true, 128, 5, 2, 512, 256, 2, 449895488, 884064832},
-      {false, 192, 2, 3, 768, 384, 0, 46044160, 892715008}, {true, 128, 3, 2, 512, 256, 0, 72045568, 597490688},
-      {true, 1280, 32, 16, 3420, 3584, 8, 739025728, 0},    {false, 1280, 32, 16, 5120, 3584, 0, 280056832, 0},
+      {false, 128, 3, 2, 512, 256, 0, 37377024, 597490688},
+      {true, 128, 4, 2, 512, 256, 2, 449895488, 884064832},
+      {true, 128, 4, 2, 512, 256, 4, 449895488, 884064832},
+      {true, 128, 5, 2, 512, 256, 2, 449895488, 884064832},
+      {false, 192, 2, 3, 768, 384, 0, 46044160, 892715008},
+      {true, 128, 3, 2, 512, 256, 0, 72045568, 597490688},
+      {true, 1280, 32, 16, 3420, 3584, 8, 739025728, 5108210240},
+      {false, 1280, 32, 16, 5120, 3584, 0, 280056832, 4821636096},
   };
   for (const Run& r : runs) {
     const LlamaCppProjector p = qwen2vl_tower(r.qwen2_5, r.d, r.layers, r.heads, r.ff, r.text, r.window_pattern);
     EXPECT_EQ(estimate_llama_cpp_projector(p, text_model(r.text), true, false).compute, r.flash)
         << r.d << " x " << r.layers << " windows " << r.window_pattern;
-    if (r.plain != 0) {
-      EXPECT_EQ(estimate_llama_cpp_projector(p, text_model(r.text), false, false).compute, r.plain)
-          << r.d << " x " << r.layers << " windows " << r.window_pattern;
-    }
+    EXPECT_EQ(estimate_llama_cpp_projector(p, text_model(r.text), false, false).compute, r.plain)
+        << r.d << " x " << r.layers << " windows " << r.window_pattern;
   }
   // Encoded past the warm-up (mtmd_encode_chunk; the encode graph's peak in ggml-alloc's trace)
   // by the four-layer Qwen2.5-VL tower: 1,024 x 512 pixels become 666 tokens, 2,048 x 1,024
