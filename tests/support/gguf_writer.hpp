@@ -288,6 +288,20 @@ inline GgufWriter clip_header(const std::string& projector, std::uint64_t image_
   return w;
 }
 
+// A ViT block's LayerNorms and biased MLP (ln1, ffn_up, ffn_down, ln2), as Gemma 3's and
+// Qwen3-VL's towers write them after the block's attention.
+inline void layer_norms_and_mlp(GgufWriter& w, const std::string& p, std::uint64_t d, std::uint64_t ff,
+                                const char* matrices) {
+  w.tensor(p + "ln1.weight", {d}, "F32")
+      .tensor(p + "ln1.bias", {d}, "F32")
+      .tensor(p + "ffn_up.weight", {d, ff}, matrices)
+      .tensor(p + "ffn_up.bias", {ff}, "F32")
+      .tensor(p + "ffn_down.weight", {ff, d}, matrices)
+      .tensor(p + "ffn_down.bias", {d}, "F32")
+      .tensor(p + "ln2.weight", {d}, "F32")
+      .tensor(p + "ln2.bias", {d}, "F32");
+}
+
 // A vision tower's file for llama.cpp's --mmproj with Gemma 3's projector, as
 // convert_hf_to_gguf.py --mmproj writes one (tools/mtmd/clip.cpp's names): a SigLIP ViT of
 // `layers` blocks over image_size² pixels in patch² patches, a final LayerNorm, then the
@@ -309,14 +323,7 @@ inline GgufWriter gemma3_mmproj(const Gemma3Tower& s) {
     for (const char* m : {"attn_q", "attn_k", "attn_v", "attn_out"}) {
       w.tensor(p + m + ".weight", {s.d, s.d}, s.matrices).tensor(p + m + ".bias", {s.d}, "F32");
     }
-    w.tensor(p + "ln1.weight", {s.d}, "F32")
-        .tensor(p + "ln1.bias", {s.d}, "F32")
-        .tensor(p + "ffn_up.weight", {s.d, s.ff}, s.matrices)
-        .tensor(p + "ffn_up.bias", {s.ff}, "F32")
-        .tensor(p + "ffn_down.weight", {s.ff, s.d}, s.matrices)
-        .tensor(p + "ffn_down.bias", {s.d}, "F32")
-        .tensor(p + "ln2.weight", {s.d}, "F32")
-        .tensor(p + "ln2.bias", {s.d}, "F32");
+    layer_norms_and_mlp(w, p, s.d, s.ff, s.matrices);
   }
   w.tensor("v.post_ln.weight", {s.d}, "F32")
       .tensor("v.post_ln.bias", {s.d}, "F32")
@@ -349,15 +356,8 @@ inline GgufWriter qwen3vl_mmproj(const Qwen3VlTower& s) {
     w.tensor(p + "attn_qkv.weight", {s.d, 3 * s.d}, s.matrices)
         .tensor(p + "attn_qkv.bias", {3 * s.d}, "F32")
         .tensor(p + "attn_out.weight", {s.d, s.d}, s.matrices)
-        .tensor(p + "attn_out.bias", {s.d}, "F32")
-        .tensor(p + "ln1.weight", {s.d}, "F32")
-        .tensor(p + "ln1.bias", {s.d}, "F32")
-        .tensor(p + "ffn_up.weight", {s.d, s.ff}, s.matrices)
-        .tensor(p + "ffn_up.bias", {s.ff}, "F32")
-        .tensor(p + "ffn_down.weight", {s.ff, s.d}, s.matrices)
-        .tensor(p + "ffn_down.bias", {s.d}, "F32")
-        .tensor(p + "ln2.weight", {s.d}, "F32")
-        .tensor(p + "ln2.bias", {s.d}, "F32");
+        .tensor(p + "attn_out.bias", {s.d}, "F32");
+    layer_norms_and_mlp(w, p, s.d, s.ff, s.matrices);
   }
   for (const std::uint64_t b : s.deepstack) {
     const std::string p = "v.deepstack." + std::to_string(b) + ".";

@@ -32,6 +32,21 @@ ModelSpec small_llama(std::uint64_t d, std::uint64_t layers, std::uint64_t heads
   return s;
 }
 
+// The host's compute buffer of a CPU plan at -c ctx -ub ubatch over n_seq sequences: with
+// `server`, llama-server's one unified cache and an output a sequence; K and V of ggml type `cache`.
+std::uint64_t cpu_compute_buffer(const ModelSpec& s, std::uint64_t ctx, std::uint64_t ubatch, std::uint64_t n_seq,
+                                 bool server, bool flash_attn, std::uint32_t cache = 1) {
+  LlamaCppOptions o;
+  o.n_ctx = ctx;
+  o.n_ubatch = ubatch;
+  o.n_seq = n_seq;
+  o.kv_unified = server;
+  o.n_outputs = server ? n_seq : 0;
+  o.flash_attn = flash_attn;
+  o.type_k = o.type_v = cache;
+  return bytes_of(estimate_llama_cpp(s, o).host, "compute_buffer");
+}
+
 TEST(LlamaCpp, CellsAreTheContextInBlocksOf256) {
   EXPECT_EQ(llama_cpp_cells(1), 256u);
   EXPECT_EQ(llama_cpp_cells(256), 256u);
@@ -202,11 +217,7 @@ TEST(LlamaCpp, ComputeBufferIsWhatLlamaCppReserved) {
     s.d_mlp = m.ff;
     s.vocab_size = m.vocab;
     s.max_seq_len = 8192;
-    LlamaCppOptions o;
-    o.n_ctx = m.ctx;
-    o.n_ubatch = m.ubatch;
-    o.flash_attn = m.flash_attn;
-    EXPECT_EQ(bytes_of(estimate_llama_cpp(s, o).host, "compute_buffer"), m.compute)
+    EXPECT_EQ(cpu_compute_buffer(s, m.ctx, m.ubatch, 1, false, m.flash_attn), m.compute)
         << "d " << m.d << " layers " << m.layers << " ff " << m.ff << " vocab " << m.vocab << " fa " << m.flash_attn;
   }
 }
@@ -540,14 +551,7 @@ TEST(LlamaCpp, Gemma3sComputeBufferIsWhatLlamaCppReserved) {
       {8192, 2048, 1, false, true, 2189434880},
   };
   for (const Run& r : runs) {
-    LlamaCppOptions o;
-    o.n_ctx = r.ctx;
-    o.n_ubatch = r.ubatch;
-    o.n_seq = r.n_seq;
-    o.kv_unified = r.server;
-    o.n_outputs = r.server ? r.n_seq : 0;
-    o.flash_attn = r.flash_attn;
-    EXPECT_EQ(bytes_of(estimate_llama_cpp(s, o).host, "compute_buffer"), r.compute)
+    EXPECT_EQ(cpu_compute_buffer(s, r.ctx, r.ubatch, r.n_seq, r.server, r.flash_attn), r.compute)
         << "-c " << r.ctx << " -ub " << r.ubatch << " -np " << r.n_seq << " fa " << r.flash_attn;
   }
 }
@@ -596,15 +600,7 @@ TEST(LlamaCpp, Qwen3VLsComputeBufferIsWhatLlamaCppReserved) {
       {&small, 2048, 512, 1, false, false, 1, 26755072},
   };
   for (const Run& r : runs) {
-    LlamaCppOptions o;
-    o.n_ctx = r.ctx;
-    o.n_ubatch = r.ubatch;
-    o.n_seq = r.n_seq;
-    o.kv_unified = r.server;
-    o.n_outputs = r.server ? r.n_seq : 0;
-    o.flash_attn = r.flash_attn;
-    o.type_k = o.type_v = r.cache;
-    EXPECT_EQ(bytes_of(estimate_llama_cpp(*r.spec, o).host, "compute_buffer"), r.compute)
+    EXPECT_EQ(cpu_compute_buffer(*r.spec, r.ctx, r.ubatch, r.n_seq, r.server, r.flash_attn, r.cache), r.compute)
         << r.spec->n_layers << " layers, -c " << r.ctx << " -ub " << r.ubatch << " fa " << r.flash_attn;
   }
   // Without its deepstack inputs and M-RoPE the dense model is Qwen3-8B (qwen3, measured the
@@ -612,10 +608,7 @@ TEST(LlamaCpp, Qwen3VLsComputeBufferIsWhatLlamaCppReserved) {
   ModelSpec plain = dense;
   plain.mrope = false;
   plain.deepstack_layers = 0;
-  LlamaCppOptions o;
-  o.n_ctx = 4096;
-  o.n_ubatch = 512;
-  EXPECT_EQ(bytes_of(estimate_llama_cpp(plain, o).host, "compute_buffer"), 327944192U);
+  EXPECT_EQ(cpu_compute_buffer(plain, 4096, 512, 1, false, true), 327944192U);
 }
 
 TEST(LlamaCpp, AContextBelowTheMicroBatchCapsIt) {
