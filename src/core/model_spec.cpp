@@ -76,14 +76,15 @@ constexpr Names<AttentionKind, 7> kAttentionKinds{{{AttentionKind::full, "full"}
                                                    {AttentionKind::mamba, "mamba"},
                                                    {AttentionKind::mlp, "mlp"}}};
 constexpr Names<QkNorm, 3> kQkNorms{{{QkNorm::none, "none"}, {QkNorm::head, "head"}, {QkNorm::width, "width"}}};
-constexpr Names<VisionKind, 8> kVisionKinds{{{VisionKind::clip, "clip"},
+constexpr Names<VisionKind, 9> kVisionKinds{{{VisionKind::clip, "clip"},
                                              {VisionKind::qwen2_vl, "qwen2_vl"},
                                              {VisionKind::qwen2_5_vl, "qwen2_5_vl"},
                                              {VisionKind::qwen3_5, "qwen3_5"},
                                              {VisionKind::gemma3, "gemma3"},
                                              {VisionKind::paligemma, "paligemma"},
                                              {VisionKind::llava_next, "llava_next"},
-                                             {VisionKind::idefics3, "idefics3"}}};
+                                             {VisionKind::idefics3, "idefics3"},
+                                             {VisionKind::gemma4, "gemma4"}}};
 
 template <typename Enum, std::size_t N>
 std::string name_of(const Names<Enum, N>& names, Enum value) {
@@ -196,12 +197,32 @@ void check_shared_blocks(const ModelSpec& s) {
                                       std::to_string(2 * s.d_model));
 }
 
+// Gemma 4's global heads (see ModelSpec::global_kv_heads): beside sliding layers, over plain attention.
+void check_global_heads(const ModelSpec& s) {
+  const auto counts = attention_layer_counts(s);
+  const auto has = [&](AttentionKind k) {
+    return std::any_of(counts.begin(), counts.end(), [k](const auto& c) { return c.first == k; });
+  };
+  if (!has(AttentionKind::full) || s.mla.kv_lora_rank != 0 || s.ssm.version != 0)
+    throw_invalid_input(s.global_kv_heads != 0 ? "global_kv_heads"
+                        : s.global_d_head != 0 ? "global_d_head"
+                                               : "global_k_eq_v",
+                        "global heads are the full-attention layers' own (Gemma 4): the model needs full-attention "
+                        "layers, plain attention, no state-space layers");
+  const std::uint64_t kv = s.global_kv_heads != 0 ? s.global_kv_heads : s.n_kv_heads;
+  if (kv > s.n_heads || s.n_heads % kv != 0) {
+    throw_invalid_input("global_kv_heads", "global_kv_heads " + std::to_string(kv) + " must divide n_heads " +
+                                               std::to_string(s.n_heads) +
+                                               " (each key/value head serves a whole group of query heads)");
+  }
+}
+
 void check_vision(const ModelSpec& s) {
   const VisionTower& v = s.vision;
   if (v.d_model == 0) {
     if (v.n_layers != 0 || v.n_heads != 0 || v.d_mlp != 0 || v.patch != 0 || v.image_size != 0 || v.merge != 1 ||
         v.temporal_patch != 1 || v.min_pixels != 0 || v.max_pixels != 0 || v.longest_edge != 0 || v.positions != 0 ||
-        v.kind != VisionKind::clip)
+        v.soft_tokens != 0 || v.kind != VisionKind::clip)
       throw_invalid_input("vision_d_model", "vision tower sizes are set but vision_d_model is 0");
     return;
   }
@@ -209,6 +230,19 @@ void check_vision(const ModelSpec& s) {
   require_positive("vision_heads", v.n_heads);
   require_positive("vision_d_mlp", v.d_mlp);
   require_positive("vision_patch", v.patch);
+  if (v.kind == VisionKind::gemma4) {  // Gemma 4's: images at their own aspect ratio, up to soft_tokens each
+    if (v.positions == 0 || v.soft_tokens == 0 || v.merge == 0 || v.image_size != 0 || v.deepstack != 0)
+      throw_invalid_input("vision_soft_tokens",
+                          "a gemma4 tower has a 2-D position table (vision_positions, position_embedding_size "
+                          "10,240), a token budget an image (vision_soft_tokens, 280) and its pooling "
+                          "(vision_merge, 3), and no vision_image_size");
+    if (v.d_model % v.n_heads != 0)
+      throw_invalid_input("vision_heads", "vision_heads " + std::to_string(v.n_heads) + " must divide vision_d_model " +
+                                              std::to_string(v.d_model));
+    return;
+  }
+  if (v.soft_tokens != 0)
+    throw_invalid_input("vision_soft_tokens", "vision_soft_tokens is Gemma 4's (vision_kind gemma4)");
   if ((v.kind == VisionKind::qwen3_5) != (v.positions != 0)) {
     throw_invalid_input("vision_positions", v.kind == VisionKind::qwen3_5
                                                 ? "a qwen3_5 tower has a learned position table: vision_positions "
@@ -410,6 +444,15 @@ AttentionKind attention_kind(const ModelSpec& s, std::uint64_t layer) {
   return local_attention(s);
 }
 
+bool has_global_heads(const ModelSpec& s) { return s.global_kv_heads != 0 || s.global_d_head != 0 || s.global_k_eq_v; }
+
+ModelSpec global_layer_view(const ModelSpec& s) {
+  ModelSpec g = s;
+  if (s.global_kv_heads != 0) g.n_kv_heads = s.global_kv_heads;
+  if (s.global_d_head != 0) g.d_head = s.global_d_head;
+  return g;
+}
+
 std::vector<std::pair<AttentionKind, std::uint64_t>> attention_layer_counts(const ModelSpec& s) {
   std::vector<std::pair<AttentionKind, std::uint64_t>> out;
   const auto add = [&out](AttentionKind kind, std::uint64_t layers) {
@@ -580,6 +623,10 @@ ImageGrid idefics3_grid(const VisionTower& v, std::uint64_t width, std::uint64_t
 ImageGrid image_grid(const VisionTower& v, std::uint64_t width, std::uint64_t height) {
   if (v.kind == VisionKind::llava_next) return anyres_grid(v, width, height);
   if (v.kind == VisionKind::idefics3) return idefics3_grid(v, width, height);
+  if (v.kind == VisionKind::gemma4) {  // priced at its budget: the largest an image becomes
+    const std::uint64_t tokens = v.soft_tokens;
+    return {width, height, checked_mul(tokens, v.merge * v.merge, "patches per image"), tokens};
+  }
   if (!keeps_image_size(v)) {  // the processor resizes (LLaVA: and crops) every image to image_size square
     const std::uint64_t side = v.image_size / v.patch;
     const bool class_token = v.kind == VisionKind::clip;
@@ -644,6 +691,10 @@ bool layer_holds(const ModelSpec& s, LayerSet set, std::uint64_t layer) {
     case LayerSet::ssm:
       return attention_kind(s, layer) == AttentionKind::mamba || (s.parallel_ssm && attends(attention_kind(s, layer)));
     case LayerSet::ssm_only: return attention_kind(s, layer) == AttentionKind::mamba;
+    case LayerSet::global_attention: return has_global_heads(s) && attention_kind(s, layer) == AttentionKind::full;
+    case LayerSet::local_attention:
+      return attends(attention_kind(s, layer)) &&
+             !(has_global_heads(s) && attention_kind(s, layer) == AttentionKind::full);
   }
   return false;
 }
@@ -654,6 +705,20 @@ std::uint64_t layers_in(const ModelSpec& s, LayerSet set, std::uint64_t first, s
   const std::uint64_t in_range = end - begin;
   if (set == LayerSet::none) return 0;
   if (set == LayerSet::all) return in_range;
+  if (set == LayerSet::global_attention || set == LayerSet::local_attention) {
+    // Full-attention layers: the pattern's multiples of global_every in closed form, else listed.
+    std::uint64_t full = 0;
+    if (!has_global_heads(s)) {
+      full = 0;
+    } else if (!s.layer_types.empty()) {
+      for (std::uint64_t i = begin; i < end; ++i) full += s.layer_types[i] == AttentionKind::full ? 1 : 0;
+    } else if (s.global_every != 0 && s.global_attention == AttentionKind::full) {
+      full = multiples_below(end, s.global_every) - multiples_below(begin, s.global_every);
+    } else if (local_attention(s) == AttentionKind::full) {
+      full = in_range;
+    }
+    return set == LayerSet::global_attention ? full : layers_in(s, LayerSet::attention, begin, end - begin) - full;
+  }
   if (set == LayerSet::attention || set == LayerSet::ssm || set == LayerSet::ssm_only ||
       ((set == LayerSet::dense_mlp || set == LayerSet::moe_mlp) && mlp_only_layers(s) > 0)) {
     std::uint64_t ssm = 0, mlp = 0;  // layers with a state-space mixer alone, with an MLP alone
@@ -931,6 +996,7 @@ void validate(const ModelSpec& s) {
                                           " (each key/value head serves a whole group of query heads)");
   }
   check_shared_blocks(s);
+  if (has_global_heads(s)) check_global_heads(s);
   if (s.deepstack_layers != 0 && s.deepstack_layers >= s.n_layers) {
     throw_invalid_input("deepstack_layers", "deepstack_layers " + std::to_string(s.deepstack_layers) +
                                                 " must be fewer than the model's " + std::to_string(s.n_layers) +

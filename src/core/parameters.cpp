@@ -96,13 +96,25 @@ void add_attention(std::vector<TensorGroup>& out, const ModelSpec& s) {
                layers, s.attn_out_bias, all);
     return;
   }
-  const std::uint64_t kv_width = checked_mul(s.n_kv_heads, s.d_head, "n_kv_heads * d_head");
-  // A gated attention's q_proj also yields the gate: twice the queries' width.
-  const std::uint64_t q_out = s.attn_output_gate ? checked_mul(2, q_width, "q_proj width") : q_width;
-  add_linear(out, "attention", "q", "q.bias", in, q_out, layers, s.attn_qkv_bias, all);
-  add_linear(out, "attention", "k", "k.bias", in, kv_width, layers, s.attn_qkv_bias && s.attn_k_bias, all);
-  add_linear(out, "attention", "v", "v.bias", in, kv_width, layers, s.attn_qkv_bias, all);
-  add_linear(out, "attention", "o", "o.bias", q_width, s.d_model, layers, s.attn_out_bias, all);
+  // Gemma 4's full-attention layers have heads of their own: their q, k, (v) and o apart.
+  const bool global = has_global_heads(s);
+  const auto projections = [&](const ModelSpec& v, std::uint64_t n, LayerSet set, bool values) {
+    const std::uint64_t q = checked_mul(v.n_heads, v.d_head, "n_heads * d_head");
+    const std::uint64_t kv_width = checked_mul(v.n_kv_heads, v.d_head, "n_kv_heads * d_head");
+    // A gated attention's q_proj also yields the gate: twice the queries' width.
+    const std::uint64_t q_out = v.attn_output_gate ? checked_mul(2, q, "q_proj width") : q;
+    add_linear(out, "attention", "q", "q.bias", in, q_out, n, v.attn_qkv_bias, set);
+    add_linear(out, "attention", "k", "k.bias", in, kv_width, n, v.attn_qkv_bias && v.attn_k_bias, set);
+    if (values) add_linear(out, "attention", "v", "v.bias", in, kv_width, n, v.attn_qkv_bias, set);
+    add_linear(out, "attention", "o", "o.bias", q, v.d_model, n, v.attn_out_bias, set);
+  };
+  if (global) {
+    projections(s, layers_in(s, LayerSet::local_attention, 0, s.n_layers), LayerSet::local_attention, true);
+    projections(global_layer_view(s), layers_in(s, LayerSet::global_attention, 0, s.n_layers),
+                LayerSet::global_attention, !s.global_k_eq_v);
+  } else {
+    projections(s, layers, all, true);
+  }
   if (s.attention_sinks) out.push_back({"attention", "sinks", s.n_heads, 1, layers, TensorRole::bias, all});
   if (s.positional == Positional::relative) {  // T5: one table in the stack's first layer
     out.push_back({"attention", "relative_attention_bias", s.relative_buckets, s.n_heads, 1, TensorRole::embedding,
@@ -199,6 +211,26 @@ void add_vision(std::vector<TensorGroup>& out, const ModelSpec& s) {
   const bool siglip = v.kind == VisionKind::gemma3 || v.kind == VisionKind::paligemma || v.kind == VisionKind::idefics3;
   const std::uint64_t pixels_per_patch = checked_mul(checked_mul(3, v.temporal_patch, "3 x temporal patch"),
                                                      checked_mul(v.patch, v.patch, "patch^2"), "pixels per patch");
+  if (v.kind == VisionKind::gemma4) {
+    // Gemma4VisionModel: an unbiased patch projection, a position table per axis, blocks of RMS
+    // norms (four, and q and k norms per head) around unbiased q, k, v, o and a gated MLP, the
+    // standardisation's bias and scale; embed_vision's projection into the text model.
+    const std::uint64_t head = d / v.n_heads;
+    out.push_back({"vision", "patch_embedding", d, pixels_per_patch, 1, TensorRole::embedding, none});
+    out.push_back({"vision", "position_embedding", checked_mul(2, v.positions, "2 axes x positions"), d, 1,
+                   TensorRole::embedding, none});
+    for (const char* name : {"vision.q", "vision.k", "vision.v", "vision.o"}) {
+      out.push_back({"vision", name, d, d, layers, TensorRole::linear, none});
+    }
+    out.push_back({"vision", "vision.gate", v.d_mlp, d, layers, TensorRole::linear, none});
+    out.push_back({"vision", "vision.up", v.d_mlp, d, layers, TensorRole::linear, none});
+    out.push_back({"vision", "vision.down", d, v.d_mlp, layers, TensorRole::linear, none});
+    out.push_back(
+        {"vision", "vision.norms", checked_add(4 * d, 2 * head, "norm widths"), 1, layers, TensorRole::norm, none});
+    out.push_back({"vision", "std_bias_and_scale", 2 * d, 1, 1, TensorRole::norm, none});
+    out.push_back({"projector", "projector.linear", s.d_model, d, 1, TensorRole::linear, none});
+    return;
+  }
   if (clip) {
     const std::uint64_t positions = checked_add(image_tokens(v), 1, "patches + class token");
     out.push_back({"vision", "class_embedding", d, 1, 1, TensorRole::embedding, none});
@@ -329,6 +361,11 @@ std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
     if (s.shared_expert_gate && s.d_shared_expert != 0) {
       out.push_back({"router", "shared_expert_gate", 1, s.d_model, moe_layers, TensorRole::router, LayerSet::moe_mlp});
     }
+    if (s.router_scales) {
+      out.push_back({"router", "router.scale", s.d_model, 1, moe_layers, TensorRole::norm, LayerSet::moe_mlp});
+      out.push_back(
+          {"router", "router.per_expert_scale", s.experts, 1, moe_layers, TensorRole::norm, LayerSet::moe_mlp});
+    }
     if (s.router_bias) {
       out.push_back({"router", "router.bias", s.experts, 1, moe_layers, TensorRole::bias, LayerSet::moe_mlp});
     }
@@ -336,6 +373,8 @@ std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
 
   add_norm(out, s, "layer_norm.weight", "layer_norm.bias", s.d_model,
            checked_mul(layers, s.norms_per_layer, "n_layers * norms_per_layer"), LayerSet::all);
+  add_norm(out, s, "moe_norms.weight", "moe_norms.bias", s.d_model, checked_mul(moe_layers, s.moe_norms, "MoE norms"),
+           LayerSet::moe_mlp);
   if (shared.blocks != 0) {  // each shared block's input norm (over 2 d_model) and MLP norm
     add_norm(out, s, "shared.input_norm.weight", "shared.input_norm.bias", checked_mul(2, s.d_model, "2 d_model"),
              shared.blocks, LayerSet::none);
@@ -344,12 +383,20 @@ std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
   }
   if (s.qk_norm != QkNorm::none) {
     const bool head = s.qk_norm == QkNorm::head;
-    const std::uint64_t attending = attention_layers(s);
-    add_norm(out, s, "q_norm.weight", "q_norm.bias", head ? s.d_head : checked_mul(s.n_heads, s.d_head, "q width"),
-             attending, LayerSet::attention);
-    add_norm(out, s, "k_norm.weight", "k_norm.bias", head ? s.d_head : checked_mul(s.n_kv_heads, s.d_head, "k width"),
-             attending, LayerSet::attention);
+    const auto qk_norms = [&](const ModelSpec& v, std::uint64_t attending, LayerSet set) {
+      add_norm(out, v, "q_norm.weight", "q_norm.bias", head ? v.d_head : checked_mul(v.n_heads, v.d_head, "q width"),
+               attending, set);
+      add_norm(out, v, "k_norm.weight", "k_norm.bias", head ? v.d_head : checked_mul(v.n_kv_heads, v.d_head, "k width"),
+               attending, set);
+    };
+    if (has_global_heads(s)) {
+      qk_norms(s, layers_in(s, LayerSet::local_attention, 0, layers), LayerSet::local_attention);
+      qk_norms(global_layer_view(s), layers_in(s, LayerSet::global_attention, 0, layers), LayerSet::global_attention);
+    } else {
+      qk_norms(s, attention_layers(s), LayerSet::attention);
+    }
   }
+  if (s.layer_scalar) out.push_back({"norms", "layer_scalar", 1, 1, layers, TensorRole::norm, LayerSet::all});
   if (s.mla.q_lora_rank != 0)
     add_norm(out, s, "q_a_norm.weight", "q_a_norm.bias", s.mla.q_lora_rank, layers, LayerSet::all);
   if (s.mla.kv_lora_rank != 0) {

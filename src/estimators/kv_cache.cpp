@@ -114,8 +114,10 @@ LayerCache layer_cache(const ModelSpec& s, AttentionKind kind, const KvCacheOpti
     add("keys", s.n_heads, s.d_head);
     add("values", s.n_heads, s.mla.v_head_dim);
   } else {
-    add("keys", s.n_kv_heads, s.d_head);
-    add("values", s.n_kv_heads, s.d_head);
+    // Gemma 4's full-attention layers keep their own heads' keys and values.
+    const ModelSpec& v = kind == AttentionKind::full && has_global_heads(s) ? global_layer_view(s) : s;
+    add("keys", v.n_kv_heads, v.d_head);
+    add("values", v.n_kv_heads, v.d_head);
   }
   return c;
 }

@@ -942,8 +942,9 @@ TrainingEstimate training_phases(const ModelSpec& s, const TrainingShape& shape,
                       {"tokens", image_tokens(v)},
                       {"merge^2 d_vision", checked_mul(v.d_model, v.merge * v.merge, "shuffled width")}},
                      e));
-    } else if (v.kind == VisionKind::gemma3 || v.kind == VisionKind::paligemma) {  // Gemma 3: its norm's input too
-      const std::uint64_t inputs = v.kind == VisionKind::gemma3 ? 2 : 1;
+    } else if (v.kind == VisionKind::gemma3 || v.kind == VisionKind::paligemma ||
+               v.kind == VisionKind::gemma4) {  // Gemma 3 and 4: the norm's input too
+      const std::uint64_t inputs = v.kind == VisionKind::paligemma ? 1 : 2;
       before_layers.push_back(tensor_row(
           "projector_input",
           {{"tensors", inputs}, {"b", b}, {"images", images}, {"tokens", g.tokens}, {"d_vision", v.d_model}}, e));

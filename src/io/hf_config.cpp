@@ -46,6 +46,8 @@ constexpr FamilyInfo kFamilies[] = {
     {"gemma2", Family::gemma2, true, 8192, true, true},
     {"gemma3", Family::gemma3, true, 131072, true, true},  // its text_config and a SigLIP tower
     {"gemma3_text", Family::gemma3, true, 131072, true, true},
+    {"gemma4", Family::gemma3, true, 131072, true, true},  // its text_config (gemma4_text) and Gemma 4's tower
+    {"gemma4_text", Family::gemma3, true, 131072, true, true},
     {"gpt2", Family::gpt2, true, 1024, false, false},
     {"gpt_bigcode", Family::gpt_bigcode, true, 1024, false, false},
     {"gpt_neo", Family::gpt_neo, true, 2048, false, false},
@@ -352,6 +354,34 @@ void read_granite_hybrid(const detail::JsonMap& map, Fields& f, ModelSpec& s) {
   read_ssm_sizes(map, f, s, 2);
 }
 
+// Gemma 4's text model (Gemma4TextConfig): Gemma 3's blocks with the full-attention layers' own
+// heads (num_global_key_value_heads of global_head_dim; attention_k_eq_v: no v_proj there), a
+// learned scalar per layer and, with enable_moe_block, routed experts beside every layer's MLP.
+void read_gemma4_text(const detail::JsonMap& map, Fields& f, ModelSpec& s) {
+  const std::string sizes = "memplan reads Gemma 4's 31B and 26B-A4B, not yet E2B's and E4B's ";
+  if (map.optional_integer("hidden_size_per_layer_input", 0, detail::kMaxConfigSize).value_or(0) != 0)
+    map.fail("hidden_size_per_layer_input", sizes + "per-layer input embeddings");
+  if (map.optional_integer("num_kv_shared_layers", 0, detail::kMaxConfigSize).value_or(0) != 0)
+    map.fail("num_kv_shared_layers", sizes + "layers sharing an earlier layer's keys and values");
+  if (map.boolean_or("use_double_wide_mlp", false))
+    map.fail("use_double_wide_mlp", sizes + "double-wide MLPs in the KV-sharing layers");
+  s.global_d_head = f.optional("global_d_head", {"global_head_dim"}).value_or(0);
+  s.global_kv_heads = f.optional("global_kv_heads", {"num_global_key_value_heads"}).value_or(0);
+  s.global_k_eq_v = map.boolean_or("attention_k_eq_v", false);
+  f.from("global_k_eq_v", "attention_k_eq_v");
+  s.layer_scalar = true;
+  if (map.boolean_or("enable_moe_block", false)) {
+    // Gemma4TextDecoderLayer: the dense MLP (intermediate_size) beside the experts, each with
+    // its own pre and post norms, and a router with a scale on its input and one per expert.
+    read_experts(f, s, "num_experts", "top_k_experts");
+    s.d_expert = f.required("d_expert", {"moe_intermediate_size", "expert_intermediate_size"});
+    s.d_shared_expert = s.d_mlp;
+    f.from("d_shared_expert", "intermediate_size");
+    s.router_scales = true;
+    s.moe_norms = 3;
+  }
+}
+
 void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, const std::string& type) {
   const auto window = [&](std::uint64_t fallback) {
     s.sliding_window = f.optional("sliding_window", {"sliding_window"}).value_or(fallback);
@@ -391,6 +421,7 @@ void import_recent_family(const detail::JsonMap& map, Fields& f, ModelSpec& s, c
       }
       s.final_logit_softcapping = map.has("final_logit_softcapping") &&
                                   map.number("final_logit_softcapping", 0, 1e6) > 0;
+      if (type == "gemma4_text") read_gemma4_text(map, f, s);
       break;
     }
     case Family::deepseek: {
@@ -1280,6 +1311,47 @@ void read_siglip_vision(const detail::JsonMap& outer, VisionKind kind, ModelSpec
                   "): `images` N adds them to the sequence and prices the tower's pass");
 }
 
+// Gemma 4's vision tower (vision_config, a Gemma4VisionConfig) and embed_vision's projection;
+// its audio tower (audio_config, E2B's and E4B's) is not read.
+void read_gemma4_vision(const detail::JsonMap& outer, ModelSpec& s, std::vector<std::string>& notes) {
+  if (outer.has("audio_config")) {
+    outer.fail("audio_config", "an audio tower (Gemma 4 E2B's and E4B's) is not something memplan reads yet");
+  }
+  if (!outer.has("vision_config")) return;
+  const detail::JsonMap vision = outer.object("vision_config", "the vision_config of a Gemma 4 config");
+  if (const std::optional<std::string> type = vision.optional_string("model_type"); type && *type != "gemma4_vision") {
+    vision.fail("model_type", "a vision tower of type '" + printable(*type) + "': memplan reads gemma4_vision here");
+  }
+  const auto required = [&](const char* key) { return vision.integer(key, 1, detail::kMaxConfigSize); };
+  VisionTower& v = s.vision;
+  v.kind = VisionKind::gemma4;
+  v.d_model = required("hidden_size");
+  v.n_layers = required("num_hidden_layers");
+  v.n_heads = required("num_attention_heads");
+  v.d_mlp = required("intermediate_size");
+  v.patch = required("patch_size");
+  v.merge = required("pooling_kernel_size");
+  v.positions = required("position_embedding_size");
+  const std::uint64_t head = vision.optional_integer("head_dim", 1, detail::kMaxConfigSize).value_or(0);
+  if (v.d_model % v.n_heads != 0 || (head != 0 && head * v.n_heads != v.d_model)) {
+    vision.fail("head_dim",
+                "memplan reads a Gemma 4 tower whose heads span its hidden_size (head_dim x "
+                "num_attention_heads = hidden_size)");
+  }
+  if (vision.optional_integer("num_key_value_heads", 1, detail::kMaxConfigSize).value_or(v.n_heads) != v.n_heads) {
+    vision.fail("num_key_value_heads", "memplan reads a Gemma 4 tower with a key/value head per query head");
+  }
+  if (!vision.boolean_or("standardize", false) || vision.boolean_or("use_clipped_linears", false)) {
+    vision.fail("standardize", "memplan reads the 31B's and 26B-A4B's tower (standardize: true, no clipped linears)");
+  }
+  v.soft_tokens = outer.optional_integer("vision_soft_tokens_per_image", 1, detail::kMaxConfigSize)
+                      .value_or(
+                          vision.optional_integer("default_output_length", 1, detail::kMaxConfigSize).value_or(280));
+  notes.push_back("each image becomes at most " + std::to_string(v.soft_tokens) + " tokens (" +
+                  std::to_string(v.soft_tokens * v.merge * v.merge) + " patches, pooled " + std::to_string(v.merge) +
+                  "x" + std::to_string(v.merge) + "): `images` N prices each at that budget");
+}
+
 // A Mamba or Mamba-2 model (MambaConfig, Mamba2Config): embeddings, a norm and a mixer per
 // layer, a final norm, the head. No attention, so no heads and no context limit.
 void read_state_space_model(const detail::JsonMap& map, Fields& f, ModelSpec& s, const FamilyInfo& info) {
@@ -1447,6 +1519,8 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
     nested_text_config("a LLaVA-NeXT", {"llama", "mistral"}, "LLaVA-NeXT with a llama or mistral text_config");
   }
   if (out.model_type == "gemma3") nested_text_config("a gemma3", {"gemma3_text"}, "gemma3_text");
+  const bool gemma4 = out.model_type == "gemma4";
+  if (gemma4) nested_text_config("a gemma4", {"gemma4_text"}, "gemma4_text");
   if (out.model_type == "paligemma") {
     nested_text_config("a paligemma", {"gemma", "gemma2"}, "gemma (PaliGemma) or gemma2 (PaliGemma 2)");
   }
@@ -1473,8 +1547,8 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
     }
     return nullptr;
   };
-  const FamilyInfo* info = family_of(siglip_vlm || llava_next ? std::string_view(text_type)
-                                                              : std::string_view(out.model_type));
+  const FamilyInfo* info = family_of(siglip_vlm || llava_next || gemma4 ? std::string_view(text_type)
+                                                                        : std::string_view(out.model_type));
   const std::vector<std::string> types = hf_model_types();
   // No did-you-mean: a model_type spelled like a known one (llava, qwen3_next) is a
   // different architecture, and following the suggestion would price the wrong one.
@@ -1515,7 +1589,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
   s.name = name;
   // LLaVA's text_config names the language model it started from: the checkpoint is the outer config's.
   if (const std::optional<std::string> path =
-          (llava || llava_next || siglip_vlm || idefics3 ? outer : map).optional_string("_name_or_path")) {
+          (llava || llava_next || siglip_vlm || idefics3 || gemma4 ? outer : map).optional_string("_name_or_path")) {
     const std::string last = last_path_part(*path);
     if (!last.empty() && last != "." && last != "..") s.name = printable(last);  // no control bytes in a name
   }
@@ -1537,6 +1611,7 @@ HfImport parse_hf_config(std::string_view text, const std::string& file, const s
     s.mrope = true;  // rope_scaling's mrope_section: a position of three ids (llama.cpp keeps four)
   }
   if (qwen3_5_vl || qwen3_vl) read_qwen3_5_vision(outer, map, s, out.notes);
+  if (gemma4) read_gemma4_vision(outer, s, out.notes);
 
   // Notes that change nothing but tell the reader what the file is.
   for (const char* key : {"torch_dtype", "dtype"}) {
@@ -1633,6 +1708,8 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
                                                          {"first_dense_layers", s.first_dense_layers},
                                                          {"attention_chunk", s.attention_chunk},
                                                          {"global_every", s.global_every},
+                                                         {"global_kv_heads", s.global_kv_heads},
+                                                         {"global_d_head", s.global_d_head},
                                                          {"q_lora_rank", s.mla.q_lora_rank},
                                                          {"kv_lora_rank", s.mla.kv_lora_rank},
                                                          {"qk_nope_head_dim", s.mla.qk_nope_head_dim},
@@ -1659,6 +1736,7 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
                                                          {"vision_longest_edge", s.vision.longest_edge},
                                                          {"vision_positions", s.vision.positions},
                                                          {"vision_deepstack", s.vision.deepstack},
+                                                         {"vision_soft_tokens", s.vision.soft_tokens},
                                                          {"encoder_layers", s.encoder.n_layers},
                                                          {"encoder_positions", s.encoder.n_positions},
                                                          {"encoder_mel_bins", s.encoder.mel_bins},
@@ -1676,6 +1754,10 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
   if (s.attention_sinks) out << "attention_sinks: true\n";
   if (s.final_logit_softcapping) out << "final_logit_softcapping: true\n";
   if (s.mrope) out << "mrope: true\n";
+  if (s.global_k_eq_v) out << "global_k_eq_v: true\n";
+  if (s.layer_scalar) out << "layer_scalar: true\n";
+  if (s.router_scales) out << "router_scales: true\n";
+  if (s.moe_norms != 0) out << "moe_norms: " << s.moe_norms << '\n';
   if (!s.attn_k_bias) out << "attn_k_bias: false\n";
   if (s.vision.kind != VisionKind::clip) out << "vision_kind: " << to_string(s.vision.kind) << '\n';
   if (s.vision.merge != 1) out << "vision_merge: " << s.vision.merge << '\n';

@@ -50,6 +50,12 @@ const std::vector<std::string> kModelKeys = {"family",
                                              "global_every",
                                              "global_attention",
                                              "layer_types",
+                                             "global_kv_heads",
+                                             "global_d_head",
+                                             "global_k_eq_v",
+                                             "layer_scalar",
+                                             "router_scales",
+                                             "moe_norms",
                                              "q_lora_rank",
                                              "kv_lora_rank",
                                              "qk_nope_head_dim",
@@ -92,6 +98,7 @@ const std::vector<std::string> kModelKeys = {"family",
                                              "vision_longest_edge",
                                              "vision_positions",
                                              "vision_deepstack",
+                                             "vision_soft_tokens",
                                              "encoder_layers",
                                              "encoder_positions",
                                              "encoder_mel_bins",
@@ -159,6 +166,7 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   read_count(map, "vision_longest_edge", s.vision.longest_edge, 0);
   read_count(map, "vision_positions", s.vision.positions, 0);
   read_count(map, "vision_deepstack", s.vision.deepstack, 0);
+  read_count(map, "vision_soft_tokens", s.vision.soft_tokens, 0);
   read_count(map, "encoder_layers", s.encoder.n_layers, 0);
   read_count(map, "encoder_positions", s.encoder.n_positions, 0);
   read_count(map, "encoder_mel_bins", s.encoder.mel_bins, 0);
@@ -238,6 +246,12 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
       }
     }
   }
+  read_count(map, "global_kv_heads", s.global_kv_heads, 0);
+  read_count(map, "global_d_head", s.global_d_head, 0);
+  read_flag(map, "global_k_eq_v", s.global_k_eq_v);
+  read_flag(map, "layer_scalar", s.layer_scalar);
+  read_flag(map, "router_scales", s.router_scales);
+  read_count(map, "moe_norms", s.moe_norms, 0);
   read_flag(map, "attention_sinks", s.attention_sinks);
   read_flag(map, "final_logit_softcapping", s.final_logit_softcapping);
   read_count(map, "mtp_layers", s.mtp_layers, 0);

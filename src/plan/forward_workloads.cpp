@@ -617,8 +617,8 @@ Workspace vision_workspace(const ModelSpec& s, const Workload& w) {
   // core alive at a time.
   Workspace layers = forward_workspace(tower, tw, P, P, 0, keeps_image_size(v) ? 1 : crops);
 
-  WorkspaceItems t;           // kInput: alive through the pass; kMlp: the projector
-  if (keeps_image_size(v)) {  // Qwen's: flattened 2-frame patches
+  WorkspaceItems t;                                           // kInput: alive through the pass; kMlp: the projector
+  if (keeps_image_size(v) || v.kind == VisionKind::gemma4) {  // Qwen's (2-frame) and Gemma 4's flattened patches
     const std::uint64_t per_patch = 3 * v.temporal_patch * v.patch * v.patch;
     t.add(kInput, "pixel_values", {{"patches", checked_mul(N, P, "patches")}, {"3 t p^2", per_patch}}, c);
   } else {  // every crop resized to the tower's square
@@ -632,7 +632,7 @@ Workspace vision_workspace(const ModelSpec& s, const Workload& w) {
     t.add(kMlp, "projector_hidden", {{"2", 2}, {"crops", crops}, {"features", features}, {"d", s.d_model}}, c);
     if (v.kind == VisionKind::llava_next)  // the tiles' features, before they are unpadded and packed
       t.add(kMlp, "projector_tiles_out", {{"crops", crops}, {"features", features}, {"d", s.d_model}}, c);
-  } else if (v.kind == VisionKind::gemma3) {  // transposed for the pooling, pooled, normed, projected
+  } else if (v.kind == VisionKind::gemma3 || v.kind == VisionKind::gemma4) {  // pooled, normed, projected
     t.add(kMlp, "image_features", {{"images", N}, {"P", P}, {"d_vision", v.d_model}}, c);
     t.add(kMlp, "pooled_and_normed", {{"2", 2}, {"images", N}, {"tokens", grid.tokens}, {"d_vision", v.d_model}}, c);
   } else if (v.kind == VisionKind::idefics3) {  // every tile's features, shuffled (a contiguous copy), projected

@@ -131,6 +131,12 @@ void write_model(std::ostream& out, const ModelEntry& e, std::size_t index) {
     }
     out << "};\n";
   }
+  out << "  s.global_kv_heads = " << u64(s.global_kv_heads) << ";\n"
+      << "  s.global_d_head = " << u64(s.global_d_head) << ";\n"
+      << "  s.global_k_eq_v = " << boolean(s.global_k_eq_v) << ";\n"
+      << "  s.layer_scalar = " << boolean(s.layer_scalar) << ";\n"
+      << "  s.router_scales = " << boolean(s.router_scales) << ";\n"
+      << "  s.moe_norms = " << u64(s.moe_norms) << ";\n";
   out << "  s.mla = {" << u64(s.mla.q_lora_rank) << ", " << u64(s.mla.kv_lora_rank) << ", "
       << u64(s.mla.qk_nope_head_dim) << ", " << u64(s.mla.qk_rope_head_dim) << ", " << u64(s.mla.v_head_dim) << "};\n"
       << "  s.attention_sinks = " << boolean(s.attention_sinks) << ";\n"
@@ -150,7 +156,8 @@ void write_model(std::ostream& out, const ModelEntry& e, std::size_t index) {
       << ", " << u64(s.vision.d_mlp) << ", " << u64(s.vision.patch) << ", " << u64(s.vision.image_size) << ", "
       << enumerator("VisionKind", s.vision.kind) << ", " << u64(s.vision.merge) << ", " << u64(s.vision.temporal_patch)
       << ", " << u64(s.vision.min_pixels) << ", " << u64(s.vision.max_pixels) << ", " << u64(s.vision.longest_edge)
-      << ", " << u64(s.vision.positions) << ", " << u64(s.vision.deepstack) << "};\n"
+      << ", " << u64(s.vision.positions) << ", " << u64(s.vision.deepstack) << ", " << u64(s.vision.soft_tokens)
+      << "};\n"
       << "  s.encoder = {" << u64(s.encoder.n_layers) << ", " << u64(s.encoder.n_positions) << ", "
       << u64(s.encoder.mel_bins) << "};\n";
   // A model file describes an architecture: stored weights and import warnings come only

@@ -166,7 +166,7 @@ struct SharedBlocks {
 //             separator and its <row_r_col_c>), each row a newline, the whole image three.
 // Each has per layer biased q, k, v, o and two norms, and all but qwen2_5_vl a plain MLP (fc1,
 // fc2) with biases.
-enum class VisionKind { clip, qwen2_vl, qwen2_5_vl, qwen3_5, gemma3, paligemma, llava_next, idefics3 };
+enum class VisionKind { clip, qwen2_vl, qwen2_5_vl, qwen3_5, gemma3, paligemma, llava_next, idefics3, gemma4 };
 
 // A vision tower before the language model and its projector into the language model's width.
 struct VisionTower {
@@ -186,6 +186,8 @@ struct VisionTower {
   std::uint64_t positions = 0;       // Qwen3.5's: rows of the learned position table; 0: none
   std::uint64_t deepstack = 0;       // Qwen3-VL's: deepstack mergers (deepstack_visual_indexes), each
                                      //   a LayerNorm over merge^2 patches and the merger's two layers
+  std::uint64_t soft_tokens = 0;     // Gemma 4's: the tokens an image becomes at most (its processor
+                                     //   keeps the aspect ratio within soft_tokens x merge^2 patches)
   bool operator==(const VisionTower&) const = default;
 };
 
@@ -243,8 +245,9 @@ ImageGrid image_grid(const VisionTower& v, std::uint64_t width, std::uint64_t he
 
 // Returns the tokens one image becomes where every image is resized to image_size square:
 // (image_size / patch / merge)^2 (LLaVA: the class token dropped, 576 at 336 / 14; Gemma 3:
-// 256); 0 for a Qwen tower, whose images differ.
+// 256); Gemma 4's budget (soft_tokens); 0 for a Qwen tower, whose images differ.
 inline std::uint64_t image_tokens(const VisionTower& v) {
+  if (v.kind == VisionKind::gemma4) return v.soft_tokens;
   if (v.patch == 0 || v.merge == 0 || keeps_image_size(v)) return 0;
   const std::uint64_t side = v.image_size / v.patch / v.merge;
   return side * side;
@@ -256,7 +259,9 @@ std::uint64_t ssm_conv_channels(const SsmSizes& ssm);
 
 // Which layers hold a per-layer tensor: all, those with a dense MLP, those with experts,
 // those whose mixer is attention, those with a state-space mixer, those whose only mixer is one.
-enum class LayerSet { none, all, dense_mlp, moe_mlp, attention, ssm, ssm_only };
+// global_attention: the full-attention layers of a model with global heads (has_global_heads);
+// local_attention: its other attention layers (in any other model, every attention layer).
+enum class LayerSet { none, all, dense_mlp, moe_mlp, attention, ssm, ssm_only, global_attention, local_attention };
 
 // Tensors as a checkpoint stores them (a .gguf file): `copies` tensors of one component, each
 // holding `elements` elements in `bytes` bytes of storage type `format`. When a spec carries
@@ -329,6 +334,8 @@ struct ModelSpec {
   std::uint64_t moe_every = 1;           // after them, layer i has experts when (i + 1) % moe_every == 0
   bool router_bias = false;              // a bias (or score correction) per routed expert
   bool shared_expert_gate = false;       // a d_model -> 1 sigmoid gate on the shared expert's output (Qwen)
+  bool router_scales = false;            // a scale on the router's input (d_model) and one per expert (Gemma 4)
+  std::uint64_t moe_norms = 0;           // norms a MoE layer adds to norms_per_layer (Gemma 4: 3)
   // Attention per layer. The compact form: every layer full, or sliding when sliding_window
   // is set. A pattern: every global_every-th layer (i + 1 a multiple) is global_attention,
   // the others sliding (sliding_window) or chunked (attention_chunk). layer_types, one
@@ -338,6 +345,14 @@ struct ModelSpec {
   std::uint64_t global_every = 0;                        // 0 = no pattern
   AttentionKind global_attention = AttentionKind::full;  // the pattern's global layers: full or nope
   std::vector<AttentionKind> layer_types;
+  // Gemma 4's full-attention layers have heads of their own beside its sliding layers'
+  // (transformers' Gemma4TextAttention): global_kv_heads key/value heads of global_d_head, the
+  // queries n_heads of global_d_head (0: as the other layers'). With global_k_eq_v they have no
+  // v_proj: the keys' projection is the values too, both still cached.
+  std::uint64_t global_kv_heads = 0;
+  std::uint64_t global_d_head = 0;
+  bool global_k_eq_v = false;
+  bool layer_scalar = false;     // a learned scalar on each layer's output (Gemma 4's layer_scalar)
   MlaSizes mla;                  // set when the layers are mla (DeepSeek); d_head is then qk_nope + qk_rope
   bool attention_sinks = false;  // a learned sink logit per head and layer (gpt-oss)
   // tanh soft-capping of the final logits (Gemma 2): no parameters, but transformers writes it as
@@ -386,6 +401,14 @@ struct ModelSpec {
 // Returns layer `layer`'s attention kind, from layer_types, the pattern or the compact form
 // (see ModelSpec). Assumes a validated spec and layer < n_layers.
 AttentionKind attention_kind(const ModelSpec& spec, std::uint64_t layer);
+
+// Returns whether the full-attention layers have heads of their own (global_kv_heads,
+// global_d_head or global_k_eq_v set: Gemma 4).
+bool has_global_heads(const ModelSpec& spec);
+
+// Returns the spec as a full-attention layer of a model with global heads sees it: n_kv_heads
+// and d_head its global ones. Other specs come back unchanged.
+ModelSpec global_layer_view(const ModelSpec& spec);
 
 // Returns how many layers have each attention kind (mamba included, an MLP alone not), kinds
 // in the order they first appear, in closed form (n_layers may be far too many to list).
