@@ -42,7 +42,8 @@ struct KvCacheOptions {
 // n_kv_heads x d_head x tokens x batch elements at `precision`: a full or NoPE layer every
 // token, a sliding layer at most sliding_window of them, a chunked layer at most
 // attention_chunk, a latent-attention layer as `mla_cache` says; tokens are rounded up to
-// whole pages. Quantised caches carry one scale per (token, head) row, as a matrix of
+// whole pages; Gemma 4's full-attention layers keep their own global_kv_heads x global_d_head.
+// Quantised caches carry one scale per (token, head) row, as a matrix of
 // (batch*tokens*kv_heads) x d_head. Layers that all keep the same are detailed as "keys"
 // and "values" (or "latent"); otherwise one detail row per kind of layer ("sliding_layers",
 // "full_layers", ...). A state-space (Mamba) layer keeps a fixed-size state per sequence

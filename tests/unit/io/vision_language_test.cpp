@@ -13,6 +13,7 @@
 #include "memplan/core/error.hpp"
 #include "memplan/core/parameters.hpp"
 #include "memplan/estimators/compute_time.hpp"
+#include "memplan/estimators/kv_cache.hpp"
 #include "memplan/estimators/megatron.hpp"
 #include "memplan/estimators/training.hpp"
 #include "memplan/io/hf_config.hpp"
@@ -557,6 +558,78 @@ TEST(VisionLanguage, ImagesAreRefusedWhereTheyDoNotApply) {
   EXPECT_EQ(key_of(text, with_images(WorkloadKind::inference, 64, 1, 448, 448)), "images");
   EXPECT_EQ(key_of(qwen, with_images(WorkloadKind::extraction, 64, 1, 448, 448)), "images");
   EXPECT_EQ(key_of(qwen, with_images(WorkloadKind::inference, 64, 0, 448, 448)), "image_size");
+}
+
+// google/gemma-4-31B-it: 60 layers of 5376 (32 query heads), every sixth of full attention.
+// Sliding layers: 16 key/value heads of 256 (q 8192, k and v 4096 wide); full layers: 4 of 512
+// and no v_proj (q 16384, k 2048). MLP 21504, four norms and a scalar a layer, tied 262144-row
+// embedding. Tower: 27 layers of 1152 (q, k, v, o; gate, up, down of 4304; four norms and q, k
+// norms of 72), a 768 -> 1152 patch projection, 2 x 10240 positions, the standardisation's bias
+// and scale; a 1152 -> 5376 projection. Published: 31,273,088,876 (a census of the checkpoint's
+// tensors, code index id 62810419502).
+TEST(VisionLanguage, Gemma4At31bHasGlobalHeadsOfItsOwn) {
+  const ModelSpec s = fixture("gemma-4-31b-it").entry.spec;
+  const std::uint64_t sliding_attention = 8192ULL * 5376 + 2 * 4096ULL * 5376 + 5376ULL * 8192 + 2 * 256;
+  const std::uint64_t full_attention = 16384ULL * 5376 + 2048ULL * 5376 + 5376ULL * 16384 + 2 * 512;
+  EXPECT_EQ(component(s, "attention"), 50 * (sliding_attention - 512) + 10 * (full_attention - 1024));
+  const std::uint64_t layer_rest = 3 * 5376ULL * 21504 + 4 * 5376 + 1;
+  const std::uint64_t vision_layer = 4 * 1152ULL * 1152 + 3 * 1152ULL * 4304 + 4 * 1152 + 2 * 72;
+  const std::uint64_t tower = 27 * vision_layer + 1152ULL * 768 + 2 * 10240ULL * 1152 + 2 * 1152;
+  EXPECT_EQ(component(s, "vision"), tower);
+  EXPECT_EQ(component(s, "projector"), 1152ULL * 5376);
+  EXPECT_EQ(count_parameters(s), 262144ULL * 5376 + 50 * sliding_attention + 10 * full_attention + 60 * layer_rest +
+                                     5376 + tower + 1152ULL * 5376);
+  EXPECT_EQ(count_parameters(s), 31'273'088'876U);
+
+  // Keys and values at 32768 tokens in bf16: a sliding layer 1024 tokens of 16 x 256, a full
+  // layer every token of 4 x 512.
+  KvCacheOptions kv;
+  kv.tokens = 32768;
+  kv.precision = precisions::bf16;
+  const Breakdown b = estimate_kv_cache(s, kv);
+  const std::vector<Item>& rows = b.components.front().detail;
+  EXPECT_EQ(testing::row_bytes(rows, "sliding_layers"), 50ULL * 2 * 1024 * 16 * 256 * 2);
+  EXPECT_EQ(testing::row_bytes(rows, "full_layers"), 10ULL * 2 * 32768 * 4 * 512 * 2);
+  // An image is priced at its budget: 280 tokens, 280 x 3 x 3 patches.
+  EXPECT_EQ(image_grid(s.vision, 1920, 1080).tokens, 280U);
+  EXPECT_EQ(image_grid(s.vision, 1920, 1080).patches, 2520U);
+}
+
+// google/gemma-4-26B-A4B-it: 30 layers of 2816 (16 query heads; sliding 8 key/value heads of
+// 256, full 2 of 512 without v_proj). Each layer: a dense gated MLP of 2112 beside 128 experts
+// of 704 (gate and up fused, down), a router (128 x 2816) with a scale on its input (2816) and
+// one per expert (128), seven norms and a scalar. The 31B's tower, projected into 2816.
+// Published: the Hub's safetensors total 25,805,936,206 (code index ids 61762937035,
+// 65741665348).
+TEST(VisionLanguage, Gemma4At26bHasExpertsBesideADenseMlp) {
+  const ModelSpec s = fixture("gemma-4-26b-a4b-it").entry.spec;
+  const std::uint64_t sliding_attention = 4096ULL * 2816 + 2 * 2048ULL * 2816 + 2816ULL * 4096 + 2 * 256;
+  const std::uint64_t full_attention = 8192ULL * 2816 + 1024ULL * 2816 + 2816ULL * 8192 + 2 * 512;
+  const std::uint64_t moe = 3 * 2816ULL * 2112 + 128 * (2 * 704ULL * 2816 + 2816ULL * 704) + 128ULL * 2816 + 2816 + 128;
+  EXPECT_EQ(component(s, "experts"), 30 * 128 * (3 * 704ULL * 2816));
+  const std::uint64_t layer_rest = moe + 7 * 2816 + 1;
+  const std::uint64_t vision_layer = 4 * 1152ULL * 1152 + 3 * 1152ULL * 4304 + 4 * 1152 + 2 * 72;
+  const std::uint64_t tower = 27 * vision_layer + 1152ULL * 768 + 2 * 10240ULL * 1152 + 2 * 1152;
+  EXPECT_EQ(count_parameters(s), 262144ULL * 2816 + 25 * sliding_attention + 5 * full_attention + 30 * layer_rest +
+                                     2816 + tower + 1152ULL * 2816);
+  EXPECT_EQ(count_parameters(s), 25'805'936'206U);
+}
+
+// Gemma 4 E2B and E4B (per-layer input embeddings, layers sharing an earlier layer's keys and
+// values, an audio tower) are refused at the key, not priced as the larger models.
+TEST(VisionLanguage, Gemma4EModelsAreRefusedAtTheirKey) {
+  const std::string text = R"({"model_type": "gemma4", "text_config": {"model_type": "gemma4_text",
+    "hidden_size": 1536, "num_hidden_layers": 35, "num_attention_heads": 8, "num_key_value_heads": 1,
+    "head_dim": 256, "global_head_dim": 512, "intermediate_size": 6144, "vocab_size": 262144,
+    "sliding_window": 512, "hidden_size_per_layer_input": 256, "num_kv_shared_layers": 20}})";
+  try {
+    parse_hf_config(text, "config.json", "e2b");
+    ADD_FAILURE() << "accepted Gemma 4 E2B";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "hidden_size_per_layer_input");
+    EXPECT_EQ(e.line(), 4U);
+    EXPECT_NE(e.message().find("not yet E2B's and E4B's per-layer input embeddings"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace vision_language_test
