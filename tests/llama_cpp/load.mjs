@@ -28,4 +28,7 @@ console.log(JSON.stringify({
   output_mib: mib(/CPU\s+output buffer size =\s*([\d.]+) MiB/),
   compute_mib: mib(/CPU compute buffer size is\s*([\d.]+) MiB/),
   flash_attn: /Flash Attention enabled|flash_attn\s+=\s+enabled/.test(log),
+  // An AMX CPU (or another with an extra buffer type) repacks the matrices into a layout of its
+  // own, whose buffer is not the file's bytes.
+  repacked: /(AMX|CPU_REPACK) model buffer size/.test(log),
 }));
