@@ -235,8 +235,12 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   const std::string source = w.stored ? "the .gguf's tensors, each rounded up to 32 bytes"
                                       : "the architecture at " + to_string(o.weights);
 
-  // The KV cache: per layer, keys and values of n_kv_heads x d_head per cell.
+  // The KV cache: per layer, keys and values of n_kv_heads x d_head per cell (Gemma 4's
+  // full-attention layers: their own heads).
   const std::uint64_t width = checked_mul(spec.n_kv_heads, spec.d_head, "KV width");
+  const ModelSpec global_view = global_layer_view(spec);
+  const std::uint64_t global_width = checked_mul(global_view.n_kv_heads, global_view.d_head, "KV width");
+  const bool global_heads = has_global_heads(spec);
   std::uint64_t kv_gpu = 0, kv_host = 0, largest_kv = 0;
   std::uint64_t window_kv = 0;  // a sliding or chunked layer's cells, beside full layers' (two caches)
   bool full_layers = false;
@@ -274,8 +278,9 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
     } else {
       full_layers = true;
     }
-    const std::uint64_t bytes = checked_mul(checked_add(cache_bytes(tk, width, cells, "cache_type_k"),
-                                                        cache_bytes(tv, width, cells, "cache_type_v"), "KV cache"),
+    const std::uint64_t kv_row = global_heads && kind == AttentionKind::full ? global_width : width;
+    const std::uint64_t bytes = checked_mul(checked_add(cache_bytes(tk, kv_row, cells, "cache_type_k"),
+                                                        cache_bytes(tv, kv_row, cells, "cache_type_v"), "KV cache"),
                                             S, "KV cache");
     std::uint64_t& sum = layer_on_gpu(il) ? kv_gpu : kv_host;
     sum = checked_add(sum, bytes, "KV cache");
@@ -286,8 +291,9 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
                                                shared + ")"
                                          : digits(S) + " sequences x " + digits(out.cells) + " cells (-c " +
                                                digits(o.n_ctx) + " / -np " + digits(S) + ", rounded up to 256)") +
-                                 " x " + digits(width) + " (n_kv_heads x d_head) per layer, K " + lowered(tk.name) +
-                                 ", V " + lowered(tv.name);
+                                 " x " + digits(width) + " (n_kv_heads x d_head) per layer" +
+                                 (global_heads ? " (" + digits(global_width) + " in a full-attention layer)" : "") +
+                                 ", K " + lowered(tk.name) + ", V " + lowered(tv.name);
 
   // The output buffer: one row of f32 logits per sequence (llama_context::output_reserve).
   const std::uint64_t output_buffer = checked_mul(checked_mul(spec.vocab_size, kF32, "output buffer"), o.n_seq,
@@ -301,7 +307,9 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   // projections llama.cpp computes for each of a token's experts ([width, k, tokens]; read from
   // its allocator trace of Qwen3-MoE). A hybrid's experts keep their own forms below.
   const std::uint64_t moe_layers_here = spec.experts == 0 ? 0 : layers_in(spec, LayerSet::moe_mlp, 0, spec.n_layers);
-  const std::uint64_t dense_width = moe_layers_here < spec.n_layers ? spec.d_mlp : 0;
+  // Gemma 4's dense MLP runs beside its experts in every layer (its d_shared_expert).
+  const std::uint64_t dense_width = std::max(moe_layers_here < spec.n_layers ? spec.d_mlp : 0,
+                                             global_heads ? spec.d_shared_expert : 0);
   const std::uint64_t F = spec.experts > 0 && !recurrent
                               ? std::max(dense_width, checked_mul(spec.experts_per_token, expert_width(spec), "c"))
                               : std::max(spec.d_mlp, expert_width(spec));
@@ -357,7 +365,7 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   // copies under flash attention); its layers' kinds and each kind's cells.
   const auto sixteen_bit = [](const GgmlType& t) { return t.id == 1 || t.id == 30; };  // F16, BF16
   const bool gemma3_recorded = spec.family == Family::gemma3 && spec.experts == 0 && !recurrent && sixteen_bit(tk) &&
-                               sixteen_bit(tv);
+                               sixteen_bit(tv) && !global_heads;
   // Qwen3's graph (and Qwen3-MoE's, Qwen3-VL's) is recorded for every cache type.
   const bool qwen3_recorded = (spec.family == Family::qwen3 || spec.family == Family::qwen3_moe) && !recurrent &&
                               !sliding && spec.qk_norm == QkNorm::head && spec.mlp == MlpKind::gated &&
@@ -410,7 +418,9 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
   } else {
     // inputs I, then the larger of a layer's peak and the logits above the final norm.
     const auto rows = [&](std::uint64_t cols) { return checked_mul(per_token, cols, "compute buffer"); };
-    const std::uint64_t D = rows(d), Q = rows(checked_mul(spec.n_heads, spec.d_head, "c"));
+    // Gemma 4's closed form takes its wider layers' queries and keys (a first-layer estimate).
+    const std::uint64_t kv_width = std::max(width, global_width);
+    const std::uint64_t D = rows(d), Q = rows(checked_mul(spec.n_heads, global_view.d_head, "c"));
     const std::uint64_t g = rows(spec.mlp == MlpKind::gated ? checked_mul(3, F, "c") : F);
     const std::uint64_t mask = checked_mul(checked_mul(n_kv, T, "c"), o.flash_attn ? 2 : 4, "compute buffer");
     // A model of windowed and full layers keeps two caches (llama_kv_cache_iswa), each with its
@@ -419,7 +429,7 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
     const std::uint64_t window_inputs =
         window_kv == 0 || !full_layers
             ? 0
-            : checked_add(checked_add(rows(2), o.flash_attn ? rows(2) : rows(checked_mul(2, width, "c")), "c"),
+            : checked_add(checked_add(rows(2), o.flash_attn ? rows(2) : rows(checked_mul(2, kv_width, "c")), "c"),
                           checked_mul(checked_mul(window_kv, T, "c"), o.flash_attn ? 2 : 4, "compute buffer"), "c");
     // Qwen2-VL's and Qwen3-VL's M-RoPE take four positions a token, not one. Qwen3-VL's input
     // embeddings are (1 + deepstack_layers) x d_model wide (src/llama-graph.cpp, build_inp_embd):
@@ -431,7 +441,8 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
     const std::uint64_t inputs = checked_add(
         checked_add(o.flash_attn
                         ? checked_add(checked_add(rows(7), D, "c"), mask, "c")
-                        : checked_add(checked_add(checked_add(rows(5), rows(checked_mul(2, width, "c")), "c"), D, "c"),
+                        : checked_add(checked_add(checked_add(rows(5), rows(checked_mul(2, kv_width, "c")), "c"), D,
+                                                  "c"),
                                       mask, "c"),
                     window_inputs, "c"),
         checked_add(spec.mrope ? rows(3) : 0, deepstack, "c"), "c");

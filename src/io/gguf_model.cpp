@@ -35,6 +35,7 @@ constexpr ArchFamily kArchitectures[] = {
     {"gemma", Family::gemma},
     {"gemma2", Family::gemma2},
     {"gemma3", Family::gemma3},
+    {"gemma4", Family::gemma3},  // Gemma 4: the full-attention layers' own heads (read from the tensors)
     {"gpt2", Family::gpt2},
     {"gptneox", Family::gpt_neox},
     {"granitehybrid", Family::bamba},
@@ -295,6 +296,64 @@ void read_gemma_windows(const Mapper& m, const std::string& p, Family family, Mo
   s.global_every = m.count(p + "attention.sliding_window_pattern", 1).value_or(family == Family::gemma2 ? 2 : 6);
 }
 
+// Gemma 4's layers (src/models/gemma4.cpp): the sliding-window layers' heads key_length_swa wide,
+// the full-attention layers' key_length; head_count_kv and the window pattern are per-layer
+// arrays, whose elements a GGUF reader skips, so each layer's kind and key/value heads are read
+// from its attn_q and attn_k, and a full-attention layer without attn_v uses its keys as values.
+void read_gemma4_layers(const Mapper& m, const std::string& p, ModelSpec& s) {
+  const std::string refused = "memplan reads Gemma 4's 31B and 26B-A4B, not yet E2B's and E4B's ";
+  if (m.count(p + "embedding_length_per_layer_input", 0).value_or(0) != 0)
+    m.fail(p + "embedding_length_per_layer_input", refused + "per-layer input embeddings");
+  if (m.count(p + "attention.shared_kv_layers", 0).value_or(0) != 0)
+    m.fail(p + "attention.shared_kv_layers", refused + "layers sharing an earlier layer's keys and values");
+  s.n_heads = m.required(p + "attention.head_count", 1);
+  const std::uint64_t full = m.required(p + "attention.key_length", 1);
+  const std::uint64_t swa = m.required(p + "attention.key_length_swa", 1);
+  s.d_mlp = m.required(p + "feed_forward_length", 1);
+  s.d_head = swa;
+  s.global_d_head = full;
+  if (full == swa) {
+    m.fail(p + "attention.key_length",
+           "Gemma 4's full-attention heads are wider than its sliding ones; this file "
+           "gives both " +
+               group_digits(full) + ", which leaves the layers' kinds unknown");
+  }
+  s.layer_types.clear();
+  bool values_of_their_own = true;
+  for (std::uint64_t il = 0; il < s.n_layers; ++il) {
+    const std::string blk = "blk." + std::to_string(il) + ".";
+    const GgufTensor* q = m.tensor(blk + "attn_q.weight");
+    const GgufTensor* k = m.tensor(blk + "attn_k.weight");
+    if (q == nullptr || k == nullptr || q->shape.size() < 2 || k->shape.size() < 2)
+      m.fail(blk + "attn_q.weight",
+             "a Gemma 4 layer without attn_q and attn_k: memplan reads each layer's kind from them");
+    const bool global = q->shape[1] == checked_mul(s.n_heads, full, "q width");
+    if (!global && q->shape[1] != checked_mul(s.n_heads, swa, "q width"))
+      m.fail(blk + "attn_q.weight", blk + "attn_q.weight is " + group_digits(q->shape[1]) +
+                                        " wide: neither head_count x key_length nor x key_length_swa");
+    const std::uint64_t width = global ? full : swa;
+    std::uint64_t& heads = global ? s.global_kv_heads : s.n_kv_heads;
+    if (k->shape[1] % width != 0 || (heads != 0 && heads != k->shape[1] / width))
+      m.fail(blk + "attn_k.weight", "memplan reads Gemma 4 layers of one kind with the same key/value heads");
+    heads = k->shape[1] / width;
+    if (global && !m.has(blk + "attn_v.weight")) values_of_their_own = false;
+    s.layer_types.push_back(global ? AttentionKind::full : AttentionKind::sliding);
+  }
+  s.global_k_eq_v = !values_of_their_own;
+  s.layer_scalar = m.has("blk.0.layer_output_scale.weight");
+  // The pattern in closed form where every global_every-th layer is the full one.
+  for (std::uint64_t every = 1; every <= s.n_layers; ++every) {
+    bool regular = true;
+    for (std::uint64_t il = 0; il < s.n_layers && regular; ++il)
+      regular = (s.layer_types[il] == AttentionKind::full) == ((il + 1) % every == 0);
+    if (regular) {
+      s.global_every = every;
+      s.layer_types.clear();
+      break;
+    }
+  }
+}
+
 // A Mamba's or Mamba-2's state-space sizes (llama.cpp's src/models/mamba.cpp, mamba2.cpp):
 // no attention, no MLP. Mamba-2's time_step_rank is its head count.
 void read_ssm_sizes(const Mapper& m, const std::string& p, Family family, ModelSpec& s) {
@@ -523,6 +582,8 @@ GgufImport gguf_model(const GgufFile& f) {
     read_hybrid_layers(m, p, family, s);
   } else if (family == Family::qwen3_next) {
     read_gated_delta_layers(m, p, s);
+  } else if (*arch == "gemma4") {
+    read_gemma4_layers(m, p, s);
   } else {
     read_attention_and_mlp(m, p, s, out.notes);
   }
@@ -554,6 +615,12 @@ GgufImport gguf_model(const GgufFile& f) {
     s.experts_per_token = m.required(p + "expert_used_count", 1);
     // Qwen3-MoE's experts have a width of their own (moe_intermediate_size).
     if (family == Family::qwen3_moe) s.d_expert = m.required(p + "expert_feed_forward_length", 1);
+    // Gemma 4's experts sit beside the dense MLP, their router scaled on its input and per expert.
+    if (*arch == "gemma4") {
+      s.d_expert = m.required(p + "expert_feed_forward_length", 1);
+      s.d_shared_expert = s.d_mlp;
+      s.router_scales = true;
+    }
   }
   // Qwen2-VL's and Qwen3-VL's text models rotate by M-RoPE (rope.dimension_sections); Qwen3-VL's
   // first layers add the tower's deepstack features (src/models/qwen3vl.cpp).
@@ -562,7 +629,7 @@ GgufImport gguf_model(const GgufFile& f) {
     s.deepstack_layers = m.count(p + "n_deepstack_layers", 0).value_or(0);
   }
   s.sliding_window = m.count(p + "attention.sliding_window", 0).value_or(0);
-  if (family == Family::gemma2 || family == Family::gemma3) read_gemma_windows(m, p, family, s);
+  if ((family == Family::gemma2 || family == Family::gemma3) && *arch != "gemma4") read_gemma_windows(m, p, family, s);
   if (const std::optional<bool> parallel = m.flag(p + "use_parallel_residual")) s.parallel_block = *parallel;
 
   // What the tensors say about biases, norms, the head and positions (blk.0 stands for all).

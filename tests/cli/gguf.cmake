@@ -47,7 +47,7 @@ gguf_case(bad_gguf_partial_block EXIT 2 ARGS estimate "${gguf}/bad-partial-block
 gguf_case(bad_gguf_magic EXIT 2 ARGS estimate "${gguf}/bad-magic.gguf" STDOUT_EMPTY
           STDERR "bad-magic\\.gguf: does not start with the GGUF magic: its first bytes are 'GGML'")
 gguf_case(bad_gguf_architecture EXIT 2 ARGS estimate "${gguf}/bad-architecture.gguf" STDOUT_EMPTY
-          STDERR "bad-architecture\\.gguf: unsupported architecture 'rwkv6'.*memplan maps 'falcon', 'falcon-h1', 'gemma', 'gemma2', 'gemma3', 'gpt2', 'gptneox', 'granitehybrid', 'llama', 'mamba', 'mamba2', 'nemotron_h', 'nemotron_h_moe', 'phi2', 'phi3', 'qwen2', 'qwen2vl', 'qwen3', 'qwen35', 'qwen35moe', 'qwen3moe', 'qwen3next', 'qwen3vl' and 'qwen3vlmoe'\n$")
+          STDERR "bad-architecture\\.gguf: unsupported architecture 'rwkv6'.*memplan maps 'falcon', 'falcon-h1', 'gemma', 'gemma2', 'gemma3', 'gemma4', 'gpt2', 'gptneox', 'granitehybrid', 'llama', 'mamba', 'mamba2', 'nemotron_h', 'nemotron_h_moe', 'phi2', 'phi3', 'qwen2', 'qwen2vl', 'qwen3', 'qwen35', 'qwen35moe', 'qwen3moe', 'qwen3next', 'qwen3vl' and 'qwen3vlmoe'\n$")
 gguf_case(bad_gguf_missing EXIT 2 ARGS estimate "${gguf}/no-such.gguf" STDOUT_EMPTY STDERR "no-such\\.gguf: no such file\n$")
 # --n-cpu-moe on tiny-moe.gguf (two layers, each 26,112 B of routed experts in Q8_0): N = 1
 # keeps layer 0's on the host beside the 512-B token embedding, 26,624 B; the GPU holds the

@@ -110,7 +110,9 @@ def test_memplan_prices_what_llama_cpp_allocates(llama_cpp, models, model, ctx, 
     assert real["n_ubatch"] == ubatch
     assert real["flash_attn"] == (fa != "off")
     assert report["llama_cpp"]["cells"] == real["cells"]
-    assert rows["weights"] == real["model_bytes"]
+    # On a CPU whose backend repacks the matrices (AMX) the model's buffer is the repacked copy:
+    # the weights are checked to the byte through context_probe, which loads without it.
+    assert real["repacked"] or rows["weights"] == real["model_bytes"]
     assert rows["kv_cache"] + rows["compute_buffer"] == real["context_bytes"]
     assert round(rows["kv_cache"] / MIB, 2) == pytest.approx(real["kv_mib"], abs=0.006)
     assert round(rows["compute_buffer"] / MIB, 4) == pytest.approx(real["compute_mib"], abs=0.00006)
@@ -135,7 +137,7 @@ def test_parallel_sequences_each_keep_their_cells(llama_cpp, models, model, ctx,
     report, rows = memplan_report(models / model, ctx, 512, "f16", "f16", fa, sequences)
     assert report["llama_cpp"]["cells"] == real["cells"]
     assert report["llama_cpp"]["sequences"] == sequences
-    assert rows["weights"] == real["model_bytes"]
+    assert real["repacked"] or rows["weights"] == real["model_bytes"]
     assert round(rows["kv_cache"] / MIB, 2) == pytest.approx(real["kv_mib"], abs=0.006)
     assert round(rows["output_buffer"] / MIB, 2) == pytest.approx(real["output_mib"], abs=0.006)
     assert rows["compute_buffer"] == real["context_bytes"] - rows["kv_cache"]
@@ -516,6 +518,27 @@ def test_qwen3s_graph_with_a_cache_type(context_probe, models, model, ctx, ubatc
     report, rows = memplan_rows(models / model, ctx, ubatch, fa, "--cache-type-k", type_k, "--cache-type-v", type_v)
     assert rows["kv_cache"] == real["kv_bytes"]
     assert rows["compute_buffer"] == real["compute_bytes"]
+
+
+# Gemma 4 (a dense one and one with experts beside each layer's MLP): sliding layers with heads of
+# 64, every sixth a full-attention layer with heads of 128 and no attn_v; weights and both caches
+# to the byte. Its graph is not recorded: the compute buffer is the closed form's, within the
+# range it reached against llama.cpp at these settings (0.970 to 1.133).
+GEMMA4 = [
+    ("gemma4-q8_0.gguf", 2048, 512, "on"),
+    ("gemma4-q8_0.gguf", 8192, 1024, "off"),
+    ("gemma4moe-q8_0.gguf", 2048, 512, "off"),
+    ("gemma4moe-q8_0.gguf", 1000, 256, "on"),
+]
+
+
+@pytest.mark.parametrize("model,ctx,ubatch,fa", GEMMA4)
+def test_gemma4s_own_heads_as_llama_cpp_caches_them(context_probe, models, model, ctx, ubatch, fa):
+    real = probe_report(context_probe, models / model, ctx, ubatch, 1, False, 0, fa)
+    report, rows = memplan_rows(models / model, ctx, ubatch, fa)
+    assert rows["weights"] == real["model_bytes"]
+    assert rows["kv_cache"] == real["kv_bytes"]
+    assert 0.95 <= rows["compute_buffer"] / real["compute_bytes"] <= 1.15
 
 
 @pytest.mark.parametrize("model,ctx,ubatch,sequences,server,fa", GEMMA3 + MOE)

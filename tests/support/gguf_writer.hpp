@@ -165,6 +165,11 @@ class GgufWriter {
     for (std::uint32_t v : values) value += le32(v);
     return raw_kv(key, value);
   }
+  GgufWriter& bool_array(std::string_view key, const std::vector<bool>& values) {
+    std::string value = le32(kArray) + le32(kBool) + le64(values.size());
+    for (const bool v : values) value += std::string(1, v ? '\1' : '\0');
+    return raw_kv(key, value);
+  }
   GgufWriter& f32_array(std::string_view key, const std::vector<float>& values) {
     std::string value = le32(kArray) + le32(kF32) + le64(values.size());
     for (float v : values) {

@@ -1041,7 +1041,7 @@ TEST_F(Gguf, UnmappedArchitecturesAndBadKeysAreNamed) {
     EXPECT_EQ(e.key(), "general.architecture");
     EXPECT_NE(e.message().find("unsupported architecture 'rwkv6'"), std::string::npos) << e.what();
     EXPECT_NE(e.message().find(
-                  "memplan maps 'falcon', 'falcon-h1', 'gemma', 'gemma2', 'gemma3', 'gpt2', 'gptneox', "
+                  "memplan maps 'falcon', 'falcon-h1', 'gemma', 'gemma2', 'gemma3', 'gemma4', 'gpt2', 'gptneox', "
                   "'granitehybrid', 'llama', "
                   "'mamba', 'mamba2', 'nemotron_h', 'nemotron_h_moe', 'phi2', 'phi3', 'qwen2', 'qwen2vl', 'qwen3', "
                   "'qwen35', 'qwen35moe', 'qwen3moe', 'qwen3next', 'qwen3vl' and 'qwen3vlmoe'"),

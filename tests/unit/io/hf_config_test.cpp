@@ -352,7 +352,8 @@ TEST(HfConfig, ErrorsNameFileLineColumnAndKey) {
   EXPECT_NE(e.message().find(
                 "'bamba', 'bart', 'bert', 'bloom', 'cohere', 'cohere2', 'deepseek_v2', 'deepseek_v3', 'falcon', "
                 "'falcon_h1', 'gemma', "
-                "'gemma2', 'gemma3', 'gemma3_text', 'gemma4', 'gemma4_text', 'gpt2', 'gpt_bigcode', 'gpt_neo', 'gpt_neox', 'gpt_oss', 'gptj', "
+                "'gemma2', 'gemma3', 'gemma3_text', 'gemma4', 'gemma4_text', 'gpt2', 'gpt_bigcode', 'gpt_neo', "
+                "'gpt_neox', 'gpt_oss', 'gptj', "
                 "'granite', 'granitemoe', 'granitemoehybrid', 'idefics3', 'jamba', 'llama', 'llama4', 'llama4_text', "
                 "'llava', "
                 "'llava_next', 'mamba', "
