@@ -623,9 +623,9 @@ ImageGrid idefics3_grid(const VisionTower& v, std::uint64_t width, std::uint64_t
 ImageGrid image_grid(const VisionTower& v, std::uint64_t width, std::uint64_t height) {
   if (v.kind == VisionKind::llava_next) return anyres_grid(v, width, height);
   if (v.kind == VisionKind::idefics3) return idefics3_grid(v, width, height);
-  if (v.kind == VisionKind::gemma4) {  // priced at its budget: the largest an image becomes
+  if (v.kind == VisionKind::gemma4) {  // priced at its budget, the most an image becomes (no size)
     const std::uint64_t tokens = v.soft_tokens;
-    return {width, height, checked_mul(tokens, v.merge * v.merge, "patches per image"), tokens};
+    return {0, 0, checked_mul(tokens, v.merge * v.merge, "patches per image"), tokens};
   }
   if (!keeps_image_size(v)) {  // the processor resizes (LLaVA: and crops) every image to image_size square
     const std::uint64_t side = v.image_size / v.patch;

@@ -104,10 +104,16 @@ void header_table(const EstimateHeader& h, std::ostream& out) {
                        h.batch, h.seq_len, h.images, h.images == 1 ? "" : "s", h.image_tokens,
                        h.seq_len + h.images * h.image_tokens,
                        h.new_tokens ? fmt::format(" + {} generated", h.new_tokens) : "");
-    out << fmt::format("images     {}x{} px as the tower sees them{}, {} tokens each\n", h.image_width, h.image_height,
-                       h.image_crops > 1 ? fmt::format(" ({} tiles of it and the whole, resized)", h.image_crops - 1)
-                                         : std::string(),
-                       h.image_tokens);
+    if (h.image_width == 0) {  // Gemma 4's: each image within a budget of tokens, at its own aspect ratio
+      out << fmt::format("images     {} tokens each, the tower's budget: the most an image becomes at any size\n",
+                         h.image_tokens);
+    } else {
+      out << fmt::format("images     {}x{} px as the tower sees them{}, {} tokens each\n", h.image_width,
+                         h.image_height,
+                         h.image_crops > 1 ? fmt::format(" ({} tiles of it and the whole, resized)", h.image_crops - 1)
+                                           : std::string(),
+                         h.image_tokens);
+    }
   } else if (h.batch > 0) {
     out << fmt::format("workload   {}: batch {} x {} tokens{}\n", h.workload_kind, h.batch, h.seq_len,
                        h.new_tokens ? fmt::format(" + {} generated", h.new_tokens) : "");

@@ -234,7 +234,8 @@ struct ImageGrid {
   std::uint64_t crops = 1;    // the tower's images per image (LLaVA-NeXT, Idefics3: its tiles and the whole)
 };
 
-// Returns how an image of width x height pixels reaches the language model: clip resizes
+// Returns how an image of width x height pixels reaches the language model (Gemma 4's: at its
+// budget of soft_tokens, width and height 0, whatever the image): clip resizes
 // it to image_size square; llava_next and idefics3 tile it as transformers' LLaVA-NeXT and
 // Idefics3 processors do;
 // Qwen's resize it as transformers' smart_resize does (sides
