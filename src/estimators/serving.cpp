@@ -101,4 +101,46 @@ ServingCapacity vllm_state_space_capacity(Bytes capacity, double utilization, By
   return out;
 }
 
+ServingCapacity vllm_sliding_capacity(Bytes capacity, double utilization, Bytes non_kv,
+                                      const VllmAttentionPages& layers, std::uint64_t block_size,
+                                      std::uint64_t max_model_len, bool concurrency_tokens,
+                                      std::optional<Bytes> given) {
+  const std::uint64_t F = layers.full_layers, W = layers.sliding_layers;
+  if (F == 0 || W == 0 || layers.window == 0 || layers.full_token_bytes.count() == 0 ||
+      layers.sliding_token_bytes.count() == 0) {
+    throw Error(ErrorKind::invalid_input, "a hybrid KV cache needs full-attention and sliding-window layers", "engine");
+  }
+  if (block_size == 0) {
+    throw Error(ErrorKind::invalid_input, "the KV cache block size must be at least 1 token", "block_size");
+  }
+  // unify_kv_cache_spec_page_size: the smaller page's block grows by the pages' ratio where it
+  // is whole; otherwise its page is padded to the larger.
+  const std::uint64_t full_page = checked_mul(block_size, layers.full_token_bytes.count(), "page");
+  const std::uint64_t sliding_page = checked_mul(block_size, layers.sliding_token_bytes.count(), "page");
+  const std::uint64_t page = std::max(full_page, sliding_page);
+  const auto grown = [&](std::uint64_t own) {
+    return page % own == 0 ? checked_mul(block_size, page / own, "block size") : block_size;
+  };
+  const std::uint64_t full_block = grown(full_page), sliding_block = grown(sliding_page);
+  // _get_kv_cache_groups_uniform_page_size, as for Mamba layers.
+  const std::uint64_t fewer = std::min(F, W), more = std::max(F, W);
+  const std::uint64_t group = static_cast<double>(more) < 1.5 * static_cast<double>(fewer) ? more : fewer;
+  const std::uint64_t full_groups = ceil_div(F, group), sliding_groups = ceil_div(W, group);
+  ServingCapacity out = vllm_kv_capacity(capacity, utilization, non_kv, Bytes(checked_mul(page, group, "KV block")),
+                                         std::min(full_block, sliding_block), max_model_len, given);
+  out.kv_groups = full_groups + sliding_groups;
+  out.group_layers = group;
+  // FullAttentionSpec and SlidingWindowSpec.max_memory_usage_bytes over the page.
+  const std::uint64_t window_tokens = std::min(checked_add(layers.window - 1, layers.in_flight_tokens, "window tokens"),
+                                               max_model_len);
+  out.per_request_blocks = checked_add(
+      checked_mul(full_groups, ceil_div(max_model_len, full_block), "KV blocks a request"),
+      checked_mul(sliding_groups, ceil_div(window_tokens, sliding_block) + 1, "KV blocks a request"),
+      "KV blocks a request");
+  out.tokens = checked_mul(out.blocks / out.kv_groups, out.block_size, "KV cache tokens");
+  out.full_sequences = out.blocks / out.per_request_blocks;
+  out.concurrency_tokens = concurrency_tokens;
+  return out;
+}
+
 }  // namespace memplan

@@ -93,10 +93,12 @@ VllmEncoderProfile vllm_encoder_profile(const ModelSpec& model, const Workload& 
     throw_invalid_input("engine",
                         "memplan's vLLM policy profiles the vision towers of Qwen3.5, LLaVA 1.5, Gemma 3 "
                         "and PaliGemma, not " +
-                            model.name +
-                            "'s yet (vLLM profiles Qwen2-VL's largest video, LLaVA-NeXT's and "
-                            "Idefics3's tiles): plan its language model alone with "
-                            "`language_model_only`, vLLM's flag of that name");
+                            model.name + "'s yet" +
+                            (v.kind == VisionKind::gemma4
+                                 ? std::string()
+                                 : " (vLLM profiles Qwen2-VL's largest video, LLaVA-NeXT's and "
+                                   "Idefics3's tiles)") +
+                            ": plan its language model alone with `language_model_only`, vLLM's flag of that name");
   }
   VllmEncoderProfile out;
   if (qwen3_5) {  // get_image_size_with_most_features: the largest square within max_pixels
@@ -158,6 +160,29 @@ Item vllm_mtp_weights(const ModelSpec& ss, const WeightsOptions& loaded, std::ui
            "speculative decoding's MTP layers, sharing the target's embedding and LM head",
            {}};
   return out;
+}
+
+// vLLM's notes on a hybrid's KV cache groups: the padding layers kv_cache_utils.py
+// _get_kv_cache_groups_uniform_page_size warns of per kind of layer, and the token count its
+// release logs (after 0.20.0, _report_kv_cache_config: int(max_concurrency x max_model_len)).
+void group_notes(const ServingCapacity& cap, std::initializer_list<std::uint64_t> kinds,
+                 std::vector<std::string>& notes) {
+  for (const std::uint64_t layers : kinds) {
+    const std::uint64_t padding = (cap.group_layers - layers % cap.group_layers) % cap.group_layers;
+    if (padding == 0) continue;
+    notes.push_back("vLLM: 'Add " + s(padding) + " padding layers, may waste at most " +
+                    fixed_text(100.0 * static_cast<double>(padding) / static_cast<double>(layers), 2) +
+                    "% KV cache memory'");
+  }
+  ServingCapacity other = cap;
+  other.concurrency_tokens = !cap.concurrency_tokens;
+  notes.push_back(cap.concurrency_tokens
+                      ? "GPU KV cache size as vLLM after 0.20.0 logs it, int(concurrency x max_model_len); "
+                        "0.11-0.20.0 logged (blocks / KV groups) x block_size = " +
+                            group_digits(other.logged_tokens()) + " tokens (`vllm_version`)"
+                      : "GPU KV cache size as vLLM 0.11-0.20.0 logs it, (blocks / KV groups) x block_size; later "
+                        "releases log int(concurrency x max_model_len) = " +
+                            group_digits(other.logged_tokens()) + " tokens");
 }
 
 bool inference_like(WorkloadKind kind) {
@@ -720,16 +745,48 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
     throw_invalid_input("mamba_cache_mode",
                         "`mamba_cache_mode` applies to models with Mamba layers; " + spec.name + " has none");
   }
+  // Sliding-window and full-attention layers (Gemma 2, 3 and 4, gpt-oss): vLLM's hybrid KV
+  // cache manager groups them, a request holding only its window's blocks in a sliding group
+  // (`disable_hybrid_kv_cache_manager` prices every layer as full attention instead).
+  const auto layers_of = [&](AttentionKind kind) {
+    for (const auto& [k, n] : attention_layer_counts(spec)) {
+      if (k == kind) return n;
+    }
+    return std::uint64_t{0};
+  };
+  const bool sliding_hybrid = !state_space && !so.disable_hybrid_kv_cache_manager &&
+                              attention_layer_counts(spec).size() == 2 && layers_of(AttentionKind::full) > 0 &&
+                              layers_of(AttentionKind::sliding) > 0;
+  VllmAttentionPages attention_pages;
+  if (sliding_hybrid) {
+    const std::uint64_t kv_bytes = element_bits(kv_dtype.format) / 8;
+    const ModelSpec global = global_layer_view(ss);  // Gemma 4's full layers: heads of their own
+    attention_pages.full_layers = layers_of(AttentionKind::full);
+    attention_pages.sliding_layers = layers_of(AttentionKind::sliding);
+    attention_pages.full_token_bytes = Bytes(
+        checked_mul(checked_mul(2, checked_mul(global.n_kv_heads, global.d_head, "KV"), "KV"), kv_bytes, "KV"));
+    attention_pages.sliding_token_bytes = Bytes(
+        checked_mul(checked_mul(2, checked_mul(ss.n_kv_heads, ss.d_head, "KV"), "KV"), kv_bytes, "KV"));
+    attention_pages.window = spec.sliding_window;
+    // SlidingWindowSpec: the tokens in flight beyond the window, two batches under async
+    // scheduling from 0.26 (max_in_flight_tokens), one batch before.
+    attention_pages.in_flight_tokens = checked_mul(so.max_num_batched_tokens,
+                                                   so.version >= VllmVersion{0, 26, 0} ? 2 : 1, "in-flight tokens");
+  }
   std::size_t binding = 0;
   for (std::size_t k = 0; k < stages.size(); ++k) {
     Stage& st = stages[k];
     const Bytes non_kv = st.weights.bytes.plus(st.peak.bytes, "non-KV memory").plus(cublas, "non-KV memory");
+    // After 0.20.0 vLLM logs a hybrid's cache as the tokens its concurrency holds.
+    const bool concurrency_tokens = so.version > VllmVersion{0, 20, 0};
     st.cap = state_space ? vllm_state_space_capacity(usable_memory(gpu), so.gpu_memory_utilization, non_kv, pages,
                                                      so.block_size, max_len, so.kv_cache_memory)
-                         : vllm_kv_capacity(usable_memory(gpu), so.gpu_memory_utilization, non_kv, st.block,
-                                            so.block_size, max_len, so.kv_cache_memory);
-    // After 0.20.0 vLLM logs a hybrid's cache as the tokens its concurrency holds.
-    st.cap.concurrency_tokens = state_space && so.version > VllmVersion{0, 20, 0};
+             : sliding_hybrid
+                 ? vllm_sliding_capacity(usable_memory(gpu), so.gpu_memory_utilization, non_kv, attention_pages,
+                                         so.block_size, max_len, concurrency_tokens, so.kv_cache_memory)
+                 : vllm_kv_capacity(usable_memory(gpu), so.gpu_memory_utilization, non_kv, st.block, so.block_size,
+                                    max_len, so.kv_cache_memory);
+    st.cap.concurrency_tokens = (state_space || sliding_hybrid) && concurrency_tokens;
     if (st.cap.blocks < stages[binding].cap.blocks) binding = k;
   }
   const ServingCapacity cap = stages[binding].cap;
@@ -747,6 +804,10 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
                                  " B of an attention layer's K and V, or a request's state in a Mamba layer (" +
                                  group_digits(pages.state_bytes.count()) + " B, padded); " + s(cap.kv_groups) +
                                  " groups of " + s(cap.group_layers) + " layers")
+        : sliding_hybrid
+            ? "a page in each of a group's layers: " + group_digits(cap.block_bytes.count() / cap.group_layers) +
+                  " B, a sliding layer's " + s(so.block_size) + " tokens of K and V; " + s(cap.kv_groups) +
+                  " groups of " + s(cap.group_layers) + " layers"
         : ss.mla.kv_lora_rank != 0
             ? s(so.block_size) + " tokens x " + s(st.layers) + " layers x (kv_lora_rank " + s(ss.mla.kv_lora_rank) +
                   " + qk_rope_head_dim " + s(ss.mla.qk_rope_head_dim) + ") latent"
@@ -754,7 +815,7 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
                   s(ss.d_head) + " d_head";
     // Every stage allocates the engine's blocks: the scarcest stage's count. With Mamba layers
     // a block is a page in every layer of a group.
-    const Bytes kv_block = state_space ? cap.block_bytes : st.block;
+    const Bytes kv_block = state_space || sliding_hybrid ? cap.block_bytes : st.block;
     Item kv = row("kv_cache", kv_block.times(cap.blocks, "KV cache"),
                   group_digits(cap.blocks) + " blocks x " + group_digits(kv_block.count()) + " B (" + block_text +
                       " at " + to_string(kv_dtype) + "); blocks = " +
@@ -775,7 +836,7 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
              : world == 1 ? "every GPU"
                           : "every rank";
     d.count = checked_mul(t, dp, "tp x dp");
-    d.holds = tensor_text(t, &spec) + "; a KV cache of " + group_digits(cap.tokens) + " tokens";
+    d.holds = tensor_text(t, &spec) + "; a KV cache of " + group_digits(cap.logged_tokens()) + " tokens";
     if (pp > 1) {
       d.holds = s(st.layers) + " layers" + (k == 0 ? " and the embeddings" : "") +
                 (k + 1 == stages.size() ? ", the head and the sampler" : "") +
@@ -813,6 +874,26 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
                         " engines, each with its own KV cache of the tokens above and its own requests" +
                         (ep > 1 ? "; attention, embeddings and shared experts are replicated across them" : ""));
   }
+  if (sliding_hybrid) {
+    const VllmAttentionPages& a = attention_pages;
+    const std::uint64_t page = cap.block_bytes.count() / cap.group_layers;
+    const auto tokens_a_page = [&](Bytes token) {
+      return page % token.count() == 0 ? page / token.count() : so.block_size;  // else padded to the page
+    };
+    const std::uint64_t window_tokens = std::min(a.window - 1 + a.in_flight_tokens, max_len);
+    out.notes.push_back(
+        "vLLM's hybrid KV cache manager: " + s(a.full_layers) + " full-attention and " + s(a.sliding_layers) +
+        " sliding-window layers in " + s(cap.kv_groups) + " groups of " + s(cap.group_layers) + ", a block a page of " +
+        group_digits(page) + " B in each; a page holds " + s(tokens_a_page(a.full_token_bytes)) +
+        " tokens of a full layer, " + s(tokens_a_page(a.sliding_token_bytes)) +
+        " of a sliding one; a request of max_model_len holds " + group_digits(cap.per_request_blocks) +
+        " blocks: its whole length in each full group and, in each sliding group, min(the window "
+        "less one + " +
+        group_digits(a.in_flight_tokens) + " tokens in flight, max_model_len) = " + group_digits(window_tokens) +
+        " tokens and a block more (`disable_hybrid_kv_cache_manager` keeps every layer's whole "
+        "length)");
+    group_notes(cap, {a.full_layers, a.sliding_layers}, out.notes);
+  }
   if (state_space) {
     if (!mode_note.empty()) out.notes.push_back(mode_note);
     const std::uint64_t state = pages.state_bytes.count();
@@ -835,25 +916,7 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
                             (pages.state_blocks == 1 ? std::string("one") : s(pages.state_blocks)) +
                             " in each Mamba group (" + s(cap.per_request_blocks) + " in all)");
       }
-      // kv_cache_utils.py _get_kv_cache_groups_uniform_page_size warns per kind of layer.
-      for (const std::uint64_t layers : {pages.attention_layers, pages.mamba_layers}) {
-        const std::uint64_t padding = (cap.group_layers - layers % cap.group_layers) % cap.group_layers;
-        if (padding == 0) continue;
-        out.notes.push_back("vLLM: 'Add " + s(padding) + " padding layers, may waste at most " +
-                            fixed_text(100.0 * static_cast<double>(padding) / static_cast<double>(layers), 2) +
-                            "% KV cache memory'");
-      }
-      // vLLM after 0.20.0 (_report_kv_cache_config): int(max_concurrency x max_model_len).
-      ServingCapacity other = cap;
-      other.concurrency_tokens = !cap.concurrency_tokens;
-      out.notes.push_back(
-          cap.concurrency_tokens
-              ? "GPU KV cache size as vLLM after 0.20.0 logs it, int(concurrency x max_model_len); 0.11-0.20.0 "
-                "logged (blocks / KV groups) x block_size = " +
-                    group_digits(other.logged_tokens()) + " tokens (`vllm_version`)"
-              : "GPU KV cache size as vLLM 0.11-0.20.0 logs it, (blocks / KV groups) x block_size; later releases "
-                "log int(concurrency x max_model_len) = " +
-                    group_digits(other.logged_tokens()) + " tokens");
+      group_notes(cap, {pages.attention_layers, pages.mamba_layers}, out.notes);
     }
     if (spec.family == Family::nemotron_h && so.mamba_ssm_bytes == 0) {
       out.notes.push_back(

@@ -583,6 +583,12 @@ const std::array kOptions = std::to_array<OptionDef>({
    .help = "vLLM --enable-prefix-caching: on by default for transformers, off for models with Mamba layers, where "
            "it makes a request hold more Mamba blocks (`mamba_cache_mode`)",
    .set = MEMPLAN_SET(s.layout.enable_prefix_caching = v.flag)},
+  {.key = "disable_hybrid_kv_cache_manager", .flag = "disable_hybrid_kv_cache_manager", .kind = OptionKind::flag,
+   .group = kEngine,
+   .help = "vLLM --disable-hybrid-kv-cache-manager (vLLM also turns it off for a KV connector): a model of "
+           "sliding-window and full-attention layers (Gemma 2-4, gpt-oss) keeps max_model_len tokens in every "
+           "layer instead of a window's in the sliding ones",
+   .set = MEMPLAN_SET(s.layout.disable_hybrid_kv_cache_manager = v.flag)},
   {.key = "mamba_cache_mode", .flag = "mamba_cache_mode", .kind = OptionKind::text, .group = kEngine,
    .help = "vLLM --mamba-cache-mode with prefix caching: align (a request holds 2 blocks in each Mamba group; "
            "vLLM's default for Qwen3-Next and Qwen3.5) or all (a block per block_size tokens, vLLM's default for "

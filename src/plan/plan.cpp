@@ -34,8 +34,8 @@ void check_engine_options(const PlanSettings& s) {
   if (engine != Engine::vllm) {
     refuse({"gpu_memory_utilization", "max_model_len", "vllm_entrypoint", "max_num_seqs", "max_num_batched_tokens",
             "block_size", "max_loras", "max_lora_rank", "kv_cache_memory_bytes", "mamba_ssm_cache_dtype",
-            "language_model_only", "enable_prefix_caching", "mamba_cache_mode", "speculative_method",
-            "num_speculative_tokens", "vllm_version"},
+            "language_model_only", "enable_prefix_caching", "disable_hybrid_kv_cache_manager", "mamba_cache_mode",
+            "speculative_method", "num_speculative_tokens", "vllm_version"},
            "vLLM");
   }
   if (engine != Engine::llama_cpp)
@@ -118,13 +118,18 @@ LayoutOptions layout_options(const PlanSettings& s, const DeviceChoice& d) {
     const bool large = total >= (70ULL << 30) && (g == nullptr || g->name.find("a100") == std::string::npos);
     const bool llm = a.vllm_entrypoint == "llm";
     const std::uint64_t tokens = large ? (llm ? 16384 : 8192) : (llm ? 8192 : 2048);
-    o.vllm = ServingOptions{a.gpu_memory_utilization, a.max_model_len, a.max_num_seqs.value_or(large ? 1024 : 256),
-                            a.max_num_batched_tokens.value_or(tokens), a.block_size};
+    o.vllm = ServingOptions{};
+    o.vllm->gpu_memory_utilization = a.gpu_memory_utilization;
+    o.vllm->max_model_len = a.max_model_len;
+    o.vllm->max_num_seqs = a.max_num_seqs.value_or(large ? 1024 : 256);
+    o.vllm->max_num_batched_tokens = a.max_num_batched_tokens.value_or(tokens);
+    o.vllm->block_size = a.block_size;
     o.vllm->max_loras = a.max_loras;
     o.vllm->max_lora_rank = a.max_lora_rank;
     o.vllm->kv_cache_memory = a.kv_cache_memory_bytes;
     o.vllm->language_model_only = a.language_model_only;
     o.vllm->enable_prefix_caching = a.enable_prefix_caching;
+    o.vllm->disable_hybrid_kv_cache_manager = a.disable_hybrid_kv_cache_manager;
     o.vllm->mamba_cache_mode = a.mamba_cache_mode;
     o.vllm->speculative_method = a.speculative_method;
     o.vllm->num_speculative_tokens = a.num_speculative_tokens;

@@ -465,3 +465,24 @@ cli_case(engine_llama_cpp_sliding_window_cells EXIT 0 ARGS estimate gemma-3-4b-i
 cli_case(engine_llama_cpp_sliding_window_text EXIT 0 ARGS estimate gemma-3-4b-it --engine llama.cpp
          --gpu rtx-4090 --llama-server --seq 32768
          STDOUT "KV cache 32,768 cells per global layer, 4,608 per sliding-window one")
+
+# vLLM's hybrid KV cache manager for sliding-window and full-attention layers: vLLM 0.26.0's
+# start-up of Gemma 4 31B (code-index id 63390294774) logged 182.37 GiB of KV cache, 217,116
+# tokens and 13.25x at max_model_len 16,384. 182.37 GiB (195,817,719,889 B) / (10 layers x
+# 262,144 B) = 74,698 blocks; a request 512 blocks in the full group and 5 x 1,025 in the sliding
+# ones: 74,698 / 5,637 x 16,384 = 217,110 tokens.
+cli_case(engine_vllm_sliding_hybrid EXIT 0 ARGS estimate gemma-4-31b-it --engine vllm --gpu 267.69GiB
+         --language-model-only --kv-cache-memory-bytes 195817719889 --max-model-len 16384
+         --max-num-batched-tokens 8192 --vllm-version 0.26 STDERR_EMPTY
+         STDOUT "74,698 blocks.*GPU KV cache size: 217,110 tokens\n +Maximum concurrency for 16,384 tokens per request: 13.25x.*in 6 groups of 10")
+# Without the manager every layer keeps max_model_len tokens: a block is 16 tokens of all 60
+# layers (50 x 262,144 + 10 x 131,072 = 14,417,920 B): 13,581 blocks, 217,296 tokens, 13.26x.
+cli_case(engine_vllm_sliding_hybrid_disabled EXIT 0 ARGS estimate gemma-4-31b-it --engine vllm --gpu 267.69GiB
+         --language-model-only --kv-cache-memory-bytes 195817719889 --max-model-len 16384
+         --max-num-batched-tokens 8192 --vllm-version 0.26 --disable-hybrid-kv-cache-manager STDERR_EMPTY
+         STDOUT "13,581 blocks.*GPU KV cache size: 217,296 tokens\n +Maximum concurrency for 16,384 tokens per request: 13.26x")
+# Gemma 4's tower prices an image at its budget, 280 tokens; vLLM's profile of it is not modelled.
+cli_case(engine_gemma4_image_budget EXIT 0 ARGS estimate gemma-4-26b-a4b-it --gpu h100 --seq 1024 --images 2
+         STDERR_EMPTY STDOUT "1024 text \\+ 2 images x 280 tokens = 1584.*images +280 tokens each, the tower's budget")
+cli_case(engine_vllm_gemma4_tower_refused EXIT 2 ARGS estimate gemma-4-31b-it --engine vllm --gpu h100
+         STDERR "not gemma-4-31b-it's yet: plan its language model alone with --language-model-only")

@@ -73,4 +73,28 @@ ServingCapacity vllm_state_space_capacity(Bytes capacity, double gpu_memory_util
                                           const VllmLayerPages& layers, std::uint64_t block_size,
                                           std::uint64_t max_model_len, std::optional<Bytes> given = std::nullopt);
 
+// A model of sliding-window and full-attention layers under vLLM's hybrid KV cache manager:
+// each kind's bytes a token in one layer (keys and values on this rank), its layers and, for
+// the sliding kind, its window.
+struct VllmAttentionPages {
+  std::uint64_t full_layers = 0, sliding_layers = 0;
+  Bytes full_token_bytes, sliding_token_bytes;
+  std::uint64_t window = 0;
+  // The tokens a request can have in flight beyond its window (SlidingWindowSpec): max_num_batched_tokens,
+  // twice that from vLLM 0.26 (two batches under async scheduling).
+  std::uint64_t in_flight_tokens = 0;
+};
+
+// The same for VllmAttentionPages (kv_cache_utils.py, vLLM 0.20-0.29): the smaller page grows
+// to the larger by a larger block size (Gemma 4's full layers: 32 tokens; padded where the
+// ratio is not whole), the layers fall into groups as with Mamba, a block costs a page in each
+// of a group's layers, and a request holds ceil(max_model_len / block) blocks in each full
+// group and ceil(min(window - 1 + in_flight_tokens, max_model_len) / block) + 1 in each sliding
+// group. "GPU KV cache size" is int(concurrency x max_model_len) when `concurrency_tokens`
+// (vLLM after 0.20.0), else (blocks / groups) x the smallest block. Throws as vllm_kv_capacity.
+ServingCapacity vllm_sliding_capacity(Bytes capacity, double gpu_memory_utilization, Bytes non_kv,
+                                      const VllmAttentionPages& layers, std::uint64_t block_size,
+                                      std::uint64_t max_model_len, bool concurrency_tokens,
+                                      std::optional<Bytes> given = std::nullopt);
+
 }  // namespace memplan

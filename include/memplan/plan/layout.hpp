@@ -43,6 +43,9 @@ struct ServingOptions {
   std::string speculative_method;             // speculative_config's method: mtp (or a *_mtp name) or ngram; empty: off
   std::uint64_t num_speculative_tokens = 0;   // k; 0 with mtp: the model's MTP layers (vLLM's n_predict)
   VllmVersion version;                        // the sampler's warm-up and the logged token count follow it
+  // --disable-hybrid-kv-cache-manager (and what turns it off: a KV connector): every layer keeps
+  // max_model_len tokens, sliding-window layers too.
+  bool disable_hybrid_kv_cache_manager = false;
 };
 
 // Whose allocation rules a plan follows (`engine`).

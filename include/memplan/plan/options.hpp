@@ -33,12 +33,13 @@ struct LayoutRequest {
   std::vector<std::uint64_t> stage_layers;  // layers per pipeline stage; empty = even
   std::string engine = "pytorch";           // pytorch, vllm or llama.cpp
   double gpu_memory_utilization = 0.9;
-  std::uint64_t max_model_len = 0;             // 0 = the model's context
-  std::string vllm_entrypoint = "serve";       // serve (the OpenAI server) or llm (the LLM class)
-  std::string vllm_version;                    // vLLM's release (0.19, 0.20.1); empty = the newest memplan follows
-  std::string mamba_ssm_cache_dtype = "auto";  // vLLM: a Mamba layer's SSM state dtype (auto, float32, float16)
-  bool enable_prefix_caching = false;          // vLLM --enable-prefix-caching (its Mamba layers' blocks)
-  std::string mamba_cache_mode;                // vLLM --mamba-cache-mode: none, align, all; empty = vLLM's default
+  std::uint64_t max_model_len = 0;               // 0 = the model's context
+  std::string vllm_entrypoint = "serve";         // serve (the OpenAI server) or llm (the LLM class)
+  std::string vllm_version;                      // vLLM's release (0.19, 0.20.1); empty = the newest memplan follows
+  std::string mamba_ssm_cache_dtype = "auto";    // vLLM: a Mamba layer's SSM state dtype (auto, float32, float16)
+  bool enable_prefix_caching = false;            // vLLM --enable-prefix-caching (its Mamba layers' blocks)
+  bool disable_hybrid_kv_cache_manager = false;  // vLLM: sliding-window layers keep max_model_len tokens too
+  std::string mamba_cache_mode;                  // vLLM --mamba-cache-mode: none, align, all; empty = vLLM's default
   std::string speculative_method;             // vLLM speculative_config's method: mtp, a *_mtp name, ngram; empty = off
   std::uint64_t num_speculative_tokens = 0;   // vLLM's num_speculative_tokens; 0 = the method's default
   std::optional<std::uint64_t> max_num_seqs;  // unset: vLLM's default for the GPU and entrypoint

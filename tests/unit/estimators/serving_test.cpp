@@ -112,5 +112,62 @@ TEST(Serving, MambaLayersShareTheKvPoolAsVllmLogsIt) {
       "engine");
 }
 
+TEST(Serving, SlidingLayersHoldTheirWindowAsVllmLogsIt) {
+  // vLLM 0.26.0's start-up of google/gemma-4-31B-it in bf16 (code-index id 63390294774):
+  // max_model_len 16,384, max_num_batched_tokens 8,192, "Available KV cache memory: 182.37 GiB",
+  // "GPU KV cache size: 217,116 tokens", "Maximum concurrency for 16,384 tokens per request:
+  // 13.25x". 50 sliding layers of 16 KV heads x 256 (2 x 16 x 256 x 2 = 16,384 B a token, a page
+  // of 16 tokens 262,144 B) and 10 full layers of 4 x 512 (8,192 B a token, so 32 tokens a page);
+  // groups of 10 layers: 1 full, 5 sliding; a block is 10 pages, 2,621,440 B. 182.37 GiB holds
+  // 74,698 blocks. A request: ceil(16,384 / 32) = 512 blocks in the full group and, in each
+  // sliding group, ceil(min(1,023 + 2 x 8,192, 16,384) / 16) + 1 = 1,025 (async scheduling's two
+  // batches in flight): 5,637; 74,698 / 5,637 = 13.25x; x 16,384 = 217,110 tokens (the log's
+  // memory is rounded to 0.01 GiB).
+  VllmAttentionPages gemma4{10, 50, Bytes(8192), Bytes(16384), 1024, 2 * 8192};
+  const auto gib = [](double g) { return Bytes(static_cast<std::uint64_t>(g * 1073741824.0)); };
+  const ServingCapacity g = vllm_sliding_capacity(Bytes(0), 0.92, Bytes(0), gemma4, 16, 16384, true, gib(182.37));
+  EXPECT_EQ(g.block_bytes.count(), 10u * 262144);
+  EXPECT_EQ(g.blocks, 74698u);
+  EXPECT_EQ(g.kv_groups, 6u);
+  EXPECT_EQ(g.per_request_blocks, 512u + 5 * 1025);
+  EXPECT_NEAR(g.concurrency(), 13.25, 0.005);
+  EXPECT_EQ(g.logged_tokens(), 217110u);
+
+  // vLLM 0.20.2, nvidia/Gemma-4-26B-A4B-NVFP4 on an RTX 5090 with fp8 KV (code-index id
+  // 56816929356): max_model_len 256,000, max_num_batched_tokens 16,384, "Available KV cache
+  // memory: 4.58 GiB", "GPU KV cache size: 286,007 tokens", 1.12x. 25 sliding layers of 8 x 256
+  // (4,096 B a token: a page 65,536 B) and 5 full layers of 2 x 512 (2,048 B: 32 tokens a page);
+  // groups of 5: 1 full, 5 sliding; 4.58 GiB / 327,680 B = 15,007 blocks. A request: 8,000 +
+  // 5 x (ceil(1,023 + 16,384) / 16) + 1) = 8,000 + 5 x 1,089 = 13,445: 1.116x, 285,741 tokens.
+  // 0.11-0.20.0 would have logged (15,007 / 6) x 16 = 40,016.
+  VllmAttentionPages gemma4_26b{5, 25, Bytes(2048), Bytes(4096), 1024, 16384};
+  ServingCapacity m = vllm_sliding_capacity(Bytes(0), 0.85, Bytes(0), gemma4_26b, 16, 256000, true, gib(4.58));
+  EXPECT_EQ(m.blocks, 15007u);
+  EXPECT_EQ(m.per_request_blocks, 8000u + 5 * 1089);
+  EXPECT_NEAR(m.concurrency(), 1.12, 0.005);
+  EXPECT_EQ(m.logged_tokens(), 285741u);
+  m.concurrency_tokens = false;
+  EXPECT_EQ(m.logged_tokens(), 40016u);
+
+  // vLLM 0.23.0, google/gemma-3-4b-it in bf16 on an MI300X (code-index id 56281686060):
+  // max_model_len 8,192, "Available KV cache memory: 162.84 GiB", "GPU KV cache size: 1,217,591
+  // tokens", 148.63x. 29 sliding and 5 full layers of 4 x 256 (4,096 B a token: pages of 65,536 B
+  // alike); groups of 5: 1 full, 6 sliding (one padding layer); 162.84 GiB / 327,680 B = 533,594
+  // blocks; a request 512 + 6 x (ceil(min(1,023 + 8,192, 8,192) / 16) + 1) = 3,590 blocks:
+  // 148.63x, 1,217,605 tokens.
+  VllmAttentionPages gemma3{5, 29, Bytes(4096), Bytes(4096), 1024, 8192};
+  const ServingCapacity t = vllm_sliding_capacity(Bytes(0), 0.9, Bytes(0), gemma3, 16, 8192, true, gib(162.84));
+  EXPECT_EQ(t.blocks, 533594u);
+  EXPECT_EQ(t.kv_groups, 7u);
+  EXPECT_EQ(t.per_request_blocks, 3590u);
+  EXPECT_NEAR(t.concurrency(), 148.63, 0.005);
+  EXPECT_EQ(t.logged_tokens(), 1217605u);
+  expect_invalid(
+      [] {
+        vllm_sliding_capacity(Bytes(1), 0.9, Bytes(0), {4, 0, Bytes(2048), Bytes(0), 1024, 0}, 16, 1, true);
+      },
+      "engine");
+}
+
 }  // namespace serving_test
 }  // namespace memplan
