@@ -664,10 +664,14 @@ ModelSpec vision_as_model(const ModelSpec& s) {
   t.n_heads = v.n_heads;
   t.n_kv_heads = v.n_heads;
   t.d_head = v.d_model / v.n_heads;
-  t.mlp = v.kind == VisionKind::qwen2_5_vl ? MlpKind::gated : MlpKind::plain;
+  // Qwen2.5-VL's and Gemma 4's blocks: RMS norms and a gated MLP; Gemma 4's rotate q and k
+  // (2-D positions) after per-head norms.
+  const bool rms_gated = v.kind == VisionKind::qwen2_5_vl || v.kind == VisionKind::gemma4;
+  t.mlp = rms_gated ? MlpKind::gated : MlpKind::plain;
   t.d_mlp = v.d_mlp;
-  t.norm = v.kind == VisionKind::qwen2_5_vl ? NormKind::rmsnorm : NormKind::layernorm;
-  t.positional = keeps_image_size(v) ? Positional::rotary : Positional::learned;
+  t.norm = rms_gated ? NormKind::rmsnorm : NormKind::layernorm;
+  t.positional = keeps_image_size(v) || v.kind == VisionKind::gemma4 ? Positional::rotary : Positional::learned;
+  if (v.kind == VisionKind::gemma4) t.qk_norm = QkNorm::head;
   t.lm_head = LmHead::none;
   t.vocab_size = 0;
   return t;

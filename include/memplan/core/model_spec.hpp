@@ -459,7 +459,8 @@ inline bool is_encoder_decoder(const ModelSpec& s) { return s.encoder.n_layers !
 ModelSpec encoder_as_model(const ModelSpec& spec);
 
 // Returns a vision-language model's vision tower as a model of its own, for the forward
-// pass's working set: its layers, heads and MLP, LayerNorms, no embedding and no LM head.
+// pass's working set: its layers, heads and MLP, LayerNorms (Qwen2.5-VL's and Gemma 4's RMS
+// norms and gated MLP), no embedding and no LM head.
 ModelSpec vision_as_model(const ModelSpec& spec);
 
 // Returns whether every layer has the same attention kind and MLP (a stack of identical blocks).
