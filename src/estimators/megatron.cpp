@@ -494,6 +494,25 @@ TensorShard tensor_parallel_shard(const ModelSpec& spec, const TensorShardOption
     kv = 1;
     out.kv_replicas = t / spec.n_kv_heads;
   }
+  // Gemma 4's full-attention layers' own key/value heads split (or replicate) the same way.
+  std::uint64_t global_kv = spec.global_kv_heads;
+  if (global_kv != 0 && global_kv >= t) {
+    if (global_kv % t != 0) {
+      throw_invalid_input("tensor_parallel", spec.name + " has " + group_digits(global_kv) +
+                                                 " key/value heads in its full-attention layers, which " + over +
+                                                 " cannot split evenly: `tp` must divide them");
+    }
+    global_kv /= t;
+  } else if (global_kv != 0) {
+    if (!o.replicate_kv_heads || t % global_kv != 0) {
+      throw_invalid_input("tensor_parallel", spec.name + " has " + group_digits(global_kv) +
+                                                 " key/value heads in its full-attention layers and `tp` " +
+                                                 group_digits(t) +
+                                                 ": vLLM replicates each on t / heads ranks, so `tp` must be a "
+                                                 "multiple of them (Megatron-LM: a divisor)");
+    }
+    global_kv = 1;
+  }
   if (spec.d_mlp % t != 0) {
     throw_invalid_input("tensor_parallel", spec.name + "'s MLP intermediate size " + group_digits(spec.d_mlp) +
                                                " does not split evenly over " + group_digits(t) +
@@ -522,6 +541,7 @@ TensorShard tensor_parallel_shard(const ModelSpec& spec, const TensorShardOption
   }
   out.spec.n_heads = spec.n_heads / t;
   out.spec.n_kv_heads = kv;
+  out.spec.global_kv_heads = global_kv;
   out.spec.d_mlp = spec.d_mlp / t;
   out.spec.d_expert = spec.d_expert / t;
   out.spec.d_shared_expert = spec.d_shared_expert / t;

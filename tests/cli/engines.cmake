@@ -486,3 +486,9 @@ cli_case(engine_gemma4_image_budget EXIT 0 ARGS estimate gemma-4-26b-a4b-it --gp
          STDERR_EMPTY STDOUT "1024 text \\+ 2 images x 280 tokens = 1584.*images +280 tokens each, the tower's budget")
 cli_case(engine_vllm_gemma4_tower_refused EXIT 2 ARGS estimate gemma-4-31b-it --engine vllm --gpu h100
          STDERR "not gemma-4-31b-it's yet: plan its language model alone with --language-model-only")
+# Over 8 ranks Gemma 4 31B's 4 full-attention KV heads of 512 are replicated, one a rank (2 x 512
+# x 2 B = 2,048 B a token), as its 16 sliding heads of 256 are split to 2 (2 x 2 x 256 x 2 B):
+# the pages are equal, 16 tokens each.
+cli_case(engine_vllm_sliding_hybrid_tp8 EXIT 0 ARGS estimate gemma-4-31b-it --engine vllm --gpu h100 --tp 8
+         --language-model-only --max-model-len 32768 STDERR_EMPTY
+         STDOUT "a block a page of 32,768 B in each; a page holds 16 tokens of a full layer, 16 of a sliding one")
