@@ -446,6 +446,22 @@ AttentionKind attention_kind(const ModelSpec& s, std::uint64_t layer) {
 
 bool has_global_heads(const ModelSpec& s) { return s.global_kv_heads != 0 || s.global_d_head != 0 || s.global_k_eq_v; }
 
+std::vector<std::pair<AttentionKind, std::uint64_t>> cache_layer_counts(const ModelSpec& s) {
+  if (s.kv_shared_layers == 0) return attention_layer_counts(s);
+  std::vector<std::pair<AttentionKind, std::uint64_t>> out;
+  for (std::uint64_t il = 0; il + s.kv_shared_layers < s.n_layers; ++il) {
+    const AttentionKind kind = attention_kind(s, il);
+    if (!attends(kind)) continue;
+    const auto same = std::find_if(out.begin(), out.end(), [kind](const auto& c) { return c.first == kind; });
+    if (same != out.end()) {
+      ++same->second;
+    } else {
+      out.emplace_back(kind, 1);
+    }
+  }
+  return out;
+}
+
 ModelSpec global_layer_view(const ModelSpec& s) {
   ModelSpec g = s;
   if (s.global_kv_heads != 0) g.n_kv_heads = s.global_kv_heads;
@@ -1001,6 +1017,15 @@ void validate(const ModelSpec& s) {
   }
   check_shared_blocks(s);
   if (has_global_heads(s)) check_global_heads(s);
+  if (s.kv_shared_layers >= s.n_layers && s.kv_shared_layers != 0) {
+    throw_invalid_input("kv_shared_layers", "kv_shared_layers " + std::to_string(s.kv_shared_layers) +
+                                                " must be fewer than the model's " + std::to_string(s.n_layers) +
+                                                " layers (Gemma 4 E2B: 20 of 35)");
+  }
+  if (s.double_wide_mlp && s.kv_shared_layers == 0) {
+    throw_invalid_input("double_wide_mlp",
+                        "double_wide_mlp widens the MLPs of the kv_shared_layers, and there are none");
+  }
   if (s.deepstack_layers != 0 && s.deepstack_layers >= s.n_layers) {
     throw_invalid_input("deepstack_layers", "deepstack_layers " + std::to_string(s.deepstack_layers) +
                                                 " must be fewer than the model's " + std::to_string(s.n_layers) +

@@ -332,6 +332,18 @@ std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
       out.push_back({"embeddings", "embedding_norm.bias", s.d_model, 1, 1, TensorRole::norm});
   }
 
+  if (s.per_layer_input != 0) {
+    // Gemma 4 E2B's and E4B's per-layer inputs: a token table of n_layers x per_layer_input
+    // columns, the hidden state's projection to them and its norm; in each layer a gate, a
+    // projection back to d_model and a norm.
+    const std::uint64_t w = s.per_layer_input, all = checked_mul(layers, w, "n_layers x per_layer_input");
+    out.push_back({"embeddings", "per_layer_token_embedding", s.vocab_size, all, 1, TensorRole::embedding});
+    out.push_back({"per_layer_inputs", "per_layer_model_projection", all, s.d_model, 1, TensorRole::linear});
+    out.push_back(
+        {"per_layer_inputs", "per_layer_input_gate", w, s.d_model, layers, TensorRole::linear, LayerSet::all});
+    out.push_back(
+        {"per_layer_inputs", "per_layer_projection", s.d_model, w, layers, TensorRole::linear, LayerSet::all});
+  }
   add_attention(out, s);
   add_shared_attention_uses(out, s);
   add_cross_attention(out, s);
@@ -352,6 +364,9 @@ std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
   } else {
     const std::uint64_t dense_layers = s.mlp == MlpKind::none ? 0 : layers_in(s, LayerSet::dense_mlp, 0, layers);
     add_mlp(out, s, "mlp", "", s.d_mlp, dense_layers, LayerSet::dense_mlp);
+    // Gemma 4 E2B's KV-sharing layers: their MLP twice as wide (the second half here, not
+    // attributed to a layer).
+    if (s.double_wide_mlp) add_mlp(out, s, "mlp", "", s.d_mlp, s.kv_shared_layers, LayerSet::none);
   }
   if (moe_layers > 0) {
     add_mlp(out, s, "mlp", "shared", s.d_shared_expert, s.d_shared_expert != 0 ? moe_layers : 0, LayerSet::moe_mlp);
@@ -375,6 +390,10 @@ std::vector<TensorGroup> model_tensors(const ModelSpec& s) {
            checked_mul(layers, s.norms_per_layer, "n_layers * norms_per_layer"), LayerSet::all);
   add_norm(out, s, "moe_norms.weight", "moe_norms.bias", s.d_model, checked_mul(moe_layers, s.moe_norms, "MoE norms"),
            LayerSet::moe_mlp);
+  if (s.per_layer_input != 0) {  // the per-layer inputs' norms: the projection's, and one in each layer
+    out.push_back({"norms", "per_layer_projection_norm", s.per_layer_input, 1, 1, TensorRole::norm});
+    out.push_back({"norms", "post_per_layer_input_norm", s.d_model, 1, layers, TensorRole::norm, LayerSet::all});
+  }
   if (shared.blocks != 0) {  // each shared block's input norm (over 2 d_model) and MLP norm
     add_norm(out, s, "shared.input_norm.weight", "shared.input_norm.bias", checked_mul(2, s.d_model, "2 d_model"),
              shared.blocks, LayerSet::none);

@@ -196,7 +196,8 @@ std::vector<std::pair<LayerCache, std::uint64_t>> layer_groups(const ModelSpec& 
       out.emplace_back(std::move(c), layers);
     }
   };
-  for (const auto& [kind, layers] : attention_layer_counts(s)) add(layer_cache(s, kind, o), layers);
+  // Gemma 4 E2B's and E4B's last kv_shared_layers layers read an earlier layer's: no cache of their own.
+  for (const auto& [kind, layers] : cache_layer_counts(s)) add(layer_cache(s, kind, o), layers);
   if (is_encoder_decoder(s) && o.cross_tokens != 0) out.emplace_back(cross_cache(s, o), s.n_layers);
   // A state beside every attention layer's keys and values, with the mixer-only layers' states.
   if (s.parallel_ssm) add(state_cache(s, o), attention_layers(s));

@@ -269,7 +269,7 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
 
   for (std::uint64_t il = 0; il < L; ++il) {
     const AttentionKind kind = attention_kind(spec, il);
-    if (!attends(kind)) continue;
+    if (!attends(kind) || il + spec.kv_shared_layers >= L) continue;  // Gemma 4 E2B's shared layers: no cache
     const std::uint64_t cells = layer_cells(kind, spec, out.cells, ubatch, o.kv_unified ? o.n_seq : 1);
     largest_kv = std::max(largest_kv, cells);
     if (kind == AttentionKind::sliding || kind == AttentionKind::chunked) {
@@ -437,7 +437,10 @@ LlamaCppEstimate estimate_llama_cpp(const ModelSpec& spec, const LlamaCppOptions
     // width, which the deepstack layers read and the last of them frees (read from llama.cpp's
     // allocator trace of qwen3vl, whose graph is replayed; this is the first layer's closed form
     // for a model of another family given deepstack layers).
-    const std::uint64_t deepstack = checked_mul(spec.deepstack_layers, D, "compute buffer");
+    // Gemma 4 E2B's and E4B's per-layer inputs, n_layers x per_layer_input wide, are computed
+    // before the first layer and read by every one (src/models/gemma4.cpp).
+    const std::uint64_t deepstack = checked_add(checked_mul(spec.deepstack_layers, D, "compute buffer"),
+                                                rows(checked_mul(spec.per_layer_input, L, "c")), "compute buffer");
     const std::uint64_t inputs = checked_add(
         checked_add(o.flash_attn
                         ? checked_add(checked_add(rows(7), D, "c"), mask, "c")

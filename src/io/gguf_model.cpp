@@ -88,9 +88,11 @@ std::string component_of(std::string_view name) {
       break;
     }
   }
-  if (name == "token_embd" || name == "position_embd" || name == "token_types" || name == "token_embd_norm") {
+  if (name == "token_embd" || name == "position_embd" || name == "token_types" || name == "token_embd_norm" ||
+      name == "per_layer_token_embd") {  // Gemma 4 E2B's per-layer token embeddings: the input layer's too
     return "embeddings";
   }
+  if (name == "per_layer_model_proj") return "per_layer_inputs";
   if (name == "output") return "lm_head";
   if (name == "output_norm") return "norms";
   if (!name.starts_with("blk.")) return "other";
@@ -110,6 +112,8 @@ std::string component_of(std::string_view name) {
     return "experts";  // stacked experts (ffn_up_exps) or one tensor per expert (ffn_up.3)
   }
   if (name == "ffn_gate" || name == "ffn_up" || name == "ffn_down") return "mlp";
+  if (name == "inp_gate" || name == "proj") return "per_layer_inputs";  // Gemma 4 E2B's, per layer
+  if (name == "layer_output_scale") return "norms";
   return "other";
 }
 
@@ -152,6 +156,10 @@ class Mapper {
     const std::optional<std::uint64_t> n = count(key, min);
     if (!n) fail(key, "missing '" + key + "', which llama.cpp writes for every " + arch_ + " model");
     return *n;
+  }
+  bool is_array(const std::string& key) const {
+    const GgufValue* v = f_.find(key);
+    return v != nullptr && v->type == GgufValueType::array;
   }
   std::optional<bool> flag(const std::string& key) const {
     const GgufValue* v = f_.find(key);
@@ -298,18 +306,42 @@ void read_gemma_windows(const Mapper& m, const std::string& p, Family family, Mo
 
 // Gemma 4's layers (src/models/gemma4.cpp): the sliding-window layers' heads key_length_swa wide,
 // the full-attention layers' key_length; head_count_kv and the window pattern are per-layer
-// arrays, whose elements a GGUF reader skips, so each layer's kind and key/value heads are read
-// from its attn_q and attn_k, and a full-attention layer without attn_v uses its keys as values.
+// arrays, whose elements a GGUF reader skips, so each layer's kind comes from its attn_q and its
+// key/value heads from its attn_k; a full-attention layer without attn_v uses its keys as values.
+// E2B and E4B: per-layer input embeddings (embedding_length_per_layer_input), the last
+// shared_kv_layers layers reading an earlier layer's cache (their attn_k optional), and a
+// per-layer feed_forward_length array when those layers' MLPs are twice as wide (read from
+// their ffn_up).
 void read_gemma4_layers(const Mapper& m, const std::string& p, ModelSpec& s) {
-  const std::string refused = "memplan reads Gemma 4's 31B and 26B-A4B, not yet E2B's and E4B's ";
-  if (m.count(p + "embedding_length_per_layer_input", 0).value_or(0) != 0)
-    m.fail(p + "embedding_length_per_layer_input", refused + "per-layer input embeddings");
-  if (m.count(p + "attention.shared_kv_layers", 0).value_or(0) != 0)
-    m.fail(p + "attention.shared_kv_layers", refused + "layers sharing an earlier layer's keys and values");
   s.n_heads = m.required(p + "attention.head_count", 1);
   const std::uint64_t full = m.required(p + "attention.key_length", 1);
   const std::uint64_t swa = m.required(p + "attention.key_length_swa", 1);
-  s.d_mlp = m.required(p + "feed_forward_length", 1);
+  s.per_layer_input = m.count(p + "embedding_length_per_layer_input", 0).value_or(0);
+  s.kv_shared_layers = m.count(p + "attention.shared_kv_layers", 0).value_or(0);
+  if (s.kv_shared_layers >= s.n_layers) {
+    m.fail(p + "attention.shared_kv_layers", "'" + p + "attention.shared_kv_layers' is " +
+                                                 group_digits(s.kv_shared_layers) + ", not fewer than the " +
+                                                 group_digits(s.n_layers) + " layers");
+  }
+  const auto ffn_width = [&](std::uint64_t il) {
+    const GgufTensor* up = m.tensor("blk." + std::to_string(il) + ".ffn_up.weight");
+    if (up == nullptr || up->shape.size() < 2)
+      m.fail(p + "feed_forward_length", "a per-layer feed_forward_length and no blk." + std::to_string(il) +
+                                            ".ffn_up.weight to read the layer's width from");
+    return up->shape[1];
+  };
+  if (m.is_array(p + "feed_forward_length")) {
+    s.d_mlp = ffn_width(0);
+    const std::uint64_t last = ffn_width(s.n_layers - 1);
+    s.double_wide_mlp = s.kv_shared_layers != 0 && last == checked_mul(2, s.d_mlp, "d_mlp");
+    if (last != s.d_mlp && !s.double_wide_mlp)
+      m.fail(p + "feed_forward_length",
+             "Gemma 4's MLPs are d_mlp wide, or twice that in the KV-sharing layers; the "
+             "last layer's is " +
+                 group_digits(last) + " beside " + group_digits(s.d_mlp));
+  } else {
+    s.d_mlp = m.required(p + "feed_forward_length", 1);
+  }
   s.d_head = swa;
   s.global_d_head = full;
   if (full == swa) {
@@ -324,21 +356,24 @@ void read_gemma4_layers(const Mapper& m, const std::string& p, ModelSpec& s) {
     const std::string blk = "blk." + std::to_string(il) + ".";
     const GgufTensor* q = m.tensor(blk + "attn_q.weight");
     const GgufTensor* k = m.tensor(blk + "attn_k.weight");
-    if (q == nullptr || k == nullptr || q->shape.size() < 2 || k->shape.size() < 2)
+    const bool shared = il + s.kv_shared_layers >= s.n_layers;
+    if (q == nullptr || q->shape.size() < 2 || (!shared && (k == nullptr || k->shape.size() < 2)))
       m.fail(blk + "attn_q.weight",
              "a Gemma 4 layer without attn_q and attn_k: memplan reads each layer's kind from them");
     const bool global = q->shape[1] == checked_mul(s.n_heads, full, "q width");
     if (!global && q->shape[1] != checked_mul(s.n_heads, swa, "q width"))
       m.fail(blk + "attn_q.weight", blk + "attn_q.weight is " + group_digits(q->shape[1]) +
                                         " wide: neither head_count x key_length nor x key_length_swa");
+    s.layer_types.push_back(global ? AttentionKind::full : AttentionKind::sliding);
+    if (shared && (k == nullptr || k->shape.size() < 2)) continue;  // reads an earlier layer's cache
     const std::uint64_t width = global ? full : swa;
     std::uint64_t& heads = global ? s.global_kv_heads : s.n_kv_heads;
     if (k->shape[1] % width != 0 || (heads != 0 && heads != k->shape[1] / width))
       m.fail(blk + "attn_k.weight", "memplan reads Gemma 4 layers of one kind with the same key/value heads");
     heads = k->shape[1] / width;
     if (global && !m.has(blk + "attn_v.weight")) values_of_their_own = false;
-    s.layer_types.push_back(global ? AttentionKind::full : AttentionKind::sliding);
   }
+  if (s.n_kv_heads == 0) s.n_kv_heads = s.global_kv_heads;  // a model of full layers only: one head count
   s.global_k_eq_v = !values_of_their_own;
   s.layer_scalar = m.has("blk.0.layer_output_scale.weight");
   // The pattern in closed form where every global_every-th layer is the full one.

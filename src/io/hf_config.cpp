@@ -358,13 +358,17 @@ void read_granite_hybrid(const detail::JsonMap& map, Fields& f, ModelSpec& s) {
 // heads (num_global_key_value_heads of global_head_dim; attention_k_eq_v: no v_proj there), a
 // learned scalar per layer and, with enable_moe_block, routed experts beside every layer's MLP.
 void read_gemma4_text(const detail::JsonMap& map, Fields& f, ModelSpec& s) {
-  const std::string sizes = "memplan reads Gemma 4's 31B and 26B-A4B, not yet E2B's and E4B's ";
-  if (map.optional_integer("hidden_size_per_layer_input", 0, detail::kMaxConfigSize).value_or(0) != 0)
-    map.fail("hidden_size_per_layer_input", sizes + "per-layer input embeddings");
-  if (map.optional_integer("num_kv_shared_layers", 0, detail::kMaxConfigSize).value_or(0) != 0)
-    map.fail("num_kv_shared_layers", sizes + "layers sharing an earlier layer's keys and values");
-  if (map.boolean_or("use_double_wide_mlp", false))
-    map.fail("use_double_wide_mlp", sizes + "double-wide MLPs in the KV-sharing layers");
+  // E2B and E4B: per-layer input embeddings, the last layers reading an earlier layer's cache,
+  // and (E2B) those layers' MLPs twice as wide.
+  s.per_layer_input = map.optional_integer("hidden_size_per_layer_input", 0, detail::kMaxConfigSize).value_or(0);
+  if (s.per_layer_input != 0 &&
+      map.optional_integer("vocab_size_per_layer_input", 1, detail::kMaxConfigSize).value_or(s.vocab_size) !=
+          s.vocab_size) {
+    map.fail("vocab_size_per_layer_input",
+             "memplan reads per-layer input embeddings of the token embedding's rows (vocab_size)");
+  }
+  s.kv_shared_layers = map.optional_integer("num_kv_shared_layers", 0, detail::kMaxConfigSize).value_or(0);
+  s.double_wide_mlp = s.kv_shared_layers != 0 && map.boolean_or("use_double_wide_mlp", false);
   s.global_d_head = f.optional("global_d_head", {"global_head_dim"}).value_or(0);
   s.global_kv_heads = f.optional("global_kv_heads", {"num_global_key_value_heads"}).value_or(0);
   s.global_k_eq_v = map.boolean_or("attention_k_eq_v", false);
@@ -1315,7 +1319,9 @@ void read_siglip_vision(const detail::JsonMap& outer, VisionKind kind, ModelSpec
 // its audio tower (audio_config, E2B's and E4B's) is not read.
 void read_gemma4_vision(const detail::JsonMap& outer, ModelSpec& s, std::vector<std::string>& notes) {
   if (outer.has("audio_config")) {
-    outer.fail("audio_config", "an audio tower (Gemma 4 E2B's and E4B's) is not something memplan reads yet");
+    outer.fail("audio_config",
+               "an audio tower (Gemma 4 E2B's and E4B's) is not something memplan reads yet: their "
+               "text models are read from a text_config alone, or from a .gguf");
   }
   if (!outer.has("vision_config")) return;
   const detail::JsonMap vision = outer.object("vision_config", "the vision_config of a Gemma 4 config");
@@ -1342,7 +1348,9 @@ void read_gemma4_vision(const detail::JsonMap& outer, ModelSpec& s, std::vector<
     vision.fail("num_key_value_heads", "memplan reads a Gemma 4 tower with a key/value head per query head");
   }
   if (!vision.boolean_or("standardize", false) || vision.boolean_or("use_clipped_linears", false)) {
-    vision.fail("standardize", "memplan reads the 31B's and 26B-A4B's tower (standardize: true, no clipped linears)");
+    vision.fail("standardize",
+                "memplan reads the 31B's and 26B-A4B's tower (standardize: true, no clipped "
+                "linears), not yet E2B's and E4B's");
   }
   v.soft_tokens = outer.optional_integer("vision_soft_tokens_per_image", 1, detail::kMaxConfigSize)
                       .value_or(
@@ -1710,6 +1718,8 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
                                                          {"global_every", s.global_every},
                                                          {"global_kv_heads", s.global_kv_heads},
                                                          {"global_d_head", s.global_d_head},
+                                                         {"kv_shared_layers", s.kv_shared_layers},
+                                                         {"per_layer_input", s.per_layer_input},
                                                          {"q_lora_rank", s.mla.q_lora_rank},
                                                          {"kv_lora_rank", s.mla.kv_lora_rank},
                                                          {"qk_nope_head_dim", s.mla.qk_nope_head_dim},
@@ -1757,6 +1767,7 @@ std::string model_yaml(const ModelEntry& entry, const std::vector<std::string>& 
   if (s.global_k_eq_v) out << "global_k_eq_v: true\n";
   if (s.layer_scalar) out << "layer_scalar: true\n";
   if (s.router_scales) out << "router_scales: true\n";
+  if (s.double_wide_mlp) out << "double_wide_mlp: true\n";
   if (s.moe_norms != 0) out << "moe_norms: " << s.moe_norms << '\n';
   if (!s.attn_k_bias) out << "attn_k_bias: false\n";
   if (s.vision.kind != VisionKind::clip) out << "vision_kind: " << to_string(s.vision.kind) << '\n';

@@ -56,6 +56,9 @@ const std::vector<std::string> kModelKeys = {"family",
                                              "layer_scalar",
                                              "router_scales",
                                              "moe_norms",
+                                             "kv_shared_layers",
+                                             "double_wide_mlp",
+                                             "per_layer_input",
                                              "q_lora_rank",
                                              "kv_lora_rank",
                                              "qk_nope_head_dim",
@@ -252,6 +255,9 @@ ModelEntry parse_model_yaml(std::string_view text, const std::string& file, cons
   read_flag(map, "layer_scalar", s.layer_scalar);
   read_flag(map, "router_scales", s.router_scales);
   read_count(map, "moe_norms", s.moe_norms, 0);
+  read_count(map, "kv_shared_layers", s.kv_shared_layers, 0);
+  read_flag(map, "double_wide_mlp", s.double_wide_mlp);
+  read_count(map, "per_layer_input", s.per_layer_input, 0);
   read_flag(map, "attention_sinks", s.attention_sinks);
   read_flag(map, "final_logit_softcapping", s.final_logit_softcapping);
   read_count(map, "mtp_layers", s.mtp_layers, 0);

@@ -749,13 +749,13 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
   // cache manager groups them, a request holding only its window's blocks in a sliding group
   // (`disable_hybrid_kv_cache_manager` prices every layer as full attention instead).
   const auto layers_of = [&](AttentionKind kind) {
-    for (const auto& [k, n] : attention_layer_counts(spec)) {
+    for (const auto& [k, n] : cache_layer_counts(spec)) {  // KV-shared layers hold no pages (Gemma 4 E2B)
       if (k == kind) return n;
     }
     return std::uint64_t{0};
   };
   const bool sliding_hybrid = !state_space && !so.disable_hybrid_kv_cache_manager &&
-                              attention_layer_counts(spec).size() == 2 && layers_of(AttentionKind::full) > 0 &&
+                              cache_layer_counts(spec).size() == 2 && layers_of(AttentionKind::full) > 0 &&
                               layers_of(AttentionKind::sliding) > 0;
   VllmAttentionPages attention_pages;
   if (sliding_hybrid) {
@@ -1124,8 +1124,9 @@ LayoutEstimate device_map_layout(const ModelSpec& spec, const Workload& w, const
   // that differ: sliding and full, state-space and attention), else an even share.
   const auto layer_cache_bytes = [&](const Item& cache, std::uint64_t l) {
     const AttentionKind kind = attention_kind(spec, l);
+    if (l + spec.kv_shared_layers >= spec.n_layers && spec.kv_shared_layers != 0) return Bytes(0);  // reads another's
     const std::string name = kind == AttentionKind::mamba ? "ssm_state" : to_string(kind) + "_layers";
-    for (const auto& [k, count] : attention_layer_counts(spec)) {
+    for (const auto& [k, count] : cache_layer_counts(spec)) {
       if (k != kind || cache.name != "kv_cache") continue;  // ssm_state alone: its rows are its two tensors
       for (const Item& d : cache.detail) {
         if (d.name == name) return Bytes(d.bytes.count() / count);

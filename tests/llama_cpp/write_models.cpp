@@ -422,16 +422,21 @@ GgufWriter gemma(const std::string& arch, std::uint64_t d, std::uint64_t layers,
 // 128 (one key/value head) and no attn_v (its keys are its values), a rope_freqs table for them;
 // head_count_kv and the window pattern per-layer arrays; a scalar on each layer's output;
 // with `experts`, 8 experts of 64 (2 a token) beside each layer's dense MLP.
+// E2B-like (`per_layer` > 0): of every five layers the last is full attention, each layer has
+// its own per_layer-wide token embedding, and the last two layers read the cache of the last
+// earlier layer of their kind (no attn_k or attn_v) with MLPs twice as wide.
 GgufWriter gemma4(std::uint64_t d, std::uint64_t layers, std::uint64_t window, std::uint64_t vocab, bool experts,
-                  const char* matrices) {
+                  const char* matrices, std::uint64_t per_layer = 0) {
   const std::uint64_t heads = 4, kv_swa = 2, kv_full = 1, hd_swa = 64, hd_full = 128, ff = 2 * d;
-  const std::uint64_t n_expert = 8, expert_ff = 64;
+  const std::uint64_t n_expert = 8, expert_ff = 64, pattern = per_layer > 0 ? 5 : 6;
+  const std::uint64_t shared = per_layer > 0 ? 2 : 0;
   const auto key = [](const char* k) { return std::string("gemma4.") + k; };
   std::vector<bool> swa;
-  std::vector<std::uint32_t> kv;
+  std::vector<std::uint32_t> kv, widths;
   for (std::uint64_t b = 0; b < layers; ++b) {
-    swa.push_back((b + 1) % 6 != 0);
+    swa.push_back((b + 1) % pattern != 0);
     kv.push_back(static_cast<std::uint32_t>(swa.back() ? kv_swa : kv_full));
+    widths.push_back(static_cast<std::uint32_t>(b + shared >= layers ? 2 * ff : ff));
   }
   GgufWriter w;
   w.str("general.architecture", "gemma4")
@@ -439,7 +444,6 @@ GgufWriter gemma4(std::uint64_t d, std::uint64_t layers, std::uint64_t window, s
       .u32(key("context_length"), 8192)
       .u32(key("embedding_length"), static_cast<std::uint32_t>(d))
       .u32(key("block_count"), static_cast<std::uint32_t>(layers))
-      .u32(key("feed_forward_length"), static_cast<std::uint32_t>(ff))
       .u32(key("attention.head_count"), heads)
       .u32_array(key("attention.head_count_kv"), kv)
       .u32(key("attention.key_length"), hd_full)
@@ -448,12 +452,17 @@ GgufWriter gemma4(std::uint64_t d, std::uint64_t layers, std::uint64_t window, s
       .u32(key("attention.value_length_swa"), hd_swa)
       .u32(key("attention.sliding_window"), static_cast<std::uint32_t>(window))
       .bool_array(key("attention.sliding_window_pattern"), swa)
-      .u32(key("attention.shared_kv_layers"), 0)
-      .u32(key("embedding_length_per_layer_input"), 0)
+      .u32(key("attention.shared_kv_layers"), static_cast<std::uint32_t>(shared))
+      .u32(key("embedding_length_per_layer_input"), static_cast<std::uint32_t>(per_layer))
       .u32(key("rope.dimension_count"), hd_full)
       .u32(key("rope.dimension_count_swa"), hd_swa)
       .f32(key("attention.layer_norm_rms_epsilon"), 1e-6f)
       .f32(key("final_logit_softcapping"), 30.0f);
+  if (shared > 0) {
+    w.u32_array(key("feed_forward_length"), widths);
+  } else {
+    w.u32(key("feed_forward_length"), static_cast<std::uint32_t>(ff));
+  }
   if (experts) {
     w.u32(key("expert_count"), n_expert)
         .u32(key("expert_used_count"), 2)
@@ -461,23 +470,32 @@ GgufWriter gemma4(std::uint64_t d, std::uint64_t layers, std::uint64_t window, s
   }
   w.spm_vocabulary(vocab);
   w.tensor("token_embd.weight", {d, vocab}, matrices).tensor("rope_freqs.weight", {hd_full / 2}, "F32");
+  if (per_layer > 0) {
+    w.tensor("per_layer_token_embd.weight", {per_layer * layers, vocab}, matrices)
+        .tensor("per_layer_model_proj.weight", {d, per_layer * layers}, matrices)
+        .tensor("per_layer_proj_norm.weight", {per_layer}, "F32");
+  }
   for (std::uint64_t b = 0; b < layers; ++b) {
     const std::string p = "blk." + std::to_string(b) + ".";
-    const std::uint64_t hd = swa[b] ? hd_swa : hd_full, kv_heads = kv[b];
-    w.tensor(p + "attn_norm.weight", {d}, "F32")
-        .tensor(p + "attn_q.weight", {d, heads * hd}, matrices)
-        .tensor(p + "attn_k.weight", {d, kv_heads * hd}, matrices);
-    if (swa[b]) w.tensor(p + "attn_v.weight", {d, kv_heads * hd}, matrices);
-    w.tensor(p + "attn_output.weight", {heads * hd, d}, matrices)
-        .tensor(p + "attn_q_norm.weight", {hd}, "F32")
-        .tensor(p + "attn_k_norm.weight", {hd}, "F32")
-        .tensor(p + "post_attention_norm.weight", {d}, "F32")
+    const std::uint64_t hd = swa[b] ? hd_swa : hd_full, kv_heads = kv[b], width = widths[b];
+    const bool own_cache = b + shared < layers;
+    w.tensor(p + "attn_norm.weight", {d}, "F32").tensor(p + "attn_q.weight", {d, heads * hd}, matrices);
+    if (own_cache) w.tensor(p + "attn_k.weight", {d, kv_heads * hd}, matrices);
+    if (own_cache && (swa[b] || per_layer > 0)) w.tensor(p + "attn_v.weight", {d, kv_heads * hd}, matrices);
+    w.tensor(p + "attn_output.weight", {heads * hd, d}, matrices).tensor(p + "attn_q_norm.weight", {hd}, "F32");
+    if (own_cache) w.tensor(p + "attn_k_norm.weight", {hd}, "F32");
+    w.tensor(p + "post_attention_norm.weight", {d}, "F32")
         .tensor(p + "layer_output_scale.weight", {1}, "F32")
         .tensor(p + "ffn_norm.weight", {d}, "F32")
-        .tensor(p + "ffn_gate.weight", {d, ff}, matrices)
-        .tensor(p + "ffn_up.weight", {d, ff}, matrices)
-        .tensor(p + "ffn_down.weight", {ff, d}, matrices)
+        .tensor(p + "ffn_gate.weight", {d, width}, matrices)
+        .tensor(p + "ffn_up.weight", {d, width}, matrices)
+        .tensor(p + "ffn_down.weight", {width, d}, matrices)
         .tensor(p + "post_ffw_norm.weight", {d}, "F32");
+    if (per_layer > 0) {
+      w.tensor(p + "inp_gate.weight", {d, per_layer}, matrices)
+          .tensor(p + "proj.weight", {per_layer, d}, matrices)
+          .tensor(p + "post_norm.weight", {d}, "F32");
+    }
     if (experts) {
       w.tensor(p + "ffn_gate_inp.weight", {d, n_expert}, "F32")
           .tensor(p + "ffn_gate_inp.scale", {d}, "F32")
@@ -541,6 +559,7 @@ int main(int argc, char** argv) {
   gemma("gemma3", 256, 7, 512, 2048, "Q8_0").write(dir / "gemma3-q8_0.gguf");
   gemma4(256, 7, 512, 2048, false, "Q8_0").write(dir / "gemma4-q8_0.gguf");
   gemma4(256, 7, 512, 2048, true, "Q8_0").write(dir / "gemma4moe-q8_0.gguf");
+  gemma4(256, 7, 512, 2048, false, "Q8_0", 32).write(dir / "gemma4e-q8_0.gguf");
   gemma("gemma3", 256, 7, 512, 32768, "Q8_0").write(dir / "gemma3-v32k-q8_0.gguf");
   // Gemma 2: six layers, every other sliding over 512 tokens, soft-capped; a vocabulary of 32,768.
   gemma("gemma2", 256, 6, 512, 32768, "Q8_0").write(dir / "gemma2-v32k-q8_0.gguf");

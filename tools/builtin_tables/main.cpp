@@ -136,7 +136,10 @@ void write_model(std::ostream& out, const ModelEntry& e, std::size_t index) {
       << "  s.global_k_eq_v = " << boolean(s.global_k_eq_v) << ";\n"
       << "  s.layer_scalar = " << boolean(s.layer_scalar) << ";\n"
       << "  s.router_scales = " << boolean(s.router_scales) << ";\n"
-      << "  s.moe_norms = " << u64(s.moe_norms) << ";\n";
+      << "  s.moe_norms = " << u64(s.moe_norms) << ";\n"
+      << "  s.kv_shared_layers = " << u64(s.kv_shared_layers) << ";\n"
+      << "  s.double_wide_mlp = " << boolean(s.double_wide_mlp) << ";\n"
+      << "  s.per_layer_input = " << u64(s.per_layer_input) << ";\n";
   out << "  s.mla = {" << u64(s.mla.q_lora_rank) << ", " << u64(s.mla.kv_lora_rank) << ", "
       << u64(s.mla.qk_nope_head_dim) << ", " << u64(s.mla.qk_rope_head_dim) << ", " << u64(s.mla.v_head_dim) << "};\n"
       << "  s.attention_sinks = " << boolean(s.attention_sinks) << ";\n"

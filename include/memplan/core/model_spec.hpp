@@ -353,7 +353,16 @@ struct ModelSpec {
   std::uint64_t global_kv_heads = 0;
   std::uint64_t global_d_head = 0;
   bool global_k_eq_v = false;
-  bool layer_scalar = false;     // a learned scalar on each layer's output (Gemma 4's layer_scalar)
+  bool layer_scalar = false;  // a learned scalar on each layer's output (Gemma 4's layer_scalar)
+  // Gemma 4 E2B and E4B: the last kv_shared_layers layers keep no keys and values of their own
+  // (they attend over the last earlier layer's of their kind; their k and v weights stay in the
+  // checkpoint), and with double_wide_mlp their MLP is 2 d_mlp wide. per_layer_input: the width
+  // of each layer's own token embedding (a vocab_size x n_layers x per_layer_input table, a
+  // d_model -> n_layers x per_layer_input projection and its norm; per layer a d_model ->
+  // per_layer_input gate, a per_layer_input -> d_model projection and a norm); 0: none.
+  std::uint64_t kv_shared_layers = 0;
+  bool double_wide_mlp = false;
+  std::uint64_t per_layer_input = 0;
   MlaSizes mla;                  // set when the layers are mla (DeepSeek); d_head is then qk_nope + qk_rope
   bool attention_sinks = false;  // a learned sink logit per head and layer (gpt-oss)
   // tanh soft-capping of the final logits (Gemma 2): no parameters, but transformers writes it as
@@ -410,6 +419,10 @@ bool has_global_heads(const ModelSpec& spec);
 // Returns the spec as a full-attention layer of a model with global heads sees it: n_kv_heads
 // and d_head its global ones. Other specs come back unchanged.
 ModelSpec global_layer_view(const ModelSpec& spec);
+
+// Returns how many layers keep keys and values of each attention kind: attention_layer_counts
+// less the last kv_shared_layers layers (Gemma 4 E2B, E4B), which read an earlier layer's.
+std::vector<std::pair<AttentionKind, std::uint64_t>> cache_layer_counts(const ModelSpec& spec);
 
 // Returns how many layers have each attention kind (mamba included, an MLP alone not), kinds
 // in the order they first appear, in closed form (n_layers may be far too many to list).
