@@ -230,15 +230,16 @@ void check_vision(const ModelSpec& s) {
   require_positive("vision_heads", v.n_heads);
   require_positive("vision_d_mlp", v.d_mlp);
   require_positive("vision_patch", v.patch);
+  if (v.d_model % v.n_heads != 0) {
+    throw_invalid_input("vision_heads", "vision_heads " + std::to_string(v.n_heads) + " must divide vision_d_model " +
+                                            std::to_string(v.d_model));
+  }
   if (v.kind == VisionKind::gemma4) {  // Gemma 4's: images at their own aspect ratio, up to soft_tokens each
     if (v.positions == 0 || v.soft_tokens == 0 || v.merge == 0 || v.image_size != 0 || v.deepstack != 0)
       throw_invalid_input("vision_soft_tokens",
                           "a gemma4 tower has a 2-D position table (vision_positions, position_embedding_size "
                           "10,240), a token budget an image (vision_soft_tokens, 280) and its pooling "
                           "(vision_merge, 3), and no vision_image_size");
-    if (v.d_model % v.n_heads != 0)
-      throw_invalid_input("vision_heads", "vision_heads " + std::to_string(v.n_heads) + " must divide vision_d_model " +
-                                              std::to_string(v.d_model));
     return;
   }
   if (v.soft_tokens != 0)
@@ -256,10 +257,6 @@ void check_vision(const ModelSpec& s) {
     throw_invalid_input("vision_deepstack", "vision_deepstack " + std::to_string(v.deepstack) +
                                                 " is more mergers than the tower's " + std::to_string(v.n_layers) +
                                                 " layers");
-  }
-  if (v.d_model % v.n_heads != 0) {
-    throw_invalid_input("vision_heads", "vision_heads " + std::to_string(v.n_heads) + " must divide vision_d_model " +
-                                            std::to_string(v.d_model));
   }
   if (!keeps_image_size(v)) {
     if (v.image_size < v.patch || v.image_size % v.patch != 0) {
@@ -726,15 +723,14 @@ std::uint64_t layers_in(const ModelSpec& s, LayerSet set, std::uint64_t first, s
   if (set == LayerSet::none) return 0;
   if (set == LayerSet::all) return in_range;
   if (set == LayerSet::global_attention || set == LayerSet::local_attention) {
-    // Full-attention layers: the pattern's multiples of global_every in closed form, else listed.
+    // Full-attention layers with heads of their own: the pattern's multiples of global_every in
+    // closed form, else listed (none without global heads).
     std::uint64_t full = 0;
-    if (!has_global_heads(s)) {
-      full = 0;
-    } else if (!s.layer_types.empty()) {
+    if (has_global_heads(s) && !s.layer_types.empty()) {
       for (std::uint64_t i = begin; i < end; ++i) full += s.layer_types[i] == AttentionKind::full ? 1 : 0;
-    } else if (s.global_every != 0 && s.global_attention == AttentionKind::full) {
+    } else if (has_global_heads(s) && s.global_every != 0 && s.global_attention == AttentionKind::full) {
       full = multiples_below(end, s.global_every) - multiples_below(begin, s.global_every);
-    } else if (local_attention(s) == AttentionKind::full) {
+    } else if (has_global_heads(s) && local_attention(s) == AttentionKind::full) {
       full = in_range;
     }
     return set == LayerSet::global_attention ? full : layers_in(s, LayerSet::attention, begin, end - begin) - full;

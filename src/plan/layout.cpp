@@ -748,15 +748,15 @@ LayoutEstimate vllm_layout(const ModelSpec& model, const Workload& w, const Layo
   // Sliding-window and full-attention layers (Gemma 2, 3 and 4, gpt-oss): vLLM's hybrid KV
   // cache manager groups them, a request holding only its window's blocks in a sliding group
   // (`disable_hybrid_kv_cache_manager` prices every layer as full attention instead).
+  const auto cache_kinds = cache_layer_counts(spec);  // KV-shared layers hold no pages (Gemma 4 E2B)
   const auto layers_of = [&](AttentionKind kind) {
-    for (const auto& [k, n] : cache_layer_counts(spec)) {  // KV-shared layers hold no pages (Gemma 4 E2B)
+    for (const auto& [k, n] : cache_kinds) {
       if (k == kind) return n;
     }
     return std::uint64_t{0};
   };
-  const bool sliding_hybrid = !state_space && !so.disable_hybrid_kv_cache_manager &&
-                              cache_layer_counts(spec).size() == 2 && layers_of(AttentionKind::full) > 0 &&
-                              layers_of(AttentionKind::sliding) > 0;
+  const bool sliding_hybrid = !state_space && !so.disable_hybrid_kv_cache_manager && cache_kinds.size() == 2 &&
+                              layers_of(AttentionKind::full) > 0 && layers_of(AttentionKind::sliding) > 0;
   VllmAttentionPages attention_pages;
   if (sliding_hybrid) {
     const std::uint64_t kv_bytes = element_bits(kv_dtype.format) / 8;
